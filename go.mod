@@ -1,0 +1,3 @@
+module github.com/wharfdata/wharf
+
+go 1.26

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs the real servers and tools that wharf's tests run against, by package name, at pinned
+# versions, into a per-user cache outside the checkout. Each install lands in its own folder
+# NAME-VERSION and is reused when present, so a fresh clone on the same machine builds nothing.
+#
+#   scripts/install-servers.sh [minio] [seaweedfs] [staticcheck]     (no argument: all)
+#
+# Prints nothing but progress on stderr; exits non-zero, naming the tool, if an install fails.
+set -euo pipefail
+
+TESTBIN=${WHARF_TESTBIN:-${XDG_CACHE_HOME:-$HOME/.cache}/wharf/testbin}
+mkdir -p "$TESTBIN"
+
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
+STATICCHECK_VERSION=v0.8.2
+
+log() { printf 'install-servers: %s\n' "$*" >&2; }
+
+# install NAME VERSION BINARY COMMAND...: runs COMMAND with $dest set when $dest/BINARY is missing.
+install() {
+  local name=$1 version=$2 bin=$3; shift 3
+  dest="$TESTBIN/$name-$version"
+  if [ -x "$dest/$bin" ]; then return 0; fi
+  log "building $name $version into $dest (first time only; this takes minutes)"
+  local tmp="$dest.tmp.$$"
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  if ! dest="$tmp" "$@"; then
+    rm -rf "$tmp"
+    log "FAILED to install $name $version"
+    return 1
+  fi
+  rm -rf "$dest"; mv "$tmp" "$dest"
+  log "installed $name at $dest/$bin"
+}
+
+build_minio() {
+  GOBIN="$dest" GOFLAGS= go install "github.com/minio/minio@$MINIO_VERSION"
+}
+
+build_seaweedfs() {
+  # `go install …/weed@version` is refused: the module's go.mod has a replace directive.
+  local mod="github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" dir
+  dir=$(GOFLAGS=-mod=mod go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] || { log "go mod download $mod gave no directory"; return 1; }
+  (cd "$dir" && GOFLAGS=-mod=mod go build -o "$dest/weed" ./weed)
+}
+
+build_staticcheck() {
+  GOBIN="$dest" GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+}
+
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs)
+for w in "${want[@]}"; do
+  case "$w" in
+    minio) install minio "$MINIO_VERSION" minio build_minio ;;
+    seaweedfs) install seaweedfs "$SEAWEEDFS_VERSION" weed build_seaweedfs ;;
+    staticcheck) install staticcheck "$STATICCHECK_VERSION" staticcheck build_staticcheck ;;
+    *) log "unknown tool $w"; exit 2 ;;
+  esac
+done
