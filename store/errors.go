@@ -42,6 +42,7 @@ var (
 	ErrCredentialUnbound   = newKind("WHARF_CREDENTIAL_UNBOUND", "credential reference does not resolve")
 	ErrCredentialConflict  = newKind("WHARF_CREDENTIAL_CONFLICT", "conflicting credentials")
 	ErrConfig              = newKind("WHARF_CONFIG_INVALID", "invalid store configuration")
+	ErrRoleUnavailable     = newKind("WHARF_ROLE_UNAVAILABLE", "no workload-role credentials: no source answered")
 )
 
 // The kinds the probe reports.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"time"
 )
 
@@ -69,5 +68,3 @@ func (r *ProbeResult) RequireCAS() error {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
-
-var _ = context.Background

@@ -53,7 +53,7 @@ func (l Location) Root() Location {
 // credential is read and no connection made. An unknown scheme is ErrEndpointUnsupported.
 func ParseURL(raw string) (Location, error) {
 	bad := func(kind *Kind, format string, a ...any) (Location, error) {
-		return Location{}, &Error{Op: "parse-url", Key: raw, Kind: kind, Err: fmt.Errorf(format, a...)}
+		return Location{}, &Error{Op: "parse-url", Key: redactUserinfo(raw), Kind: kind, Err: fmt.Errorf(format, a...)}
 	}
 	if raw == "" {
 		return bad(ErrEndpointUnsupported, "empty URL")
@@ -169,4 +169,22 @@ func ParseAllowlist(s string) []string {
 		}
 	}
 	return out
+}
+
+// redactUserinfo replaces the user:password part of a URL, if any, so that it never reaches
+// an error message.
+func redactUserinfo(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	host, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		host = "[REDACTED]@" + host[i+1:]
+		rest = host
+		if path != "" || strings.Contains(raw[len(scheme)+3:], "/") {
+			rest += "/" + path
+		}
+	}
+	return scheme + "://" + rest
 }
