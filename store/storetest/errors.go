@@ -1,0 +1,142 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func (su *suite) testErrors(t *testing.T) {
+	t.Run("NotExist", su.testNotExist)
+	t.Run("InvalidKeys", su.testInvalidKeys)
+	t.Run("BucketMissing", su.testBucketMissing)
+	t.Run("Cancelled", su.testCancelled)
+}
+
+// wantOpKey fails t unless err is an *store.Error naming op and key (the key may carry the
+// store's prefix in front).
+func wantOpKey(t *testing.T, err error, op, key string) {
+	t.Helper()
+	var e *store.Error
+	if !errors.As(err, &e) {
+		t.Errorf("%s %q: %v is not a *store.Error", op, key, err)
+		return
+	}
+	if e.Op != op || !strings.HasSuffix(e.Key, key) {
+		t.Errorf("%s %q: error names op %q key %q", op, key, e.Op, e.Key)
+	}
+}
+
+// testNotExist: Get and Head of a missing key are ErrNotExist naming the op and the key.
+func (su *suite) testNotExist(t *testing.T) {
+	s := su.open(t)
+	putBytes(t, s, "present", []byte("x"), nil)
+	const key = "missing/key"
+	_, err := s.Head(t.Context(), key)
+	wantKind(t, err, store.ErrNotExist, "head of a missing key")
+	wantOpKey(t, err, "head", key)
+	_, err = s.Get(t.Context(), key, nil)
+	wantKind(t, err, store.ErrNotExist, "get of a missing key")
+	wantOpKey(t, err, "get", key)
+	_, err = s.Get(t.Context(), key, &store.GetOptions{Offset: 1, Length: 2})
+	wantKind(t, err, store.ErrNotExist, "ranged get of a missing key")
+	if errors.Is(err, store.ErrBucketMissing) {
+		t.Errorf("a missing key also unwraps to ErrBucketMissing: %v", err)
+	}
+}
+
+var invalidKeys = []string{"", "../x", "a/../b", "./a", "a//b", "/a", `a\b`, "a/", "nul\x00", "\xff"}
+
+// testInvalidKeys: every op refuses an invalid key with ErrKeyInvalid and writes nothing.
+func (su *suite) testInvalidKeys(t *testing.T) {
+	s := su.open(t)
+	ctx := t.Context()
+	for _, key := range invalidKeys {
+		_, err := s.Put(ctx, key, bytes.NewReader([]byte("x")), &store.PutOptions{Size: 1})
+		wantKind(t, err, store.ErrKeyInvalid, "put "+key)
+		_, err = s.Put(ctx, key, bytes.NewReader([]byte("x")), &store.PutOptions{Size: 1, IfNoneMatch: true})
+		wantKind(t, err, store.ErrKeyInvalid, "create-if-absent "+key)
+		_, err = s.Get(ctx, key, nil)
+		wantKind(t, err, store.ErrKeyInvalid, "get "+key)
+		_, err = s.Head(ctx, key)
+		wantKind(t, err, store.ErrKeyInvalid, "head "+key)
+		err = s.Delete(ctx, key, nil)
+		wantKind(t, err, store.ErrKeyInvalid, "delete "+key)
+		_, err = store.Copy(ctx, s, "src", key, nil)
+		wantKind(t, err, store.ErrKeyInvalid, "copy to "+key)
+	}
+	_, err := s.Put(ctx, "ok", bytes.NewReader(nil), &store.PutOptions{Metadata: map[string]string{"Upper": "x"}})
+	wantKind(t, err, store.ErrKeyInvalid, "put with an uppercase metadata key")
+	wantEmpty(t, s, "after refused puts")
+}
+
+// testBucketMissing: every op on a store whose bucket is absent is ErrBucketMissing, never
+// ErrNotExist and never an empty listing.
+func (su *suite) testBucketMissing(t *testing.T) {
+	if su.h.OpenMissing == nil {
+		t.Skipf("%s: no OpenMissing in the harness", su.h.Name)
+	}
+	t.Parallel()
+	s := su.h.OpenMissing(t)
+	ctx := t.Context()
+	check := func(op string, err error) {
+		t.Helper()
+		wantKind(t, err, store.ErrBucketMissing, op+" on a missing bucket")
+		if errors.Is(err, store.ErrNotExist) {
+			t.Errorf("%s on a missing bucket: %v also unwraps to ErrNotExist", op, err)
+		}
+	}
+	_, err := s.Get(ctx, "k", nil)
+	check("get", err)
+	_, err = s.Head(ctx, "k")
+	check("head", err)
+	_, err = s.Put(ctx, "k", bytes.NewReader([]byte("x")), &store.PutOptions{Size: 1})
+	check("put", err)
+	_, err = s.Put(ctx, "k", bytes.NewReader([]byte("x")), &store.PutOptions{Size: 1, IfNoneMatch: true})
+	check("conditional put", err)
+	_, err = s.Put(ctx, "k", onlyReader{bytes.NewReader([]byte("x"))}, &store.PutOptions{Size: -1})
+	check("put of unknown size", err)
+	check("delete", s.Delete(ctx, "k", nil))
+	page, err := s.List(ctx, &store.ListOptions{})
+	check("list", err)
+	if err == nil {
+		t.Errorf("list on a missing bucket returned a page of %d objects instead of failing", len(page.Objects))
+	}
+	_, err = store.Copy(ctx, s, "k", "k2", nil)
+	check("copy", err)
+}
+
+// testCancelled: an op under a cancelled context returns the context's error, not a store
+// kind, and a put writes nothing.
+func (su *suite) testCancelled(t *testing.T) {
+	s := su.open(t)
+	putBytes(t, s, "k", []byte("x"), nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	check := func(op string, err error) {
+		t.Helper()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: %v, want context.Canceled", op, err)
+		} else if code := store.Code(err); code != "" {
+			t.Errorf("%s with a cancelled context: %v carries code %s, want the bare context error", op, err, code)
+		}
+	}
+	_, err := s.Put(ctx, "new", bytes.NewReader([]byte("y")), &store.PutOptions{Size: 1})
+	check("put", err)
+	_, err = s.Put(ctx, "new2", bytes.NewReader([]byte("y")), &store.PutOptions{Size: 1, IfNoneMatch: true})
+	check("conditional put", err)
+	_, err = s.Get(ctx, "k", nil)
+	check("get", err)
+	_, err = s.Head(ctx, "k")
+	check("head", err)
+	_, err = s.List(ctx, &store.ListOptions{})
+	check("list", err)
+	check("delete", s.Delete(ctx, "k", nil))
+	wantAbsent(t, s, "new", "after a cancelled put")
+	wantAbsent(t, s, "new2", "after a cancelled conditional put")
+	wantContent(t, s, "k", []byte("x"), "after a cancelled delete")
+}

@@ -1,0 +1,79 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// probedCaps are the capabilities every backend's probe must answer definitively: the test
+// servers always can.
+var probedCaps = []string{
+	store.CapConditionalCreate, store.CapConditionalReplace, store.CapConditionalDelete,
+	store.CapPinnedRead, store.CapUserMetadata, store.CapListAfterWrite,
+}
+
+// probe runs the probe on a fresh store and records its verdicts for the cases that
+// follow. It asserts that every verdict is definitive, agrees with Harness.Want, and that the
+// coordination mode follows from the verdicts. The suite's own metadata and listing cases
+// require user_metadata and list_after_write, so the probe must say yes to both.
+func (su *suite) probe(t *testing.T) {
+	t.Helper()
+	s := su.h.Open(t)
+	res, err := su.h.Probe(t.Context(), s)
+	if err != nil {
+		t.Errorf("%s: probe: %v", su.h.Name, err)
+		return
+	}
+	caps := map[string]string{}
+	for _, c := range probedCaps {
+		r, ok := res.Capabilities[c]
+		switch {
+		case !ok:
+			t.Errorf("%s: probe reported no verdict for %s", su.h.Name, c)
+		case r.Verdict != store.Yes && r.Verdict != store.No:
+			t.Errorf("%s: probe: %s is %q (%s), want a definitive yes or no", su.h.Name, c, r.Verdict, r.Evidence)
+		default:
+			caps[c] = r.Verdict
+		}
+		if want, ok := su.h.Want[c]; ok && r.Verdict != want {
+			t.Errorf("%s: probe: %s is %q (%s), but the harness declares %q", su.h.Name, c, r.Verdict, r.Evidence, want)
+		}
+	}
+	for _, c := range []string{store.CapUserMetadata, store.CapListAfterWrite} {
+		if v, ok := caps[c]; ok && v != store.Yes {
+			t.Errorf("%s: probe: %s is %q, but every backend must have it", su.h.Name, c, v)
+		}
+	}
+	wantMode := store.SingleWriter
+	if caps[store.CapConditionalCreate] == store.Yes && caps[store.CapConditionalReplace] == store.Yes {
+		wantMode = store.CAS
+	}
+	if res.Coordination != wantMode {
+		t.Errorf("%s: probe: coordination %q (%s), want %q from its verdicts", su.h.Name, res.Coordination, res.Reason, wantMode)
+	}
+	if res.Sentinel != "" {
+		if _, err := s.Head(t.Context(), res.Sentinel); err == nil {
+			t.Errorf("%s: probe left its sentinel %q behind", su.h.Name, res.Sentinel)
+		}
+	}
+	su.caps = caps
+}
+
+// verdict returns the verdict for capability c that the cases must observe: the probe's, or,
+// when the probe gave none (it failed, or c is CapConditionalCopy, which it does not check),
+// the harness's. It skips t when neither says.
+func (su *suite) verdict(t *testing.T, c string) string {
+	t.Helper()
+	if v, ok := su.caps[c]; ok {
+		return v
+	}
+	if v, ok := su.h.Want[c]; ok {
+		return v
+	}
+	if c == CapConditionalCopy {
+		t.Skipf("%s: the harness declares no %s verdict", su.h.Name, c)
+	}
+	t.Fatalf("%s: neither the probe nor the harness gives a verdict for %s", su.h.Name, c)
+	return ""
+}
