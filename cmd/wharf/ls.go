@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/wharfdata/wharf/store"
+)
+
+func (a *app) lsCommand() *cobra.Command {
+	var recursive bool
+	cmd := &cobra.Command{
+		Use:   "ls URL",
+		Short: "List objects and prefixes under a URL",
+		Long: `List what is under a URL, in key order, following every page of the listing.
+
+Without -r, ls shows one level, like 'aws s3 ls': keys are rolled up at the next '/' and
+each such common prefix is shown as "PRE name/". Names are shown relative to the last '/'
+of the URL's path, so 's3://b/logs/' shows "2024/" and 's3://b/logs' shows "logs/".
+With -r (--recursive), ls shows every key under the URL, each as its full key.
+
+Pretty output has one line per entry: last-modified (UTC), size in bytes, name.
+JSON output (--format json) is NDJSON, one JSON object per line, so a long listing
+streams: an object is {"key":…,"size":…,"etag":…,"last_modified":…}, a common prefix
+is {"prefix":"name/"}.
+
+A URL whose bucket does not exist fails with WHARF_BUCKET_MISSING: it is never shown as
+empty. A prefix with nothing under it prints nothing and exits 0.`,
+		Example: `  wharf ls ./examples/data
+  wharf ls -r ./examples/data
+  wharf ls s3://my-bucket/logs/2024/
+  wharf ls -r --format json s3://my-bucket/logs/ | jq -r .key`,
+		Args: args(1, 1, "one URL"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.ls(cmd.Context(), argv[0], recursive)
+		},
+	}
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "list every key under the URL, not one level")
+	return cmd
+}
+
+func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
+	t, err := splitList(raw)
+	if err != nil {
+		return err
+	}
+	s, err := a.open(ctx, t.loc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	defer s.Close()
+	opts := store.ListOptions{Prefix: t.prefix}
+	base := ""
+	if !recursive {
+		opts.Delimiter = "/"
+		base = t.prefix[:strings.LastIndexByte(t.prefix, '/')+1]
+	}
+	w := bufio.NewWriter(a.out)
+	for {
+		page, err := s.List(ctx, &opts)
+		if err != nil {
+			return fmt.Errorf("%s: %w", raw, err)
+		}
+		if err := a.writePage(w, page, base); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil || page.Next == "" {
+			return err
+		}
+		opts.Token = page.Next
+	}
+}
+
+// writePage writes one page of a listing: its common prefixes, then its objects, with base
+// trimmed from every name.
+func (a *app) writePage(w io.Writer, page store.Page, base string) error {
+	for _, p := range page.Prefixes {
+		var err error
+		if a.format == "json" {
+			err = writeJSON(w, lsPrefix{Prefix: p})
+		} else {
+			_, err = fmt.Fprintln(w, lsPrefixLine(strings.TrimPrefix(p, base)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, o := range page.Objects {
+		var err error
+		if a.format == "json" {
+			err = writeJSON(w, o)
+		} else {
+			_, err = fmt.Fprintln(w, lsLine(o, strings.TrimPrefix(o.Key, base)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

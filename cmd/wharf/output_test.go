@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func TestHumanSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 30: "5.0 GiB"} {
+		if got := humanSize(n); got != want {
+			t.Errorf("humanSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestLsLines(t *testing.T) {
+	mod := time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
+	got := lsLine(store.ObjectInfo{Key: "a/b.csv", Size: 1234, LastModified: mod}, "b.csv")
+	if want := "2024-01-02 02:04:05       1234 b.csv"; got != want {
+		t.Errorf("lsLine = %q, want %q", got, want)
+	}
+	if got, want := lsPrefixLine("sub/"), strings.Repeat(" ", 19)+"        PRE sub/"; got != want {
+		t.Errorf("lsPrefixLine = %q, want %q", got, want)
+	}
+}
+
+func TestWritePageJSONIsNDJSON(t *testing.T) {
+	a := &app{format: "json"}
+	var b bytes.Buffer
+	page := store.Page{Prefixes: []string{"logs/sub/"}, Objects: []store.ObjectInfo{{Key: "logs/a", Size: 3, ETag: "e1"}}}
+	if err := a.writePage(&b, page, "logs/"); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"prefix":"logs/sub/"}` + "\n" + `{"key":"logs/a","size":3,"etag":"e1"}` + "\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+func TestWritePagePrettyTrimsBase(t *testing.T) {
+	a := &app{format: "pretty"}
+	var b bytes.Buffer
+	page := store.Page{Prefixes: []string{"logs/sub/"}, Objects: []store.ObjectInfo{{Key: "logs/a", Size: 3}}}
+	if err := a.writePage(&b, page, "logs/"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "PRE sub/") || !strings.HasSuffix(lines[1], " 3 a") {
+		t.Errorf("got %q", b.String())
+	}
+}
+
+func TestWriteStat(t *testing.T) {
+	var b bytes.Buffer
+	info := store.ObjectInfo{Key: "k", Size: 2048, ETag: "abc", ContentType: "text/csv",
+		LastModified: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), Metadata: map[string]string{"z-last": "2", "a-first": "1"}}
+	if err := writeStat(&b, "s3://b/k", info); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"url:           s3://b/k\n", "size:          2048 (2.0 KiB)\n", "etag:          abc\n",
+		"last-modified: 2024-05-06 07:08:09 UTC\n", "content-type:  text/csv\n", "metadata:\n  a-first: 1\n  z-last: 2\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stat output lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	_ = writeStat(&b, "x", store.ObjectInfo{Key: "k"})
+	if !strings.Contains(b.String(), "last-modified: -\n") || !strings.Contains(b.String(), "metadata:      -\n") {
+		t.Errorf("empty fields not shown as '-':\n%s", b.String())
+	}
+}
+
+func TestWriteProbe(t *testing.T) {
+	r := &store.ProbeResult{
+		Store:        store.Description{Scheme: "s3", Location: "s3://b", Endpoint: "http://127.0.0.1:9000"},
+		Coordination: store.SingleWriter,
+		Reason:       "conditional replace not proven",
+		Capabilities: map[string]store.CapabilityResult{
+			store.CapConditionalCreate:  {Verdict: store.Yes, Evidence: "second create refused"},
+			store.CapConditionalReplace: {Verdict: store.Inconclusive, Evidence: "HTTP 501\nfrom the store", Code: "WHARF_PROBE_INCONCLUSIVE"},
+			"extra_thing":               {Verdict: store.No, Evidence: "n/a"},
+		},
+		ClockSkewSeconds: 400,
+		ClockSkewWarning: "store clock is 400s ahead: sync the local clock",
+	}
+	var b bytes.Buffer
+	if err := writeProbe(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"store:         s3://b (s3, endpoint http://127.0.0.1:9000)\n",
+		"coordination:  single-writer\n",
+		"clock skew:    +400.0s",
+		"WARNING:       store clock is 400s ahead",
+		"conditional_replace  inconclusive [WHARF_PROBE_INCONCLUSIVE]  HTTP 501 from the store\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("probe output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "conditional_create") > strings.Index(out, "conditional_replace") ||
+		strings.Index(out, "conditional_replace") > strings.Index(out, "extra_thing") {
+		t.Errorf("capabilities not in report order:\n%s", out)
+	}
+}

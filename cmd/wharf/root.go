@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// streams are the process's standard streams; tests substitute their own.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// app holds the global flags and what every command shares. Nothing here is global state:
+// run builds a fresh app per invocation.
+type app struct {
+	streams
+	getenv func(string) string
+
+	format    string // "pretty" or "json"
+	quiet     bool
+	logLevel  string
+	endpoint  string
+	region    string
+	anonymous bool
+
+	log *slog.Logger
+	// started is set once flags and arguments are parsed: an error before it is a usage error.
+	started bool
+}
+
+// run executes one wharf invocation and returns its exit code.
+func run(ctx context.Context, args []string, s streams, getenv func(string) string) int {
+	a := &app{streams: s, getenv: getenv, format: "pretty"}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !a.started {
+		err = usageErr(err)
+	}
+	return a.exit(ctx, err)
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "wharf",
+		Short: "Move data between pipelines and object storage",
+		Long: `wharf moves data between pipelines and object storage with contracts a downstream
+system can trust. These are its object tools: they work the same on every store.
+
+A store is named by a URL:
+
+  ./dir, /abs/dir, file:///abs/dir   a local directory (the file store)
+  s3://bucket/prefix                 AWS S3 and S3-compatible stores (MinIO, SeaweedFS, Ceph…)
+  r2://account-id/bucket/prefix      Cloudflare R2
+  mem://name/prefix                  an in-process store (lives as long as the command)
+  - or stdout://                     standard output (a write-only destination)
+
+(gs:// and az:// are reserved for Google Cloud Storage and Azure Blob Storage; a build
+without those backends refuses them with WHARF_ENDPOINT_UNSUPPORTED.)
+
+S3 credentials come from the AWS SDK's default chain (AWS_ACCESS_KEY_ID, profiles, SSO,
+instance roles), as with the AWS CLI. Every failure prints one line ending in a stable
+code such as [WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
+		Example: `  wharf ls -r ./examples/data
+  wharf probe ./examples/data
+  wharf cp ./report.csv s3://my-bucket/reports/
+  wharf --endpoint http://127.0.0.1:9000 ls s3://my-bucket/`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		PersistentPreRunE: a.setup,
+	}
+	root.SetIn(a.in)
+	root.SetOut(a.out)
+	root.SetErr(a.err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr(fmt.Errorf("%s%w (see '%s --help')", subcommand(c), err, c.CommandPath()))
+	})
+	root.CompletionOptions.DisableDefaultCmd = true
+	f := root.PersistentFlags()
+	f.StringVar(&a.format, "format", "pretty", "output format: pretty or json")
+	f.BoolVarP(&a.quiet, "quiet", "q", false, "print only what was asked for (no progress or confirmations)")
+	f.StringVar(&a.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	f.StringVar(&a.endpoint, "endpoint", "", "store endpoint URL (https://host:port; http only on loopback)")
+	f.StringVar(&a.region, "region", "", "store region (default: AWS_REGION, AWS_DEFAULT_REGION)")
+	f.BoolVar(&a.anonymous, "anonymous", false, "send no credentials (public buckets, emulators)")
+	root.AddCommand(a.versionCommand(), a.lsCommand(), a.catCommand(), a.statCommand(),
+		a.mbCommand(), a.cpCommand(), a.probeCommand())
+	return root
+}
+
+// setup runs after flags and arguments are parsed: it checks the global flags and builds the
+// logger that every command passes down.
+func (a *app) setup(cmd *cobra.Command, _ []string) error {
+	if a.format != "pretty" && a.format != "json" {
+		return usageErr(fmt.Errorf("--format %q: want pretty or json", a.format))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil || !validLevel(a.logLevel) {
+		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", a.logLevel))
+	}
+	a.log = newLogger(a.err, a.format, level)
+	a.started = true
+	return nil
+}
+
+func validLevel(s string) bool {
+	switch strings.ToLower(s) {
+	case "debug", "info", "warn", "error":
+		return true
+	}
+	return false
+}
+
+func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// args returns a cobra argument check that names what the command expects.
+func args(min, max int, want string) cobra.PositionalArgs {
+	return func(c *cobra.Command, got []string) error {
+		if len(got) < min || len(got) > max {
+			return usageErr(fmt.Errorf("%swant %s, got %d argument(s) (see '%s --help')",
+				subcommand(c), want, len(got), c.CommandPath()))
+		}
+		return nil
+	}
+}
+
+// subcommand is "ls: " for `wharf ls`, and "" for wharf itself: the prefix of a usage message
+// that printError already starts with "wharf: ".
+func subcommand(c *cobra.Command) string {
+	if !c.HasParent() {
+		return ""
+	}
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) statCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stat URL",
+		Short: "Show an object's size, ETag, last-modified time, content type and metadata",
+		Long: `Show what the store records about one object, without reading its body: size,
+ETag (the generation on GCS), last-modified time, content type and user metadata (keys
+lowercase, such as wharf-sha256).
+
+JSON output (--format json) is one object: {"key","size","etag","last_modified",
+"content_type","metadata"}; fields the store does not record are left out.`,
+		Example: `  wharf stat ./examples/data/orders/2024-01-01.csv
+  wharf stat s3://my-bucket/exports/orders/manifest.json
+  wharf stat --format json s3://my-bucket/key | jq -r .etag`,
+		Args: args(1, 1, "one object URL"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.stat(cmd.Context(), argv[0])
+		},
+	}
+}
+
+func (a *app) stat(ctx context.Context, raw string) error {
+	t, err := splitObject(raw)
+	if err != nil {
+		return err
+	}
+	s, err := a.open(ctx, t.loc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	defer s.Close()
+	info, err := s.Head(ctx, t.key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	if a.format == "json" {
+		return writeJSON(a.out, info)
+	}
+	return writeStat(a.out, raw, info)
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Set at build time: go build -ldflags "-X main.version=v1.2.3 -X main.commit=abc123".
+var (
+	version = "dev"
+	commit  = ""
+)
+
+type versionInfo struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Go      string `json:"go"`
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print wharf's version, commit and Go version",
+		Long: `Print the version of this wharf binary, the commit it was built from and the Go
+release that built it. A binary built from a git checkout without a version stamp reports
+"dev" and the commit recorded by the Go toolchain (with "-dirty" when the tree had changes).`,
+		Example: `  wharf version
+  wharf version --format json`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := buildVersion()
+			if a.format == "json" {
+				return writeJSON(a.out, v)
+			}
+			_, err := fmt.Fprintf(a.out, "wharf %s (commit %s, %s)\n", v.Version, orDash(v.Commit), v.Go)
+			return err
+		},
+	}
+}
+
+func buildVersion() versionInfo {
+	v := versionInfo{Version: version, Commit: commit, Go: runtime.Version()}
+	if v.Commit != "" {
+		return v
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	var dirty bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty && v.Commit != "" {
+		v.Commit += "-dirty"
+	}
+	return v
+}
