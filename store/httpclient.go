@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -165,4 +167,22 @@ func isNetError(err error) bool {
 	}
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, errResponseTimeout)
+}
+
+// SetRootCAs makes a client from NewHTTPClient trust the certificates in pool instead of the
+// system's (an SDK's custom CA bundle setting, say). It reports false for any other client.
+func SetRootCAs(c *http.Client, pool *x509.CertPool) bool {
+	tt, ok := c.Transport.(*timeoutTransport)
+	if !ok {
+		return false
+	}
+	base, ok := tt.base.(*http.Transport)
+	if !ok {
+		return false
+	}
+	if base.TLSClientConfig == nil {
+		base.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	base.TLSClientConfig.RootCAs = pool
+	return true
 }

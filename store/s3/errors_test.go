@@ -1,0 +1,103 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"testing"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// apiErr builds the error the SDK returns for an S3 answer with status and code.
+func apiErr(op string, status int, code string) error {
+	var inner error = &smithy.GenericAPIError{Code: code, Message: "test message"}
+	resp := &awshttp.ResponseError{
+		ResponseError: &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}},
+			Err:      inner,
+		},
+		RequestID: "req-1",
+	}
+	return &smithy.OperationError{ServiceID: "S3", OperationName: op, Err: resp}
+}
+
+func TestMapError(t *testing.T) {
+	cases := []struct {
+		name   string
+		c      call
+		err    error
+		kind   error
+		fault  store.Fault
+		status int
+	}{
+		{"get NoSuchKey", call{op: "get"}, apiErr("GetObject", 404, "NoSuchKey"), store.ErrNotExist, store.FaultNone, 404},
+		{"get NoSuchBucket", call{op: "get"}, apiErr("GetObject", 404, "NoSuchBucket"), store.ErrBucketMissing, store.FaultNone, 404},
+		{"head 404", call{op: "head"}, apiErr("HeadObject", 404, "NotFound"), store.ErrNotExist, store.FaultNone, 404},
+		{"list 404 odd code", call{op: "list"}, apiErr("ListObjectsV2", 404, "Whatever"), store.ErrBucketMissing, store.FaultNone, 404},
+		{"put NoSuchBucket", call{op: "put"}, apiErr("PutObject", 404, "NoSuchBucket"), store.ErrBucketMissing, store.FaultNone, 404},
+		{"if-match put NoSuchKey", call{op: "put", ifMatch: true}, apiErr("PutObject", 404, "NoSuchKey"), store.ErrPreconditionFailed, store.FaultNone, 404},
+		{"412", call{op: "put"}, apiErr("PutObject", 412, "PreconditionFailed"), store.ErrPreconditionFailed, store.FaultNone, 412},
+		{"412 no code", call{op: "head"}, apiErr("HeadObject", 412, ""), store.ErrPreconditionFailed, store.FaultNone, 412},
+		{"409 conflict", call{op: "put"}, apiErr("CompleteMultipartUpload", 409, "ConditionalRequestConflict"), store.ErrPreconditionFailed, store.FaultNone, 409},
+		{"403 AccessDenied", call{op: "get"}, apiErr("GetObject", 403, "AccessDenied"), store.ErrForbidden, store.FaultNone, 403},
+		{"403 InvalidAccessKeyId", call{op: "list"}, apiErr("ListObjectsV2", 403, "InvalidAccessKeyId"), store.ErrForbidden, store.FaultNone, 403},
+		{"403 SignatureDoesNotMatch", call{op: "put"}, apiErr("PutObject", 403, "SignatureDoesNotMatch"), store.ErrForbidden, store.FaultNone, 403},
+		{"head 403", call{op: "head"}, apiErr("HeadObject", 403, "Forbidden"), store.ErrForbidden, store.FaultNone, 403},
+		{"501", call{op: "put"}, apiErr("PutObject", 501, "NotImplemented"), store.ErrUnsupported, store.FaultNone, 501},
+		{"503 SlowDown", call{op: "put"}, apiErr("PutObject", 503, "SlowDown"), store.ErrUnavailable, store.FaultThrottled, 503},
+		{"500", call{op: "get"}, apiErr("GetObject", 500, "InternalError"), store.ErrUnavailable, store.FaultThrottled, 500},
+		{"429", call{op: "get"}, apiErr("GetObject", 429, ""), store.ErrUnavailable, store.FaultThrottled, 429},
+		{"reset", call{op: "get"}, &smithy.OperationError{Err: &smithyhttp.RequestSendError{Err: syscall.ECONNRESET}}, store.ErrUnavailable, store.FaultTransport, 0},
+		{"unexpected EOF", call{op: "get"}, fmt.Errorf("deserialize: %w", io.ErrUnexpectedEOF), store.ErrUnavailable, store.FaultTransport, 0},
+		{"attempt timeout", call{op: "get"}, fmt.Errorf("send: %w", context.DeadlineExceeded), store.ErrUnavailable, store.FaultTransport, 0},
+		{"role chain", call{op: "get"}, &v4.SigningError{Err: fmt.Errorf("failed to retrieve credentials: %w", &RoleError{Tried: []string{"a", "b"}})}, store.ErrRoleUnavailable, store.FaultNone, 0},
+		{"no credentials", call{op: "get"}, &v4.SigningError{Err: errors.New("failed to retrieve credentials")}, store.ErrForbidden, store.FaultNone, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := mapError(context.Background(), tc.c, tc.err)
+			if !errors.Is(err, tc.kind) {
+				t.Fatalf("mapError = %v, want kind %v", err, tc.kind)
+			}
+			var e *store.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("mapError = %T, want *store.Error", err)
+			}
+			if e.Fault != tc.fault || e.Status != tc.status {
+				t.Errorf("fault %v status %d, want %v %d", e.Fault, e.Status, tc.fault, tc.status)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("the cause is lost: %v", err)
+			}
+		})
+	}
+}
+
+func TestMapErrorCode(t *testing.T) {
+	err := mapError(context.Background(), call{op: "get", key: "k"}, apiErr("GetObject", 404, "NoSuchBucket"))
+	var e *store.Error
+	if !errors.As(err, &e) || e.Code != "NoSuchBucket" || e.Op != "get" || e.Key != "k" {
+		t.Fatalf("got %#v", err)
+	}
+}
+
+func TestMapErrorCallerContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := mapError(ctx, call{op: "get"}, &smithy.OperationError{Err: &smithyhttp.RequestSendError{Err: context.Canceled}})
+	if err != context.Canceled {
+		t.Fatalf("mapError on a cancelled ctx = %v, want context.Canceled unwrapped", err)
+	}
+	if mapError(context.Background(), call{}, nil) != nil {
+		t.Fatal("nil error mapped to non-nil")
+	}
+}

@@ -1,0 +1,255 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// abortTimeout bounds aborting a failed multipart upload, on a context of its own since the
+// caller's may be cancelled.
+const abortTimeout = 30 * time.Second
+
+// upload is one multipart upload in flight.
+type upload struct {
+	b        *Bucket
+	key      string
+	id       string
+	opts     *store.PutOptions
+	partSize int64
+	tokens   chan struct{} // one per part buffer in use: memory is bounded by Concurrency × PartSize
+
+	mu    sync.Mutex
+	parts []types.CompletedPart
+	err   error
+}
+
+// putMultipart uploads body (after first, a part already read, when not nil) in parts. Any
+// failure or cancellation aborts the upload; errors leave with Fault None.
+func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, first []byte,
+	opts *store.PutOptions, partSize int64, conc int) (store.ObjectInfo, error) {
+	u := &upload{b: b, key: key, opts: opts, partSize: partSize, tokens: make(chan struct{}, conc)}
+	id, err := b.createUpload(ctx, key, opts)
+	if err != nil {
+		if first != nil {
+			putBuf(first)
+		}
+		return store.ObjectInfo{}, settle(err)
+	}
+	u.id = id
+	size, err := u.sendParts(ctx, body, first)
+	if err == nil && opts.Size > 0 && size != opts.Size {
+		err = &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable,
+			Err: fmt.Errorf("reading the body: it had %d bytes, the put said %d: %w", size, opts.Size, io.ErrUnexpectedEOF)}
+	}
+	var info store.ObjectInfo
+	if err == nil {
+		info, err = u.complete(ctx, size)
+	}
+	if err != nil {
+		u.abort(ctx)
+		if ctx.Err() != nil {
+			return store.ObjectInfo{}, ctx.Err()
+		}
+		return store.ObjectInfo{}, settle(err)
+	}
+	return info, nil
+}
+
+func (b *Bucket) createUpload(ctx context.Context, key string, opts *store.PutOptions) (string, error) {
+	in := &s3.CreateMultipartUploadInput{
+		Bucket:      aws.String(b.bucket),
+		Key:         aws.String(key),
+		ContentType: optString(opts.ContentType),
+		Metadata:    opts.Metadata,
+	}
+	var id string
+	err := b.policy.Do(ctx, store.Request{Op: "put", Key: key, Replayable: true}, func(ctx context.Context) error {
+		out, err := b.api.CreateMultipartUpload(ctx, in)
+		if err != nil {
+			return mapError(ctx, call{op: "put", key: key}, err)
+		}
+		id = aws.ToString(out.UploadId)
+		return nil
+	})
+	return id, err
+}
+
+// sendParts reads body into part buffers and uploads up to cap(tokens) parts at once. It
+// returns the number of bytes sent, or the first error (the others are cancelled).
+func (u *upload) sendParts(ctx context.Context, body io.Reader, first []byte) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var total int64
+	for n := int32(1); ; n++ {
+		buf, last, err := u.nextPart(ctx, body, first, n)
+		first = nil
+		if err != nil {
+			u.fail(err)
+			break
+		}
+		if buf == nil {
+			break
+		}
+		total += int64(len(buf))
+		wg.Go(func() {
+			defer u.release(buf)
+			if err := u.sendPart(ctx, n, buf); err != nil {
+				u.fail(err)
+				cancel()
+			}
+		})
+		if last {
+			break
+		}
+	}
+	wg.Wait()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return total, u.err
+}
+
+// nextPart waits for a free buffer and fills it from body. It returns nil when body is done,
+// and last when this part ends it.
+func (u *upload) nextPart(ctx context.Context, body io.Reader, first []byte, n int32) (buf []byte, last bool, err error) {
+	if first != nil {
+		u.tokens <- struct{}{}
+		return first, false, nil
+	}
+	if n > maxParts {
+		return nil, false, &store.Error{Op: "put", Key: u.key, Kind: store.ErrUnsupported,
+			Err: fmt.Errorf("body exceeds %d parts of %d bytes: give a larger part size", maxParts, u.partSize)}
+	}
+	select {
+	case u.tokens <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	if u.failed() {
+		<-u.tokens
+		return nil, false, ctx.Err()
+	}
+	buf = getBuf(u.partSize)
+	m, err := io.ReadFull(body, buf)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		if m == 0 && n > 1 {
+			u.release(buf)
+			return nil, true, nil
+		}
+		return buf[:m], true, nil
+	case err != nil:
+		u.release(buf)
+		return nil, false, readError(ctx, u.key, err)
+	}
+	return buf, false, nil
+}
+
+func (u *upload) release(buf []byte) {
+	putBuf(buf)
+	<-u.tokens
+}
+
+func (u *upload) fail(err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.err == nil {
+		u.err = err
+	}
+}
+
+func (u *upload) failed() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.err != nil
+}
+
+// sendPart uploads one part, retried alone under the policy.
+func (u *upload) sendPart(ctx context.Context, n int32, buf []byte) error {
+	var etag *string
+	req := store.Request{Op: "put", Key: u.key, Replayable: true}
+	err := u.b.policy.Do(ctx, req, func(ctx context.Context) error {
+		out, err := u.b.api.UploadPart(ctx, &s3.UploadPartInput{
+			Bucket:        aws.String(u.b.bucket),
+			Key:           aws.String(u.key),
+			UploadId:      aws.String(u.id),
+			PartNumber:    aws.Int32(n),
+			Body:          bytes.NewReader(buf),
+			ContentLength: aws.Int64(int64(len(buf))),
+		})
+		if err != nil {
+			return mapError(ctx, call{op: "put", key: u.key}, err)
+		}
+		etag = out.ETag
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.parts = append(u.parts, types.CompletedPart{PartNumber: aws.Int32(n), ETag: etag})
+	u.mu.Unlock()
+	return nil
+}
+
+// complete commits the parts, carrying the put's condition. It runs as a conditional request:
+// a lost answer is ErrOutcomeUnknown, never a resend.
+func (u *upload) complete(ctx context.Context, size int64) (store.ObjectInfo, error) {
+	slices.SortFunc(u.parts, func(a, b types.CompletedPart) int {
+		return int(aws.ToInt32(a.PartNumber) - aws.ToInt32(b.PartNumber))
+	})
+	in := &s3.CompleteMultipartUploadInput{
+		Bucket:          aws.String(u.b.bucket),
+		Key:             aws.String(u.key),
+		UploadId:        aws.String(u.id),
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: u.parts},
+		IfMatch:         quoteETag(u.opts.IfMatch),
+	}
+	if u.opts.IfNoneMatch {
+		in.IfNoneMatch = aws.String("*")
+	}
+	var etag *string
+	c := call{op: "put", key: u.key, ifMatch: u.opts.IfMatch != ""}
+	req := store.Request{Op: "put", Key: u.key, Conditional: true, Replayable: true}
+	err := u.b.policy.Do(ctx, req, func(ctx context.Context) error {
+		out, err := u.b.api.CompleteMultipartUpload(ctx, in)
+		if err != nil {
+			return mapError(ctx, c, err)
+		}
+		etag = out.ETag
+		return nil
+	})
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	return putInfo(u.key, size, etag, u.opts), nil
+}
+
+// abort ends the upload so that no parts stay billed, on a fresh context. A failure is
+// logged (without credentials); the upload id lets an operator find it.
+func (u *upload) abort(ctx context.Context) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	req := store.Request{Op: "put", Key: u.key, Replayable: true}
+	err := u.b.policy.Do(actx, req, func(ctx context.Context) error {
+		_, err := u.b.api.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+			Bucket: aws.String(u.b.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
+		})
+		return mapError(ctx, call{op: "put", key: u.key}, err)
+	})
+	if err != nil {
+		u.b.log.Warn("aborting a multipart upload failed", "bucket", u.b.bucket, "key", u.key,
+			"upload_id", u.id, "error", err)
+	}
+}

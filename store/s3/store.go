@@ -1,0 +1,172 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func init() {
+	store.Register("s3", Open)
+	store.Register("r2", Open)
+}
+
+// api is the part of the SDK client a Bucket uses.
+type api interface {
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	HeadObject(context.Context, *s3.HeadObjectInput, ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+	HeadBucket(context.Context, *s3.HeadBucketInput, ...func(*s3.Options)) (*s3.HeadBucketOutput, error)
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	DeleteObject(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	DeleteObjects(context.Context, *s3.DeleteObjectsInput, ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
+	ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	CopyObject(context.Context, *s3.CopyObjectInput, ...func(*s3.Options)) (*s3.CopyObjectOutput, error)
+	CreateBucket(context.Context, *s3.CreateBucketInput, ...func(*s3.Options)) (*s3.CreateBucketOutput, error)
+	CreateMultipartUpload(context.Context, *s3.CreateMultipartUploadInput, ...func(*s3.Options)) (*s3.CreateMultipartUploadOutput, error)
+	UploadPart(context.Context, *s3.UploadPartInput, ...func(*s3.Options)) (*s3.UploadPartOutput, error)
+	CompleteMultipartUpload(context.Context, *s3.CompleteMultipartUploadInput, ...func(*s3.Options)) (*s3.CompleteMultipartUploadOutput, error)
+	AbortMultipartUpload(context.Context, *s3.AbortMultipartUploadInput, ...func(*s3.Options)) (*s3.AbortMultipartUploadOutput, error)
+}
+
+// Bucket is an S3 (or S3-compatible) bucket. It makes exactly one HTTP request per SDK call:
+// retries are the store's RetryPolicy, applied by store.Open's wrapper and, inside a
+// multipart upload, by Bucket itself to each part.
+type Bucket struct {
+	api         api
+	bucket      string
+	loc         store.Location
+	target      target
+	policy      *store.RetryPolicy
+	partSize    int64
+	concurrency int
+	log         *slog.Logger
+}
+
+var (
+	_ store.Store       = (*Bucket)(nil)
+	_ store.Copier      = (*Bucket)(nil)
+	_ store.BucketMaker = (*Bucket)(nil)
+	_ store.Describer   = (*Bucket)(nil)
+)
+
+// Open opens the bucket of loc (an s3:// or r2:// location) with cfg, which has passed
+// store.Config.Check. It reads credential references but makes no request.
+func Open(ctx context.Context, loc store.Location, cfg *store.Config) (store.Store, error) {
+	return New(ctx, loc, cfg)
+}
+
+// New is Open returning the concrete *Bucket.
+func New(ctx context.Context, loc store.Location, cfg *store.Config) (*Bucket, error) {
+	client, t, err := newClient(ctx, loc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Bucket{
+		api:         client,
+		bucket:      loc.Bucket,
+		loc:         loc.Root(),
+		target:      t,
+		policy:      cfg.RetryPolicy(),
+		partSize:    cfg.PartSize,
+		concurrency: cfg.Concurrency,
+		log:         cfg.Log(),
+	}, nil
+}
+
+// Describe names the bucket and endpoint, never a credential.
+func (b *Bucket) Describe() store.Description {
+	return store.Description{Scheme: b.loc.Scheme, Location: b.loc.String(), Endpoint: b.target.endpoint}
+}
+
+// Close releases nothing: the HTTP client's idle connections close on their own.
+func (b *Bucket) Close() error { return nil }
+
+// MakeBucket creates the bucket. One that exists and is owned by the caller is success; one
+// owned by another account is ErrForbidden.
+func (b *Bucket) MakeBucket(ctx context.Context) error {
+	in := &s3.CreateBucketInput{Bucket: aws.String(b.bucket)}
+	if r := b.target.region; r != "us-east-1" && r != "auto" && b.target.endpoint == "" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
+			LocationConstraint: types.BucketLocationConstraint(r),
+		}
+	}
+	_, err := b.api.CreateBucket(ctx, in)
+	var owned *types.BucketAlreadyOwnedByYou
+	if errors.As(err, &owned) {
+		return nil
+	}
+	return mapError(ctx, call{op: "make-bucket", key: b.bucket}, err)
+}
+
+// Copy copies src to dst server-side. opts.IfNoneMatch and opts.IfMatch go on the copy
+// (MinIO ignores them). With opts.Metadata or opts.ContentType set, they replace the
+// source's; otherwise the source's are kept. A missing src is ErrNotExist.
+func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if opts == nil {
+		opts = &store.PutOptions{}
+	}
+	in := &s3.CopyObjectInput{
+		Bucket:     aws.String(b.bucket),
+		Key:        aws.String(dst),
+		CopySource: aws.String(b.bucket + "/" + escapeKey(src)),
+		IfMatch:    quoteETag(opts.IfMatch),
+	}
+	if opts.IfNoneMatch {
+		in.IfNoneMatch = aws.String("*")
+	}
+	if opts.Metadata != nil || opts.ContentType != "" {
+		in.MetadataDirective = types.MetadataDirectiveReplace
+		in.Metadata = opts.Metadata
+		in.ContentType = optString(opts.ContentType)
+	}
+	out, err := b.api.CopyObject(ctx, in)
+	if err != nil {
+		return store.ObjectInfo{}, mapError(ctx, call{op: "copy", key: dst, ifMatch: opts.IfMatch != ""}, err)
+	}
+	info := store.ObjectInfo{Key: dst}
+	if r := out.CopyObjectResult; r != nil {
+		info.ETag, info.LastModified = unquote(r.ETag), aws.ToTime(r.LastModified)
+	}
+	// The copy's answer has no size: a Head fills it in, when it still sees this copy.
+	if head, err := b.Head(ctx, dst); err == nil && (info.ETag == "" || head.ETag == info.ETag) {
+		info = head
+	}
+	return info, nil
+}
+
+// escapeKey escapes a key for the CopySource header, keeping its slashes.
+func escapeKey(key string) string {
+	segs := strings.Split(key, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// quoteETag returns the If-Match header value for etag, or nil for "".
+func quoteETag(etag string) *string {
+	switch {
+	case etag == "":
+		return nil
+	case etag == "*" || strings.HasPrefix(etag, `"`):
+		return aws.String(etag)
+	}
+	return aws.String(`"` + etag + `"`)
+}
+
+func unquote(etag *string) string { return strings.Trim(aws.ToString(etag), `"`) }
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return aws.String(s)
+}
