@@ -9,13 +9,12 @@ import (
 	"github.com/wharfdata/wharf/store/storetest"
 )
 
-// TestMinIOConformance runs the store conformance suite against MinIO, each case on a fresh
-// bucket opened the way store.Open opens it.
-func TestMinIOConformance(t *testing.T) {
-	srv := testenv.MinIO(t)
-	cfg := minioConfig(t, srv)
-	open := func(t *testing.T, name string, make bool) store.Store {
-		s, err := store.OpenURL(context.Background(), "s3://"+name, cfg)
+// conformance runs the store conformance suite against the S3 server cfg points at, each case
+// on a fresh bucket opened the way store.Open opens it. want is what the server is known to
+// do with each condition; the suite holds the probe and its own observations to it.
+func conformance(t *testing.T, name string, cfg store.Config, want map[string]string) {
+	open := func(t *testing.T, bucket string, make bool) store.Store {
+		s, err := store.OpenURL(context.Background(), "s3://"+bucket, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +28,7 @@ func TestMinIOConformance(t *testing.T) {
 		return s
 	}
 	storetest.Run(t, storetest.Harness{
-		Name:        "s3-minio",
+		Name:        name,
 		Open:        func(t *testing.T) store.Store { return open(t, uniqueBucket(t), true) },
 		OpenMissing: func(t *testing.T) store.Store { return open(t, uniqueBucket(t)+"-missing", false) },
 		OpenUploads: func(t *testing.T, s store.Store) int {
@@ -39,15 +38,54 @@ func TestMinIOConformance(t *testing.T) {
 			}
 			return openUploads(t, b)
 		},
-		Want: map[string]string{
-			store.CapConditionalCreate:   store.Yes,
-			store.CapConditionalReplace:  store.Yes,
-			store.CapConditionalDelete:   store.No, // MinIO deletes anyway
-			store.CapPinnedRead:          store.Yes,
-			store.CapUserMetadata:        store.Yes,
-			storetest.CapConditionalCopy: store.No, // MinIO overwrites
-		},
+		Want:     want,
 		Large:    true,
 		PartSize: MinPartSize,
+	})
+}
+
+// TestMinIOConformance: MinIO enforces conditional create, replace and pinned reads, but
+// deletes on a DELETE with a stale If-Match and overwrites on a conditional copy.
+func TestMinIOConformance(t *testing.T) {
+	srv := testenv.MinIO(t)
+	conformance(t, "s3-minio", minioConfig(t, srv), map[string]string{
+		store.CapConditionalCreate:   store.Yes,
+		store.CapConditionalReplace:  store.Yes,
+		store.CapConditionalDelete:   store.No, // MinIO deletes anyway
+		store.CapPinnedRead:          store.Yes,
+		store.CapUserMetadata:        store.Yes,
+		store.CapListAfterWrite:      store.Yes,
+		storetest.CapConditionalCopy: store.No, // MinIO overwrites
+	})
+}
+
+// TestSeaweedFSConformance: a second, independent implementation of the S3 API.
+func TestSeaweedFSConformance(t *testing.T) {
+	srv := testenv.SeaweedFS(t)
+	conformance(t, "s3-seaweedfs", minioConfig(t, srv), map[string]string{
+		store.CapConditionalCreate:   store.Yes,
+		store.CapConditionalReplace:  store.Yes,
+		store.CapConditionalDelete:   store.Yes,
+		store.CapPinnedRead:          store.Yes,
+		store.CapUserMetadata:        store.Yes,
+		store.CapListAfterWrite:      store.Yes,
+		storetest.CapConditionalCopy: store.Yes,
+	})
+}
+
+// TestNoConditionsConformance puts a proxy that strips every conditional header in front of
+// MinIO: a store that enforces no condition at all. The probe must say so (single-writer),
+// and the suite must observe every condition ignored — such a store is caught, never trusted.
+func TestNoConditionsConformance(t *testing.T) {
+	proxy, srv := testenv.FaultProxy(t, testenv.MinIO(t))
+	proxy.StripConditions(true)
+	conformance(t, "s3-minio-no-conditions", minioConfig(t, srv), map[string]string{
+		store.CapConditionalCreate:   store.No,
+		store.CapConditionalReplace:  store.No,
+		store.CapConditionalDelete:   store.No,
+		store.CapPinnedRead:          store.No,
+		store.CapUserMetadata:        store.Yes,
+		store.CapListAfterWrite:      store.Yes,
+		storetest.CapConditionalCopy: store.No,
 	})
 }
