@@ -1,0 +1,39 @@
+package file_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/file"
+	"github.com/wharfdata/wharf/store/storetest"
+)
+
+func open(t *testing.T, dir string) store.Store {
+	t.Helper()
+	fs, err := file.New(dir)
+	if err != nil {
+		t.Fatalf("file.New(%q): %v", dir, err)
+	}
+	s := store.Validate(store.Retry(fs, store.DefaultRetryPolicy()))
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		Name:        "file",
+		Open:        func(t *testing.T) store.Store { return open(t, t.TempDir()) },
+		OpenMissing: func(t *testing.T) store.Store { return open(t, filepath.Join(t.TempDir(), "absent")) },
+		Want: map[string]string{
+			store.CapConditionalCreate: store.Yes, store.CapConditionalReplace: store.Yes,
+			store.CapConditionalDelete: store.Yes, store.CapPinnedRead: store.Yes,
+			store.CapUserMetadata: store.Yes, store.CapListAfterWrite: store.Yes,
+			storetest.CapConditionalCopy: store.Yes,
+		},
+		// No multipart here: a body of a few MiB covers the large cases; the S3
+		// harnesses use the default size, which spans several parts.
+		Large:     true,
+		LargeSize: 8<<20 + 1,
+	})
+}

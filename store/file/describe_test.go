@@ -1,0 +1,66 @@
+package file_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func TestDescribe(t *testing.T) {
+	s, dir := newStore(t)
+	d := s.Describe()
+	if d.Scheme != "file" || d.Location != "file://"+filepath.ToSlash(dir) {
+		t.Errorf("describe = %+v", d)
+	}
+	if d.MountType == "" || strings.HasPrefix(d.MountType, "0x") {
+		t.Errorf("mount type %q of %s not recognised", d.MountType, dir)
+	}
+	missing, _ := newStoreAt(t, filepath.Join(dir, "not", "yet"))
+	if got := missing.Describe().MountType; got != d.MountType {
+		t.Errorf("missing root's mount type %q, want its parent's %q", got, d.MountType)
+	}
+}
+
+func TestOpenURL(t *testing.T) {
+	dir := t.TempDir()
+	s, err := store.OpenURL(ctx, "file://"+filepath.ToSlash(dir)+"/", store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "x/y", "v", nil)
+	if b, err := os.ReadFile(filepath.Join(dir, "x", "y")); err != nil || string(b) != "v" {
+		t.Fatalf("file = %q, %v", b, err)
+	}
+	if d := store.Describe(s); d.Scheme != "file" || d.MountType == "" {
+		t.Errorf("describe through wrappers = %+v", d)
+	}
+	c, ok := store.As[store.Copier](s)
+	if !ok {
+		t.Fatal("no Copier through the wrappers")
+	}
+	if _, err := c.Copy(ctx, "x/y", "x/z", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s, "x/z", nil); got != "v" {
+		t.Errorf("copy = %q", got)
+	}
+}
+
+func TestPermissionDenied(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores file permissions")
+	}
+	s, dir := newStore(t)
+	put(t, s, "ro/k", "v", nil)
+	if err := os.Chmod(filepath.Join(dir, "ro"), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "ro"), 0o700) })
+	if _, err := s.Put(ctx, "ro/k", strings.NewReader("x"), nil); !errors.Is(err, store.ErrForbidden) {
+		t.Fatalf("put into a read-only directory: %v", err)
+	}
+}

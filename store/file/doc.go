@@ -1,0 +1,49 @@
+// Package file is the local filesystem backend: the objects of file:///abs/dir are the regular
+// files below that directory, their keys the slash-separated paths relative to it.
+//
+// # Promises
+//
+// Writes are atomic and durable: the body goes to a temporary file under the root's hidden
+// .wharf-meta/tmp directory, is fsynced, renamed (or, for create-if-absent, hard-linked) into
+// place, and the directory is fsynced. A failed or cancelled Put leaves nothing at the key and
+// no temporary file.
+//
+// Content type and user metadata are kept in a sidecar JSON file per object under
+// .wharf-meta/obj, written the same way. The sidecar records the file's size, modification time
+// and inode; a sidecar that no longer matches its file (the file was edited or replaced by
+// something other than wharf) is ignored, and the object then has an ETag derived from those
+// three values, so an ETag changes whenever content changes. Files dropped in by hand are
+// listed and readable like any other object.
+//
+// Conditional writes (IfNoneMatch, IfMatch, conditional Delete) and pinned reads hold between
+// processes on one machine: every check-and-replace runs under an exclusive flock on
+// .wharf-meta/lock, and create-if-absent places the file with link(2), which never replaces an
+// existing file. The lock does not hold across machines on a network file system; Describe
+// reports the mount type so the probe can tell.
+//
+// A file store cannot hold both "a" and "a/b" (a is a file or a directory); the second is
+// refused. Directories left empty by Delete are removed. Keys whose first segment is
+// .wharf-meta, keys that would leave the root, and keys through a symbolic link are refused.
+//
+// # URLs
+//
+//	file:///abs/dir
+//	/abs/dir
+//	./relative/dir
+//
+// # Errors
+//
+//   - store.ErrBucketMissing: the root directory does not exist (or is not a directory), for
+//     every operation but MakeBucket, which creates it. The error names the directory.
+//   - store.ErrNotExist: no regular file at the key.
+//   - store.ErrPreconditionFailed: a failed IfNoneMatch or IfMatch on Put, Copy or Delete, or a
+//     pinned Get whose ETag no longer matches. IfMatch on a missing key fails the condition.
+//   - store.ErrForbidden: permission denied, or a read-only file system.
+//   - store.ErrKeyInvalid: a key that is invalid, under .wharf-meta, through a symbolic link, or
+//     too long for the file system.
+//   - store.ErrUnsupported: a key that collides with a directory of other keys, or the reverse.
+//   - store.ErrUnavailable: any other I/O failure (a full disk, say), or a Put body that cannot
+//     be read (a body error that already carries a store kind passes through).
+//
+// A cancelled context returns the context's error, unwrapped.
+package file

@@ -1,0 +1,174 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func init() { store.Register("file", open) }
+
+func open(_ context.Context, loc store.Location, _ *store.Config) (store.Store, error) {
+	return New(loc.Bucket)
+}
+
+// Hidden paths below the root, never listed and refused as keys.
+const (
+	metaDir  = ".wharf-meta"
+	tmpDir   = metaDir + "/tmp"
+	objDir   = metaDir + "/obj"
+	lockFile = metaDir + "/lock"
+)
+
+// Store is a store rooted at a directory. It holds no open files between calls.
+type Store struct {
+	dir string
+}
+
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.Copier      = (*Store)(nil)
+	_ store.BucketMaker = (*Store)(nil)
+	_ store.Describer   = (*Store)(nil)
+)
+
+// New returns the store rooted at dir, which must be absolute. The directory need not exist:
+// operations report store.ErrBucketMissing until MakeBucket creates it.
+func New(dir string) (*Store, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, &store.Error{Op: "open", Key: dir, Kind: store.ErrConfig,
+			Err: errors.New("file store root must be an absolute directory")}
+	}
+	return &Store{dir: filepath.Clean(dir)}, nil
+}
+
+// Close does nothing: the store holds no resources between calls.
+func (s *Store) Close() error { return nil }
+
+// Describe names the store and the file system type of its root (of the nearest existing
+// parent when the root does not exist yet).
+func (s *Store) Describe() store.Description {
+	return store.Description{
+		Scheme:    "file",
+		Location:  "file://" + filepath.ToSlash(s.dir),
+		MountType: mountType(s.dir),
+	}
+}
+
+// MakeBucket creates the root directory and its parents. An existing directory is success.
+func (s *Store) MakeBucket(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := os.MkdirAll(s.dir, 0o777)
+	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST) {
+		return &store.Error{Op: "make-bucket", Key: s.dir, Kind: store.ErrBucketMissing,
+			Err: fmt.Errorf("%s (or a parent) is not a directory", s.dir)}
+	}
+	if err != nil {
+		return mapErr("make-bucket", s.dir, err)
+	}
+	return syncDir(filepath.Dir(s.dir))
+}
+
+// openRoot opens the root directory for one operation.
+func (s *Store) openRoot(op, key string) (*os.Root, error) {
+	r, err := os.OpenRoot(s.dir)
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &store.Error{Op: op, Key: key, Kind: store.ErrBucketMissing,
+			Err: fmt.Errorf("directory %s does not exist (make it with MakeBucket)", s.dir)}
+	case errors.Is(err, fs.ErrPermission):
+		return nil, mapErr(op, key, err)
+	case errors.Is(err, syscall.ENOTDIR) || !isDir(s.dir):
+		return nil, &store.Error{Op: op, Key: key, Kind: store.ErrBucketMissing,
+			Err: fmt.Errorf("%s is not a directory", s.dir)}
+	}
+	return nil, mapErr(op, key, err)
+}
+
+// checkKey refuses, beyond store.ValidateKey, keys under the hidden directory and keys whose
+// path runs through a symbolic link. (os.Root also keeps every access inside the root.)
+func checkKey(r *os.Root, op, key string) error {
+	if err := store.ValidateKey(op, key); err != nil {
+		return err
+	}
+	first, _, _ := strings.Cut(key, "/")
+	if first == metaDir {
+		return invalidKey(op, key, "%s is reserved for the file store's own files", metaDir)
+	}
+	for i := 0; i <= len(key); i++ {
+		if i < len(key) && key[i] != '/' {
+			continue
+		}
+		fi, err := r.Lstat(filepath.FromSlash(key[:i]))
+		if err != nil {
+			return nil // absent (or not a directory): nothing further to follow
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return invalidKey(op, key, "%s is a symbolic link: the file store does not follow links", key[:i])
+		}
+		if !fi.IsDir() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// checkPrefix is checkKey for a listing prefix; it checks the directories the prefix names.
+func checkPrefix(r *os.Root, prefix string) error {
+	if err := store.ValidatePrefix("list", prefix); err != nil {
+		return err
+	}
+	if strings.HasPrefix(prefix, metaDir+"/") {
+		return invalidKey("list", prefix, "%s is reserved for the file store's own files", metaDir)
+	}
+	if dir := path.Dir(prefix + "x"); dir != "." {
+		if err := checkKey(r, "list", dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isDir(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
+
+// syncDir fsyncs a directory so that the entries just made in it survive a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// syncRootDir fsyncs the directory name below r.
+func syncRootDir(r *os.Root, name string) error {
+	d, err := r.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func parentOf(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[:i]
+	}
+	return "."
+}

@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package file
+
+// mountType is unknown on this platform.
+func mountType(string) string { return "" }

@@ -1,0 +1,328 @@
+package file
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// Put writes body to a temporary file, then, under the exclusive lock, checks opts' condition
+// and moves the file into place. See the package documentation for what it promises.
+func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	var o store.PutOptions
+	if opts != nil {
+		o = *opts
+	}
+	return s.write(ctx, "put", key, body, &o)
+}
+
+// Copy streams src into a new file at dst; opts' condition applies to dst. Metadata and
+// content type come from opts when given, from src otherwise.
+func (s *Store) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	var o store.PutOptions
+	if opts != nil {
+		o = *opts
+	}
+	f, info, err := s.openObject(ctx, "copy", src)
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	defer f.Close()
+	if o.Metadata == nil {
+		o.Metadata = info.Metadata
+	}
+	if o.ContentType == "" {
+		o.ContentType = info.ContentType
+	}
+	o.Size = info.Size
+	return s.write(ctx, "copy", dst, f, &o)
+}
+
+// write is Put and the second half of Copy.
+func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *store.PutOptions) (store.ObjectInfo, error) {
+	r, err := s.openRoot(op, key)
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	defer r.Close()
+	if err := checkKey(r, op, key); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	w := &writer{r: r, op: op, key: key}
+	defer w.cleanup()
+	if err := w.spool(ctx, body, o); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	if err := w.prepareSidecar(o); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	release, err := lock(ctx, r, op, key, true)
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	err = w.commit(o)
+	release()
+	if err == nil {
+		err = w.syncDirs()
+	}
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	return w.info(), nil
+}
+
+// writer carries one write through its steps.
+type writer struct {
+	r       *os.Root
+	op, key string
+	tmp     string // the body's temporary file
+	scTmp   string // the sidecar's temporary file
+	sc      sidecar
+}
+
+// cleanup removes whatever temporary file is left (after a rename there is none; after a
+// link the temporary name remains).
+func (w *writer) cleanup() {
+	for _, name := range []string{w.tmp, w.scTmp} {
+		if name != "" {
+			_ = w.r.Remove(name)
+		}
+	}
+}
+
+func (w *writer) info() store.ObjectInfo {
+	return store.ObjectInfo{
+		Key: w.key, Size: w.sc.Size, ETag: w.sc.ETag,
+		LastModified: time.Unix(0, w.sc.MtimeNs).UTC(),
+		ContentType:  w.sc.ContentType, Metadata: maps.Clone(w.sc.Metadata),
+	}
+}
+
+// createTemp makes a new empty file under the hidden tmp directory.
+func (w *writer) createTemp() (*os.File, string, error) {
+	if err := w.r.MkdirAll(filepath.FromSlash(tmpDir), 0o777); err != nil {
+		return nil, "", mapErr(w.op, w.key, err)
+	}
+	name := filepath.FromSlash(tmpDir + "/" + rand.Text())
+	f, err := w.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return nil, "", mapErr(w.op, w.key, err)
+	}
+	return f, name, nil
+}
+
+// spool copies body into a synced temporary file and fills in the sidecar's identity.
+func (w *writer) spool(ctx context.Context, body io.Reader, o *store.PutOptions) error {
+	f, name, err := w.createTemp()
+	if err != nil {
+		return err
+	}
+	w.tmp = name
+	defer f.Close()
+	h := sha256.New()
+	n, err := copyBody(ctx, io.MultiWriter(f, h), body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, errWrite) {
+			return mapErr(w.op, w.key, err)
+		}
+		return bodyErr(w.op, w.key, err)
+	}
+	if o.Size > 0 && n != o.Size {
+		return bodyErr(w.op, w.key, fmt.Errorf("read %d bytes, expected %d: %w", n, o.Size, io.ErrUnexpectedEOF))
+	}
+	if err := f.Sync(); err != nil {
+		return mapErr(w.op, w.key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return mapErr(w.op, w.key, err)
+	}
+	w.sc = sidecar{Key: w.key, ETag: newETag(h), Size: n, MtimeNs: fi.ModTime().UnixNano(), Ino: inode(fi)}
+	return nil
+}
+
+// newETag mixes a random nonce into the content hash: two writes of the same bytes differ.
+func newETag(h hash.Hash) string {
+	sum := sha256.Sum256([]byte(hex.EncodeToString(h.Sum(nil)) + rand.Text()))
+	return hex.EncodeToString(sum[:16])
+}
+
+var errWrite = errors.New("writing the temporary file")
+
+// copyBody copies body to dst, stopping when ctx ends. Write failures wrap errWrite so they
+// are told from body failures.
+func copyBody(ctx context.Context, dst io.Writer, body io.Reader) (int64, error) {
+	if body == nil {
+		return 0, nil
+	}
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		m, rerr := body.Read(buf)
+		if m > 0 {
+			if _, err := dst.Write(buf[:m]); err != nil {
+				return n, fmt.Errorf("%w: %w", errWrite, err)
+			}
+			n += int64(m)
+		}
+		if rerr == io.EOF {
+			return n, nil
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+}
+
+// prepareSidecar writes the sidecar to a synced temporary file, ready to be renamed.
+func (w *writer) prepareSidecar(o *store.PutOptions) error {
+	w.sc.ContentType = o.ContentType
+	w.sc.Metadata = maps.Clone(o.Metadata)
+	b, err := json.Marshal(&w.sc)
+	if err != nil {
+		return mapErr(w.op, w.key, err)
+	}
+	f, name, err := w.createTemp()
+	if err != nil {
+		return err
+	}
+	w.scTmp = name
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return mapErr(w.op, w.key, err)
+}
+
+// commit checks the condition and moves the files into place; the exclusive lock is held.
+func (w *writer) commit(o *store.PutOptions) error {
+	if err := w.check(o.IfNoneMatch, o.IfMatch); err != nil {
+		return err
+	}
+	dir := parentOf(w.key)
+	if err := w.mkdirs(dir); err != nil {
+		return err
+	}
+	if err := w.place(o.IfNoneMatch); err != nil {
+		return err
+	}
+	return w.placeSidecar()
+}
+
+// syncDirs makes the renames durable. It runs after the lock is released, so writers do not
+// wait on each other's fsyncs; the caller hears of success only once both are done. A
+// directory pruned meanwhile by a Delete has nothing left to sync.
+func (w *writer) syncDirs() error {
+	for _, dir := range []string{filepath.FromSlash(parentOf(w.key)), filepath.Dir(sidecarPath(w.key))} {
+		if err := syncRootDir(w.r, dir); err != nil && !isNotExist(err) {
+			return mapErr(w.op, w.key, err)
+		}
+	}
+	return nil
+}
+
+// check applies a condition to the current object; the exclusive lock is held.
+func (w *writer) check(ifNoneMatch bool, ifMatch string) error {
+	cur, exists, isDir, err := current(w.r, w.op, w.key)
+	switch {
+	case err != nil:
+		return err
+	case isDir:
+		return conflict(w.op, w.key, "%s is a directory of other keys", w.key)
+	case ifNoneMatch && exists:
+		return precondition(w.op, w.key, "key exists")
+	case ifMatch != "" && !exists:
+		return precondition(w.op, w.key, "key does not exist")
+	case ifMatch != "" && cur.ETag != ifMatch:
+		return precondition(w.op, w.key, "current ETag is %q, not %q", cur.ETag, ifMatch)
+	}
+	return nil
+}
+
+// mkdirs makes the key's parent directories, fsyncing each parent of a new one.
+func (w *writer) mkdirs(dir string) error {
+	if dir == "." {
+		return nil
+	}
+	native := filepath.FromSlash(dir)
+	if fi, err := w.r.Lstat(native); err == nil {
+		if !fi.IsDir() {
+			return conflict(w.op, w.key, "%s is an object", dir)
+		}
+		return nil
+	}
+	if err := w.r.MkdirAll(native, 0o777); err != nil {
+		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST) {
+			return conflict(w.op, w.key, "a part of %s is an object", dir)
+		}
+		return mapErr(w.op, w.key, err)
+	}
+	for d := dir; d != "."; {
+		d = parentOf(d)
+		if err := syncRootDir(w.r, filepath.FromSlash(d)); err != nil {
+			return mapErr(w.op, w.key, err)
+		}
+	}
+	return nil
+}
+
+// place moves the body into place: link(2) for create-if-absent, which fails rather than
+// replace a file that appeared since the check; rename(2) otherwise.
+func (w *writer) place(create bool) error {
+	dst := filepath.FromSlash(w.key)
+	if create {
+		err := w.r.Link(w.tmp, dst)
+		if errors.Is(err, os.ErrExist) {
+			return precondition(w.op, w.key, "key exists")
+		}
+		return mapErr(w.op, w.key, err)
+	}
+	err := w.r.Rename(w.tmp, dst)
+	if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return conflict(w.op, w.key, "%s is a directory of other keys", w.key)
+	}
+	if err == nil {
+		w.tmp = ""
+	}
+	return mapErr(w.op, w.key, err)
+}
+
+func (w *writer) placeSidecar() error {
+	dst := sidecarPath(w.key)
+	if err := w.r.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+		return mapErr(w.op, w.key, err)
+	}
+	if err := w.r.Rename(w.scTmp, dst); err != nil {
+		return mapErr(w.op, w.key, err)
+	}
+	w.scTmp = ""
+	return nil
+}

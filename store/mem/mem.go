@@ -1,0 +1,263 @@
+package mem
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func init() { store.Register("mem", open) }
+
+func open(_ context.Context, loc store.Location, _ *store.Config) (store.Store, error) {
+	return Named(loc.Bucket), nil
+}
+
+var (
+	namedMu sync.Mutex
+	named   = map[string]*Store{}
+)
+
+// Named returns the process-wide store called name, creating it on first use: mem://name
+// opens it.
+func Named(name string) *Store {
+	namedMu.Lock()
+	defer namedMu.Unlock()
+	s, ok := named[name]
+	if !ok {
+		s = newStore("mem://" + name)
+		named[name] = s
+	}
+	return s
+}
+
+// New returns an empty private store.
+func New() *Store { return newStore("mem://") }
+
+// Store is an in-memory store. Its zero value is not usable: call New or Named.
+type Store struct {
+	location string
+
+	mu   sync.Mutex
+	objs map[string]*object
+	seq  uint64
+}
+
+type object struct {
+	data []byte // never modified once stored
+	info store.ObjectInfo
+}
+
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.Copier      = (*Store)(nil)
+	_ store.BucketMaker = (*Store)(nil)
+	_ store.Describer   = (*Store)(nil)
+)
+
+func newStore(location string) *Store {
+	return &Store{location: location, objs: map[string]*object{}}
+}
+
+// Get returns the object at key, or the byte range opts asks for. A range starting at or past
+// the end returns an empty body.
+func (s *Store) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var o store.GetOptions
+	if opts != nil {
+		o = *opts
+	}
+	s.mu.Lock()
+	obj, ok := s.objs[key]
+	s.mu.Unlock()
+	if !ok {
+		return nil, notExist("get", key)
+	}
+	if o.IfMatch != "" && o.IfMatch != obj.info.ETag {
+		return nil, stale("get", key, o.IfMatch)
+	}
+	data := obj.data[min(o.Offset, int64(len(obj.data))):]
+	if o.Length > 0 && o.Length < int64(len(data)) {
+		data = data[:o.Length]
+	}
+	return &store.Object{Info: cloneInfo(obj.info), ReadCloser: io.NopCloser(bytes.NewReader(data))}, nil
+}
+
+// Head returns the object's metadata.
+func (s *Store) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	obj, ok := s.objs[key]
+	if !ok {
+		return store.ObjectInfo{}, notExist("head", key)
+	}
+	return cloneInfo(obj.info), nil
+}
+
+// Put reads body whole, then stores it if opts' condition holds.
+func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	data, err := readBody(ctx, key, body)
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	var o store.PutOptions
+	if opts != nil {
+		o = *opts
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check("put", key, &o); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	return s.store(key, data, o.ContentType, o.Metadata), nil
+}
+
+// Copy copies src to dst; opts' condition applies to dst. Metadata and content type come from
+// opts when given, from src otherwise.
+func (s *Store) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	var o store.PutOptions
+	if opts != nil {
+		o = *opts
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from, ok := s.objs[src]
+	if !ok {
+		return store.ObjectInfo{}, notExist("copy", src)
+	}
+	if err := s.check("copy", dst, &o); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	if o.Metadata == nil {
+		o.Metadata = from.info.Metadata
+	}
+	if o.ContentType == "" {
+		o.ContentType = from.info.ContentType
+	}
+	return s.store(dst, from.data, o.ContentType, o.Metadata), nil
+}
+
+// Delete removes key; with opts.IfMatch only when key holds that ETag (a missing key then
+// fails the condition).
+func (s *Store) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if opts != nil && opts.IfMatch != "" {
+		if err := s.check("delete", key, &store.PutOptions{IfMatch: opts.IfMatch}); err != nil {
+			return err
+		}
+	}
+	delete(s.objs, key)
+	return nil
+}
+
+// MakeBucket succeeds: every mem store exists.
+func (s *Store) MakeBucket(ctx context.Context) error { return ctx.Err() }
+
+// Close does nothing: a named store lives as long as the process.
+func (s *Store) Close() error { return nil }
+
+// Describe names the store.
+func (s *Store) Describe() store.Description {
+	return store.Description{Scheme: "mem", Location: s.location}
+}
+
+// check applies o's condition to key; s.mu is held.
+func (s *Store) check(op, key string, o *store.PutOptions) error {
+	cur, exists := s.objs[key]
+	switch {
+	case o.IfNoneMatch && exists:
+		return &store.Error{Op: op, Key: key, Kind: store.ErrPreconditionFailed, Err: errors.New("key exists")}
+	case o.IfMatch != "" && !exists:
+		return &store.Error{Op: op, Key: key, Kind: store.ErrPreconditionFailed, Err: errors.New("key does not exist")}
+	case o.IfMatch != "" && cur.info.ETag != o.IfMatch:
+		return stale(op, key, o.IfMatch)
+	}
+	return nil
+}
+
+// store records data at key with a fresh ETag; s.mu is held.
+func (s *Store) store(key string, data []byte, contentType string, md map[string]string) store.ObjectInfo {
+	s.seq++
+	h := sha256.New()
+	h.Write(data)
+	h.Write(binary.BigEndian.AppendUint64(nil, s.seq))
+	info := store.ObjectInfo{
+		Key:          key,
+		Size:         int64(len(data)),
+		ETag:         hex.EncodeToString(h.Sum(nil)[:16]),
+		LastModified: time.Now().UTC(),
+		ContentType:  contentType,
+		Metadata:     maps.Clone(md),
+	}
+	s.objs[key] = &object{data: data, info: info}
+	return cloneInfo(info)
+}
+
+func readBody(ctx context.Context, key string, body io.Reader) ([]byte, error) {
+	if body == nil {
+		return []byte{}, nil
+	}
+	var buf bytes.Buffer
+	_, err := buf.ReadFrom(&ctxReader{ctx: ctx, r: body})
+	if err == nil {
+		return buf.Bytes(), nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var se *store.Error
+	if store.IsContext(err) || errors.As(err, &se) {
+		return nil, err
+	}
+	return nil, &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func cloneInfo(i store.ObjectInfo) store.ObjectInfo {
+	i.Metadata = maps.Clone(i.Metadata)
+	return i
+}
+
+func notExist(op, key string) error {
+	return &store.Error{Op: op, Key: key, Kind: store.ErrNotExist}
+}
+
+func stale(op, key, etag string) error {
+	return &store.Error{Op: op, Key: key, Kind: store.ErrPreconditionFailed,
+		Err: fmt.Errorf("current ETag is not %q", etag)}
+}
