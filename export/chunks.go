@@ -1,0 +1,121 @@
+package export
+
+import (
+	"context"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// writeChunks writes the chunks whose indexes are in todo, Parallel at a time. The first
+// failure cancels the others and is returned.
+func (r *runner) writeChunks(ctx context.Context, chunks []ChunkRecord, todo []int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for range min(r.parallel(), max(1, len(todo))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for idx := range jobs {
+				if err := r.writeChunk(ctx, &chunks[idx]); err != nil {
+					once.Do(func() { first = err; cancel(err) })
+				}
+			}
+		}()
+	}
+	for _, idx := range todo {
+		select {
+		case jobs <- idx:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// writeChunk reads one chunk's rows and writes its part, journaling it running, then
+// committed with the part's size, rows, sha256 and ETag.
+func (r *runner) writeChunk(ctx context.Context, c *ChunkRecord) error {
+	if err := r.j.SetChunk(ctx, r.rec.RunID, c.Index, "running", nil); err != nil {
+		return err
+	}
+	if err := r.beforeWrite(ctx); err != nil {
+		return err
+	}
+	key := partKey(r.rec.RunID, c.Index, r.e.Format)
+	part, err := writePart(ctx, r.dst, key, r.e.Format, schemaOf(r.cols),
+		func(emit func(arrow.RecordBatch) error) (int64, error) {
+			return r.src.readRange(ctx, r.e, r.cols, c.Range, r.window, r.batchRows(), emit)
+		})
+	if err != nil {
+		return err
+	}
+	part.Chunk, part.Range = c.Index, c.Range
+	if err := r.j.SetChunk(ctx, r.rec.RunID, c.Index, "committed", &part); err != nil {
+		return err
+	}
+	c.Status, c.Part = "committed", part
+	r.progress(part)
+	return nil
+}
+
+func (r *runner) batchRows() int {
+	if r.o.BatchRows > 0 {
+		return r.o.BatchRows
+	}
+	return 64 * 1024
+}
+
+func (r *runner) progress(p Part) {
+	r.wroteMu.Lock()
+	r.res.Rows += p.Rows
+	r.res.Bytes += p.Size
+	r.prog.ChunksDone++
+	r.prog.Rows, r.prog.Bytes = r.res.Rows, r.res.Bytes
+	pr := r.prog
+	r.wroteMu.Unlock()
+	if r.o.Progress != nil {
+		r.o.Progress(pr)
+	}
+	r.o.log().Debug("export: part written", "export", r.e.Name, "run_id", r.rec.RunID, "key", p.Key, "rows", p.Rows, "bytes", p.Size)
+}
+
+// beforeWrite runs once, before the first object a run puts or moves at the prefix: it
+// removes _SUCCESS, so that no reader trusts the prefix while it changes (M4).
+func (r *runner) beforeWrite(ctx context.Context) error {
+	r.writeOnce.Do(func() {
+		r.wroteMu.Lock()
+		r.wrote = true
+		r.wroteMu.Unlock()
+		if err := r.makeDir(ctx); err != nil {
+			r.wroteErr = newErr("write", r.rec.Prefix, ErrWrite, err)
+			return
+		}
+		if err := r.dst.Delete(ctx, SuccessKey, nil); err != nil {
+			r.wroteErr = newErr("write", SuccessKey, ErrWrite, err)
+		}
+	})
+	return r.wroteErr
+}
+
+// makeDir creates the directory of a file destination (its templated path need not exist
+// yet). Other stores are never created: a missing bucket is an error.
+func (r *runner) makeDir(ctx context.Context) error {
+	if store.Describe(r.dst).Scheme != "file" {
+		return nil
+	}
+	return store.MakeBucket(ctx, r.dst)
+}

@@ -1,0 +1,60 @@
+// Package export writes database tables (SQLite, PostgreSQL) to object storage as verified
+// datasets: Parquet (zstd), NDJSON or CSV parts, then manifest.json, then _SUCCESS, at a
+// prefix of any store. Validate certifies such a prefix without touching the source; a run
+// journal in a SQLite state file records runs, per-chunk progress and delta cursors, so that an
+// interrupted run resumes chunk by chunk.
+//
+// # What a run promises
+//
+// Rows are read over ranges of a chunking key (an integer or timestamp column; rows whose key
+// is NULL form one more chunk), Options.Parallel chunks in flight, each streamed through a
+// pipe into store.Put in record batches of Options.BatchRows rows, so memory is bounded by
+// the batch and one Parquet row group per chunk in flight, whatever the table's size. Each
+// chunk is one part, named part-<run_id>-<chunk>.<ext>: a resume rewrites the same key, and
+// a later run's parts land beside an earlier run's, never over them.
+//
+// The trust contract at the resolved prefix:
+//
+//   - M1: parts are written before manifest.json, and manifest.json before _SUCCESS.
+//   - M2: _SUCCESS holds the hex sha256 of manifest.json's exact bytes.
+//   - M3: the manifest lists every part of the run (key, size, rows, sha256, the store's ETag,
+//     its key range), the schema and its fingerprint, run id, export, timings, status, the
+//     delta window, wharf's version; the source only by host or file, never a credential.
+//   - M4: a run that fails before its first write leaves the prefix as it was, except that a
+//     prefix with no manifest yet gets a failed manifest with no parts (and no _SUCCESS). The
+//     first write of a run removes _SUCCESS; a run that wrote and then failed writes a failed
+//     manifest naming the parts it wrote.
+//   - M5–M7: Validate reads _SUCCESS and manifest.json, compares the marker with the manifest's
+//     hash, and HEADs every part: a deleted, truncated or rewritten part (another size or ETag)
+//     is named; Deep re-hashes every part. A prefix without a manifest is a legacy run (also a
+//     Spark/Hadoop empty _SUCCESS), never certified; a prefix that cannot be read (a missing
+//     bucket) is ErrVerifyManifestRead, never legacy.
+//   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
+//     the journal's last run of the export did not succeed, or Force.
+//   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
+//     window) and decides per chunk: skip a committed part still at its size and ETag; rewrite
+//     a chunk pending, in progress or whose part is gone; quarantine an object where a part
+//     belongs that the journal does not vouch for (copied verbatim to
+//     _quarantine/<run_id>/<key>, then deleted; never a plain delete), then rewrite it.
+//
+// In delta mode a run exports rows whose cursor column is past the cursor of the last
+// successful run and at most the cursor's largest value when the run started; the cursor
+// advances only when the run succeeds, in the same transaction that journals the success.
+//
+// # Types
+//
+// Integers keep their width; float4/float8 and REAL are floats; numeric(p,s) and DECIMAL(p,s)
+// with p ≤ 38 are decimal128(p,s), an unconstrained or wider numeric is its exact text; text
+// is utf8, bytea/BLOB binary, boolean bool, date date32, timestamp a microsecond timestamp
+// (timestamptz in UTC), uuid the arrow.uuid extension (Parquet UUID), json/jsonb the
+// arrow.json extension (a string with the Parquet JSON logical type). Other types are written
+// as their text. Every column is nullable and NULLs are kept.
+//
+// # Errors
+//
+// Failures are *Error values whose kind is one of ErrConfig, ErrSourceUnavailable,
+// ErrSourceNotFound, ErrChunkKey, ErrSourceRead, ErrWrite, ErrState, ErrDestAlreadyComplete,
+// ErrVerifyManifestRead and ErrNotCertified (each with a WHARF_… code that store.Code finds);
+// a store failure inside keeps its own kind reachable with errors.Is. Messages name the table,
+// column, host, file or key at fault, never a password. A cancelled context passes through.
+package export

@@ -1,0 +1,86 @@
+package export
+
+import "errors"
+
+// Kind is an export error kind. Kinds are sentinels: test for them with errors.Is. Each has a
+// stable WHARF_… code, which store.Code finds (it looks for a Code() method in the chain).
+type Kind struct {
+	code string
+	text string
+}
+
+func (k *Kind) Error() string { return k.text }
+
+// Code is the stable WHARF_… code of the kind.
+func (k *Kind) Code() string { return k.code }
+
+func newKind(code, text string) *Kind { return &Kind{code: code, text: text} }
+
+// The kinds of export failures.
+var (
+	// ErrConfig: an Export's options are invalid (no source, both table and query…).
+	ErrConfig = newKind("WHARF_EXPORT_CONFIG_INVALID", "invalid export options")
+	// ErrSourceUnavailable: the source cannot be opened or reached, or refused the login.
+	// The message names the host or file, never a password.
+	ErrSourceUnavailable = newKind("WHARF_SOURCE_UNAVAILABLE", "source unavailable")
+	// ErrSourceNotFound: the table, or a column the export names, does not exist.
+	ErrSourceNotFound = newKind("WHARF_SOURCE_NOT_FOUND", "table or column not found")
+	// ErrChunkKey: the chunking key (or cursor column) is not an integer or timestamp column.
+	ErrChunkKey = newKind("WHARF_CHUNK_KEY_INVALID", "chunking key must be an integer or timestamp column")
+	// ErrSourceRead: the source failed while a chunk was read, or a value did not convert.
+	ErrSourceRead = newKind("WHARF_SOURCE_READ_FAILED", "reading the source failed")
+	// ErrDestAlreadyComplete: --resume on a prefix that holds _SUCCESS, when the journal's last
+	// run of the export did not fail and Force is not set.
+	ErrDestAlreadyComplete = newKind("WHARF_DEST_ALREADY_COMPLETE", "destination already holds a complete export")
+	// ErrVerifyManifestRead: validate could not read the prefix (a missing bucket, no access,
+	// the store unavailable). Never reported as a legacy run.
+	ErrVerifyManifestRead = newKind("WHARF_VERIFY_MANIFEST_READ_ERROR", "cannot read the manifest")
+	// ErrNotCertified: validate read the prefix and it is not a certified export.
+	ErrNotCertified = newKind("WHARF_NOT_CERTIFIED", "prefix is not a certified export")
+	// ErrState: the state file (journal, chunk progress, cursors) cannot be opened or written.
+	ErrState = newKind("WHARF_STATE_ERROR", "state file error")
+	// ErrWrite: writing a part, the manifest or _SUCCESS failed (the store error is wrapped too).
+	ErrWrite = newKind("WHARF_EXPORT_WRITE_FAILED", "writing the export failed")
+)
+
+// Error is an export failure: what was being done, on what, the kind and the cause. It unwraps
+// to both the kind and the cause (a store error keeps its own kind reachable).
+type Error struct {
+	Op   string // "open-source", "schema", "plan", "read", "write", "manifest", "validate", "state"
+	What string // the table, column, host, key or file concerned
+	Kind *Kind
+	Err  error
+}
+
+func (e *Error) Error() string {
+	s := e.Op
+	if e.What != "" {
+		s += " " + e.What
+	}
+	s += ": " + e.Kind.Error()
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the kind and the cause.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+func newErr(op, what string, kind *Kind, cause error) error {
+	return &Error{Op: op, What: what, Kind: kind, Err: cause}
+}
+
+// Code returns the code of the first export kind in err's chain, or "".
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind.Code()
+	}
+	return ""
+}

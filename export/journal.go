@@ -1,0 +1,254 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Journal is the state file: the run journal, per-chunk progress and the delta cursors, in one
+// SQLite database. It is safe for concurrent use by the goroutines of one process.
+type Journal struct {
+	db   *sql.DB
+	path string
+}
+
+// RunRecord is one run in the journal.
+type RunRecord struct {
+	RunID      string        `json:"run_id"`
+	Export     string        `json:"export"`
+	Status     string        `json:"status"`
+	Error      string        `json:"error,omitempty"`
+	Prefix     string        `json:"prefix"` // the resolved destination URL
+	Rows       int64         `json:"rows"`
+	Parts      int           `json:"parts"`
+	Bytes      int64         `json:"bytes"`
+	Attempts   int           `json:"attempts"`
+	StartedAt  time.Time     `json:"started_at"`
+	FinishedAt time.Time     `json:"finished_at,omitzero"`
+	Window     *CursorWindow `json:"cursor,omitempty"`
+}
+
+// ChunkRecord is one chunk of a run: its range and, once committed, its part.
+type ChunkRecord struct {
+	Index  int
+	Range  Range
+	Status string // "pending", "running", "committed"
+	Part   Part   // set when committed
+}
+
+const schemaSQL = `
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY, export TEXT NOT NULL, status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '',
+  prefix TEXT NOT NULL, rows INTEGER NOT NULL DEFAULT 0, parts INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 1,
+  started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', cursor_window TEXT NOT NULL DEFAULT 'null');
+CREATE INDEX IF NOT EXISTS runs_export ON runs(export, started_at);
+CREATE TABLE IF NOT EXISTS chunks (
+  run_id TEXT NOT NULL, idx INTEGER NOT NULL, range TEXT NOT NULL, status TEXT NOT NULL,
+  part TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (run_id, idx));
+CREATE TABLE IF NOT EXISTS cursors (
+  export TEXT PRIMARY KEY, column_name TEXT NOT NULL, value TEXT NOT NULL, run_id TEXT NOT NULL,
+  updated_at TEXT NOT NULL);`
+
+// OpenJournal opens (creating it and its directory when absent) the state file at path.
+func OpenJournal(ctx context.Context, path string) (*Journal, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, newErr("state", path, ErrState, err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
+	if err != nil {
+		return nil, newErr("state", path, ErrState, err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, schemaSQL); err != nil {
+		db.Close()
+		return nil, newErr("state", path, ErrState, err)
+	}
+	return &Journal{db: db, path: path}, nil
+}
+
+// Close closes the state file.
+func (j *Journal) Close() error { return j.db.Close() }
+
+func (j *Journal) fail(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return newErr("state", j.path, ErrState, err)
+}
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only types of this package, which always marshal
+	}
+	return string(b)
+}
+
+// StartRun records r as running, or, for a run already journaled (a resume), marks it running
+// again and counts the attempt.
+func (j *Journal) StartRun(ctx context.Context, r *RunRecord) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO runs (run_id, export, status, prefix, started_at, cursor_window)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, error = '', attempts = attempts + 1, finished_at = ''`,
+		r.RunID, r.Export, StatusRunning, r.Prefix, ts(r.StartedAt), mustJSON(r.Window))
+	return j.fail(err)
+}
+
+// FinishRun records the outcome of r. A succeeded delta run advances the export's cursor in
+// the same transaction; a failed one leaves it where it was.
+func (j *Journal) FinishRun(ctx context.Context, r *RunRecord) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return j.fail(err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, rows = ?, parts = ?, bytes = ?, finished_at = ?
+WHERE run_id = ?`, r.Status, r.Error, r.Rows, r.Parts, r.Bytes, ts(r.FinishedAt), r.RunID)
+	if err != nil {
+		return j.fail(err)
+	}
+	if r.Status == StatusSucceeded && r.Window != nil && !r.Window.To.IsZero() {
+		_, err = tx.ExecContext(ctx, `INSERT INTO cursors (export, column_name, value, run_id, updated_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT(export) DO UPDATE SET column_name = excluded.column_name, value = excluded.value,
+  run_id = excluded.run_id, updated_at = excluded.updated_at`,
+			r.Export, r.Window.Column, mustJSON(r.Window.To), r.RunID, ts(r.FinishedAt))
+		if err != nil {
+			return j.fail(err)
+		}
+	}
+	return j.fail(tx.Commit())
+}
+
+const runCols = `run_id, export, status, error, prefix, rows, parts, bytes, attempts, started_at, finished_at, cursor_window`
+
+func scanRun(sc interface{ Scan(...any) error }) (*RunRecord, error) {
+	var r RunRecord
+	var started, finished, window string
+	err := sc.Scan(&r.RunID, &r.Export, &r.Status, &r.Error, &r.Prefix, &r.Rows, &r.Parts, &r.Bytes,
+		&r.Attempts, &started, &finished, &window)
+	if err != nil {
+		return nil, err
+	}
+	r.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
+	r.FinishedAt, _ = time.Parse(time.RFC3339Nano, finished)
+	if err := json.Unmarshal([]byte(window), &r.Window); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// LastRun returns the export's most recently started run, or nil when it has none.
+func (j *Journal) LastRun(ctx context.Context, export string) (*RunRecord, error) {
+	row := j.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE export = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`, export)
+	r, err := scanRun(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return r, j.fail(err)
+}
+
+// Runs returns the runs of export (every export when ""), newest first, at most limit (0: all).
+func (j *Journal) Runs(ctx context.Context, export string, limit int) ([]RunRecord, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := j.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE ? = '' OR export = ?
+ORDER BY started_at DESC, rowid DESC LIMIT ?`, export, export, limit)
+	if err != nil {
+		return nil, j.fail(err)
+	}
+	defer rows.Close()
+	var out []RunRecord
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, j.fail(err)
+		}
+		out = append(out, *r)
+	}
+	return out, j.fail(rows.Err())
+}
+
+// Cursor returns the export's delta cursor: the upper bound of its last successful run.
+func (j *Journal) Cursor(ctx context.Context, export string) (Bound, error) {
+	var v string
+	err := j.db.QueryRowContext(ctx, `SELECT value FROM cursors WHERE export = ?`, export).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Bound{}, nil
+	}
+	if err != nil {
+		return Bound{}, j.fail(err)
+	}
+	var b Bound
+	return b, j.fail(json.Unmarshal([]byte(v), &b))
+}
+
+// SavePlan records the chunks of a run as pending.
+func (j *Journal) SavePlan(ctx context.Context, runID string, ranges []Range) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return j.fail(err)
+	}
+	defer tx.Rollback()
+	for i, r := range ranges {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (run_id, idx, range, status) VALUES (?, ?, ?, 'pending')`,
+			runID, i, mustJSON(r)); err != nil {
+			return j.fail(err)
+		}
+	}
+	return j.fail(tx.Commit())
+}
+
+// Chunks returns the chunks of a run in order.
+func (j *Journal) Chunks(ctx context.Context, runID string) ([]ChunkRecord, error) {
+	rows, err := j.db.QueryContext(ctx, `SELECT idx, range, status, part FROM chunks WHERE run_id = ? ORDER BY idx`, runID)
+	if err != nil {
+		return nil, j.fail(err)
+	}
+	defer rows.Close()
+	var out []ChunkRecord
+	for rows.Next() {
+		var c ChunkRecord
+		var rg, part string
+		if err := rows.Scan(&c.Index, &rg, &c.Status, &part); err != nil {
+			return nil, j.fail(err)
+		}
+		if err := json.Unmarshal([]byte(rg), &c.Range); err != nil {
+			return nil, j.fail(err)
+		}
+		if err := json.Unmarshal([]byte(part), &c.Part); err != nil {
+			return nil, j.fail(err)
+		}
+		out = append(out, c)
+	}
+	return out, j.fail(rows.Err())
+}
+
+// SetChunk records a chunk's status, and its part once committed.
+func (j *Journal) SetChunk(ctx context.Context, runID string, idx int, status string, p *Part) error {
+	part := "{}"
+	if p != nil {
+		part = mustJSON(p)
+	}
+	_, err := j.db.ExecContext(ctx, `UPDATE chunks SET status = ?, part = ? WHERE run_id = ? AND idx = ?`, status, part, runID, idx)
+	return j.fail(err)
+}
+
+// updateWindow records the delta window a run exports, so that a resume keeps it.
+func (j *Journal) updateWindow(ctx context.Context, runID string, w *CursorWindow) error {
+	_, err := j.db.ExecContext(ctx, `UPDATE runs SET cursor_window = ? WHERE run_id = ?`, mustJSON(w), runID)
+	return j.fail(err)
+}

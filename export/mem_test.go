@@ -1,0 +1,8 @@
+package export
+
+import (
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/mem"
+)
+
+func memNew() store.Store { return mem.New() }

@@ -1,0 +1,201 @@
+package export
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// Mode is how an export selects rows.
+type Mode string
+
+// The modes.
+const (
+	ModeFull  Mode = "full"  // every row, every run
+	ModeDelta Mode = "delta" // rows whose cursor column is past the last successful run's cursor
+)
+
+// Format is the file format of the parts.
+type Format string
+
+// The formats.
+const (
+	FormatParquet Format = "parquet" // zstd-compressed Parquet (the default)
+	FormatNDJSON  Format = "ndjson"  // one JSON object per line
+	FormatCSV     Format = "csv"     // RFC 4180 with a header line
+)
+
+// Ext is the file extension of a part in f.
+func (f Format) Ext() string {
+	switch f {
+	case FormatNDJSON:
+		return ".ndjson"
+	case FormatCSV:
+		return ".csv"
+	}
+	return ".parquet"
+}
+
+// Export is one export's typed options. The CLI fills it from the config file; the library
+// never reads YAML, the environment or flags.
+type Export struct {
+	Name string // names the export in the journal, the manifest and {export}
+
+	// Source is sqlite:///abs/path.db (or sqlite://./rel.db) or postgres://user@host:port/db.
+	// A password is never part of the URL: give it as a reference in Password.
+	Source   string
+	Password string // env://NAME or file:///path; postgres only
+
+	Table string // a table ("name" or "schema.name"), or
+	Query string // a SELECT whose rows are exported (exactly one of Table and Query)
+
+	ChunkKey  string // an integer or timestamp column the rows are chunked on
+	ChunkRows int    // rows per chunk (one part per chunk); 0: DefaultChunkRows
+
+	Mode         Mode   // "" is ModeFull
+	CursorColumn string // ModeDelta: an integer or timestamp column that only grows
+
+	Format Format // "" is FormatParquet
+
+	// Destination is a store URL template with {date}, {table}, {export} and {run_id}.
+	Destination string
+	Store       store.Config // options for opening the destination
+}
+
+// DefaultChunkRows is the chunk size when Export.ChunkRows is 0.
+const DefaultChunkRows = 500_000
+
+// Options say how one run goes.
+type Options struct {
+	StatePath string // the SQLite state file (the CLI defaults it to .wharf/state.db beside the config)
+	Parallel  int    // chunks in flight; 0 or less is 1
+	Resume    bool   // continue the export's interrupted run (M8, M9)
+	Force     bool   // with Resume: go on even when the prefix holds _SUCCESS
+	// BatchRows bounds the rows held in memory per chunk in flight (default 65,536).
+	BatchRows int
+	Version   string           // wharf's version, recorded in the manifest ("dev" when empty)
+	Now       func() time.Time // clock; nil is time.Now
+	Logger    *slog.Logger     // nil discards
+	// Progress, when set, is called after each chunk (from the worker goroutines).
+	Progress func(Progress)
+}
+
+// Progress reports a run's progress after a chunk.
+type Progress struct {
+	Chunks, ChunksDone int
+	Rows, Bytes        int64
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (o *Options) log() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// Check validates e and fills its defaults. Errors are ErrConfig and name the field.
+func (e *Export) Check() error {
+	bad := func(field, format string, a ...any) error {
+		return newErr("config", e.Name+"."+field, ErrConfig, fmt.Errorf(format, a...))
+	}
+	switch {
+	case !namePattern.MatchString(e.Name):
+		return newErr("config", "name", ErrConfig, fmt.Errorf("export name %q: use letters, digits, _ . -", e.Name))
+	case e.Source == "":
+		return bad("source", "no source given")
+	case (e.Table == "") == (e.Query == ""):
+		return bad("table", "give exactly one of table and query")
+	case e.ChunkKey == "":
+		return bad("chunk_key", "no chunking key given")
+	case e.ChunkRows < 0:
+		return bad("chunk_rows", "must be positive, got %d", e.ChunkRows)
+	case e.Destination == "":
+		return bad("destination", "no destination given")
+	}
+	if e.ChunkRows == 0 {
+		e.ChunkRows = DefaultChunkRows
+	}
+	switch e.Mode {
+	case "":
+		e.Mode = ModeFull
+	case ModeFull:
+	case ModeDelta:
+		if e.CursorColumn == "" {
+			return bad("cursor_column", "mode delta needs a cursor column")
+		}
+	default:
+		return bad("mode", "%q: want full or delta", e.Mode)
+	}
+	switch e.Format {
+	case "":
+		e.Format = FormatParquet
+	case FormatParquet, FormatNDJSON, FormatCSV:
+	default:
+		return bad("format", "%q: want parquet, ndjson or csv", e.Format)
+	}
+	return checkTemplate(e.Destination)
+}
+
+// Vars are the values of the destination placeholders.
+type Vars struct {
+	Date   string // YYYY-MM-DD
+	Table  string
+	Export string
+	RunID  string
+}
+
+// VarsFor returns the placeholder values of e for a run on day with runID.
+func (e *Export) VarsFor(day time.Time, runID string) Vars {
+	table := e.Table
+	if table == "" {
+		table = e.Name
+	}
+	return Vars{Date: day.UTC().Format(time.DateOnly), Table: table, Export: e.Name, RunID: runID}
+}
+
+var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
+
+func checkTemplate(t string) error {
+	for _, p := range placeholder.FindAllString(t, -1) {
+		switch p {
+		case "{date}", "{table}", "{export}", "{run_id}":
+		default:
+			return newErr("config", "destination", ErrConfig,
+				fmt.Errorf("unknown placeholder %s in %q (known: {date} {table} {export} {run_id})", p, t))
+		}
+	}
+	return nil
+}
+
+// Expand replaces the placeholders of template with v. A placeholder whose value is empty is
+// an error naming it (a validate of a {run_id} destination needs the run id).
+func Expand(template string, v Vars) (string, error) {
+	if err := checkTemplate(template); err != nil {
+		return "", err
+	}
+	vals := map[string]string{"{date}": v.Date, "{table}": v.Table, "{export}": v.Export, "{run_id}": v.RunID}
+	var missing error
+	out := placeholder.ReplaceAllStringFunc(template, func(p string) string {
+		if vals[p] == "" && missing == nil {
+			missing = newErr("expand", template, ErrConfig, fmt.Errorf("no value for %s", p))
+		}
+		return vals[p]
+	})
+	return out, missing
+}
+
+// UsesRunID reports whether template has a {run_id} placeholder.
+func UsesRunID(template string) bool { return strings.Contains(template, "{run_id}") }

@@ -1,0 +1,109 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/wharfdata/wharf/internal/secret"
+	"github.com/wharfdata/wharf/store"
+)
+
+type pgDialect struct {
+	host     string // host:port/db, for messages
+	password secret.Value
+}
+
+func (pgDialect) name() string              { return "postgres" }
+func (pgDialect) param(n int) string        { return "$" + strconv.Itoa(n) }
+func (pgDialect) boundExpr(c string) string { return c }
+
+func (pgDialect) columnType(ct *sql.ColumnType) arrow.DataType {
+	p, s, ok := ct.DecimalSize()
+	return pgType(ct.DatabaseTypeName(), p, s, ok)
+}
+
+// classify maps pgx errors by SQLSTATE; the password is scrubbed from any message.
+func (d pgDialect) classify(err error, what string) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	err = d.scrub(err)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "42P01", "42703", "3F000": // undefined table, column, schema
+			return newErr("schema", what, ErrSourceNotFound, err)
+		case "28P01", "28000", "3D000": // bad password, no such role, no such database
+			return newErr("open-source", "postgres "+d.host, ErrSourceUnavailable, err)
+		}
+		return newErr("read", what, ErrSourceRead, err)
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) {
+		return newErr("open-source", "postgres "+d.host, ErrSourceUnavailable, err)
+	}
+	return newErr("read", what, ErrSourceRead, err)
+}
+
+// scrub replaces the password in err's message, should a driver ever echo it.
+func (d pgDialect) scrub(err error) error {
+	pw := d.password.Reveal()
+	if pw == "" || !strings.Contains(err.Error(), pw) {
+		return err
+	}
+	return scrubbed{msg: strings.ReplaceAll(err.Error(), pw, secret.Redacted)}
+}
+
+type scrubbed struct{ msg string }
+
+func (s scrubbed) Error() string { return s.msg }
+
+// openPostgres connects to postgres://user@host:port/db with the password read from its
+// reference. A password inside the URL is refused (store.ErrCredentialLiteral).
+func openPostgres(ctx context.Context, raw, passwordRef string, conns int) (*source, error) {
+	cfg, err := pgx.ParseConfig(raw)
+	if err != nil {
+		return nil, newErr("config", "source", ErrConfig, errors.New("cannot parse the postgres URL (is it postgres://user@host:port/db?)"))
+	}
+	host := fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+	if cfg.Password != "" {
+		return nil, store.NewError("config", "password", store.ErrCredentialLiteral,
+			fmt.Errorf("the source URL for %s holds a password: give password: env://NAME instead", host))
+	}
+	pw, err := store.Resolve("password", passwordRef)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Password = pw.Reveal()
+	d := pgDialect{host: host, password: pw}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(conns + 1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, newErr("open-source", "postgres "+host, ErrSourceUnavailable, d.scrub(err))
+	}
+	return &source{db: db, d: d, desc: "postgres " + host}, nil
+}
+
+// openSource opens e's source with room for conns chunks in flight.
+func openSource(ctx context.Context, e *Export, conns int) (*source, error) {
+	switch {
+	case strings.HasPrefix(e.Source, "sqlite://"):
+		return openSQLite(ctx, e.Source)
+	case strings.HasPrefix(e.Source, "postgres://"), strings.HasPrefix(e.Source, "postgresql://"):
+		return openPostgres(ctx, e.Source, e.Password, conns)
+	}
+	scheme, _, _ := strings.Cut(e.Source, "://")
+	return nil, newErr("config", "source", ErrConfig, fmt.Errorf("source scheme %q: want sqlite:// or postgres://", scheme))
+}

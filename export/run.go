@@ -1,0 +1,216 @@
+package export
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// Result is what a run did.
+type Result struct {
+	RunID       string    `json:"run_id"`
+	Export      string    `json:"export"`
+	Prefix      string    `json:"resolved_prefix"`
+	Status      string    `json:"status"`
+	Resumed     bool      `json:"resumed"`
+	Rows        int64     `json:"rows"`
+	Bytes       int64     `json:"bytes"`
+	Parts       []Part    `json:"parts"`
+	Skipped     []string  `json:"skipped,omitempty"`     // parts kept from an earlier attempt
+	Quarantined []string  `json:"quarantined,omitempty"` // where untracked or corrupt objects went
+	StartedAt   time.Time `json:"started_at"`
+	FinishedAt  time.Time `json:"finished_at"`
+}
+
+// Run exports e once: parts, then manifest.json, then _SUCCESS (M1–M3). A failure follows M4;
+// Resume follows M8 and M9. The returned error has an export or store kind; the Result, when
+// not nil, says what was written even on failure.
+func Run(ctx context.Context, e Export, o Options) (*Result, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	if o.StatePath == "" {
+		return nil, newErr("config", "state", ErrConfig, errors.New("no state file path"))
+	}
+	j, err := OpenJournal(ctx, o.StatePath)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	r := &runner{e: &e, o: &o, j: j}
+	return r.run(ctx)
+}
+
+// NewRunID returns a run id for a run started at t: sortable by time, unique by 3 random bytes.
+func NewRunID(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+type runner struct {
+	e   *Export
+	o   *Options
+	j   *Journal
+	dst store.Store
+	src *source
+	rec RunRecord
+	res Result
+
+	cols   []Column
+	window window
+
+	writeOnce sync.Once
+	wroteMu   sync.Mutex
+	wrote     bool // a part (or a quarantine move) reached the prefix
+	wroteErr  error
+	prog      Progress
+}
+
+func (r *runner) run(ctx context.Context) (*Result, error) {
+	prev, err := r.j.LastRun(ctx, r.e.Name)
+	if err != nil {
+		return nil, err
+	}
+	start := r.o.now()
+	r.rec = RunRecord{Export: r.e.Name, StartedAt: start}
+	if r.o.Resume && prev != nil && prev.Status != StatusSucceeded {
+		r.rec.RunID, r.rec.Prefix, r.rec.Window, r.res.Resumed = prev.RunID, prev.Prefix, prev.Window, true
+	} else {
+		r.rec.RunID = NewRunID(start)
+		if r.rec.Prefix, err = Expand(r.e.Destination, r.e.VarsFor(start, r.rec.RunID)); err != nil {
+			return nil, err
+		}
+	}
+	r.res = Result{RunID: r.rec.RunID, Export: r.e.Name, Prefix: r.rec.Prefix, Resumed: r.res.Resumed, StartedAt: start}
+	if r.dst, err = store.OpenURL(ctx, r.rec.Prefix, r.e.Store); err != nil {
+		return r.failEarly(ctx, err)
+	}
+	defer r.dst.Close()
+	if err := r.checkComplete(ctx, prev); err != nil {
+		return nil, err
+	}
+	if err := r.j.StartRun(ctx, &r.rec); err != nil {
+		return nil, err
+	}
+	err = r.export(ctx)
+	if r.src != nil {
+		r.src.Close()
+	}
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	return &r.res, nil
+}
+
+// checkComplete refuses a resume over a prefix holding _SUCCESS (M8), unless the journal's
+// last run of the export did not succeed, or Force.
+func (r *runner) checkComplete(ctx context.Context, prev *RunRecord) error {
+	if !r.o.Resume || r.o.Force || r.res.Resumed {
+		return nil
+	}
+	_, err := r.dst.Head(ctx, SuccessKey)
+	switch {
+	case errors.Is(err, store.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	}
+	last := "no journaled run"
+	if prev != nil {
+		last = "its last run " + prev.RunID + " " + prev.Status
+	}
+	return newErr("resume", r.rec.Prefix, ErrDestAlreadyComplete,
+		fmt.Errorf("_SUCCESS is present and %s: nothing to resume (give --force to run again)", last))
+}
+
+// failEarly journals a run that could not even open its destination.
+func (r *runner) failEarly(ctx context.Context, cause error) (*Result, error) {
+	if err := r.j.StartRun(ctx, &r.rec); err != nil {
+		return nil, errors.Join(cause, err)
+	}
+	r.rec.Status, r.rec.Error, r.rec.FinishedAt = StatusFailed, cause.Error(), r.o.now()
+	_ = r.j.FinishRun(context.WithoutCancel(ctx), &r.rec)
+	r.res.Status, r.res.FinishedAt = StatusFailed, r.rec.FinishedAt
+	return &r.res, cause
+}
+
+// export does the work of a run between StartRun and FinishRun.
+func (r *runner) export(ctx context.Context) error {
+	var err error
+	if r.src, err = openSource(ctx, r.e, r.parallel()); err != nil {
+		return err
+	}
+	if r.cols, err = r.src.columns(ctx, r.e); err != nil {
+		return err
+	}
+	if err := r.setWindow(ctx); err != nil {
+		return err
+	}
+	chunks, err := r.chunks(ctx)
+	if err != nil {
+		return err
+	}
+	todo, err := r.reconcile(ctx, chunks)
+	if err != nil {
+		return err
+	}
+	if err := r.writeChunks(ctx, chunks, todo); err != nil {
+		return err
+	}
+	return r.succeed(ctx, chunks)
+}
+
+func (r *runner) parallel() int { return max(1, r.o.Parallel) }
+
+// setWindow fixes the delta window: past the cursor of the last successful run, up to the
+// largest cursor value now. A resumed run keeps the window it started with.
+func (r *runner) setWindow(ctx context.Context) error {
+	if r.e.Mode != ModeDelta {
+		return nil
+	}
+	if r.rec.Window == nil {
+		after, err := r.j.Cursor(ctx, r.e.Name)
+		if err != nil {
+			return err
+		}
+		w := window{Column: r.e.CursorColumn, After: after}
+		upTo, err := r.src.max(ctx, r.e, r.e.CursorColumn, w)
+		if err != nil {
+			return err
+		}
+		r.rec.Window = &CursorWindow{Column: r.e.CursorColumn, From: after, To: upTo}
+	}
+	r.window = window{Column: r.rec.Window.Column, After: r.rec.Window.From, UpTo: r.rec.Window.To}
+	r.window.Empty = r.window.UpTo.IsZero() // no cursor values at all: no rows
+	return r.j.updateWindow(ctx, r.rec.RunID, r.rec.Window)
+}
+
+// chunks returns the run's plan: the one journaled by the interrupted run being resumed, or
+// a new one.
+func (r *runner) chunks(ctx context.Context) ([]ChunkRecord, error) {
+	if r.res.Resumed {
+		cs, err := r.j.Chunks(ctx, r.rec.RunID)
+		if err != nil || len(cs) > 0 {
+			return cs, err
+		}
+	}
+	ranges, err := r.src.plan(ctx, r.e, r.window)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.j.SavePlan(ctx, r.rec.RunID, ranges); err != nil {
+		return nil, err
+	}
+	cs := make([]ChunkRecord, len(ranges))
+	for i, rg := range ranges {
+		cs[i] = ChunkRecord{Index: i, Range: rg, Status: "pending"}
+	}
+	return cs, nil
+}

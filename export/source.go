@@ -1,0 +1,222 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// dialect is what differs between the SQL sources.
+type dialect interface {
+	name() string       // "sqlite", "postgres"
+	param(n int) string // the n-th (1-based) bind parameter
+	columnType(ct *sql.ColumnType) arrow.DataType
+	boundExpr(quotedCol string) string     // a column as its raw, comparable value
+	classify(err error, what string) error // maps a driver error to an export error
+}
+
+// source reads one export's rows from a database/sql database, chunk by chunk.
+type source struct {
+	db   *sql.DB
+	d    dialect
+	desc string // "postgres 127.0.0.1:5432/db" or "sqlite /path.db": never a password
+}
+
+// Close closes the connection pool.
+func (s *source) Close() error { return s.db.Close() }
+
+// relation is the FROM clause of an export: a quoted table, or a query as a subquery.
+func relation(e *Export) string {
+	if e.Query != "" {
+		return "(" + strings.TrimRight(strings.TrimSpace(e.Query), ";") + ") AS wharf_q"
+	}
+	parts := strings.Split(e.Table, ".")
+	for i, p := range parts {
+		parts[i] = quoteIdent(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func (s *source) what(e *Export) string {
+	if e.Table != "" {
+		return fmt.Sprintf("table %q in %s", e.Table, s.desc)
+	}
+	return "query of export " + e.Name + " in " + s.desc
+}
+
+// columns returns the export's columns by running its relation with no rows, and checks the
+// chunking key and cursor column exist and can order rows.
+func (s *source) columns(ctx context.Context, e *Export) ([]Column, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+relation(e)+" LIMIT 0")
+	if err != nil {
+		return nil, s.d.classify(err, s.what(e))
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, s.d.classify(err, s.what(e))
+	}
+	cols := make([]Column, len(cts))
+	for i, ct := range cts {
+		cols[i] = Column{Name: ct.Name(), DBType: ct.DatabaseTypeName(), Type: s.d.columnType(ct)}
+	}
+	for _, c := range []struct{ field, name string }{{"chunk_key", e.ChunkKey}, {"cursor_column", e.CursorColumn}} {
+		if c.name == "" {
+			continue
+		}
+		if err := checkKeyColumn(cols, c.field, c.name, s.what(e)); err != nil {
+			return nil, err
+		}
+	}
+	return cols, nil
+}
+
+func checkKeyColumn(cols []Column, field, name, where string) error {
+	for _, c := range cols {
+		if c.Name != name {
+			continue
+		}
+		if keyKindOf(c.Type) == keyNone {
+			return newErr("schema", field+" "+name, ErrChunkKey,
+				fmt.Errorf("column %q of %s has type %s: want an integer or timestamp column", name, where, typeLabel(c)))
+		}
+		return nil
+	}
+	return newErr("schema", field+" "+name, ErrSourceNotFound, fmt.Errorf("no column %q in %s", name, where))
+}
+
+func typeLabel(c Column) string {
+	if c.DBType != "" {
+		return c.DBType
+	}
+	return c.Type.String()
+}
+
+// window is the delta filter: cursor > After and cursor <= UpTo (each when set).
+type window struct {
+	Column string
+	After  Bound
+	UpTo   Bound
+	Empty  bool // selects no rows
+}
+
+// where builds the WHERE clause for conditions and the window, numbering parameters from 1.
+func (s *source) where(w window, conds []string, args []any) (string, []any) {
+	if w.Empty {
+		conds = append(conds, "1 = 0")
+	}
+	if w.Column != "" {
+		c := quoteIdent(w.Column)
+		if !w.After.IsZero() {
+			args = append(args, w.After.Value())
+			conds = append(conds, fmt.Sprintf("%s > %s", c, s.d.param(len(args))))
+		}
+		if !w.UpTo.IsZero() {
+			args = append(args, w.UpTo.Value())
+			conds = append(conds, fmt.Sprintf("%s <= %s", c, s.d.param(len(args))))
+		}
+	}
+	if len(conds) == 0 {
+		return "", args
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// max returns the largest value of col within w, or a zero Bound when there is none.
+func (s *source) max(ctx context.Context, e *Export, col string, w window) (Bound, error) {
+	q := quoteIdent(col)
+	clause, args := s.where(w, []string{q + " IS NOT NULL"}, nil)
+	query := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s DESC LIMIT 1", s.d.boundExpr(q), relation(e), clause, q)
+	return s.bound(ctx, e, query, args)
+}
+
+func (s *source) bound(ctx context.Context, e *Export, query string, args []any) (Bound, error) {
+	var v any
+	err := s.db.QueryRowContext(ctx, query, args...).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Bound{}, nil
+	}
+	if err != nil {
+		return Bound{}, s.d.classify(err, s.what(e))
+	}
+	return boundOf(v)
+}
+
+// plan splits the rows within w into ranges of at most e.ChunkRows rows of the chunking key
+// (more when one key value repeats across a boundary), plus one range for NULL keys if any.
+func (s *source) plan(ctx context.Context, e *Export, w window) ([]Range, error) {
+	k := quoteIdent(e.ChunkKey)
+	clause, args := s.where(w, []string{k + " IS NOT NULL"}, nil)
+	first := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1", s.d.boundExpr(k), relation(e), clause, k)
+	lo, err := s.bound(ctx, e, first, args)
+	if err != nil {
+		return nil, err
+	}
+	var out []Range
+	for !lo.IsZero() {
+		r, next, err := s.nextRange(ctx, e, w, lo)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		lo = next
+	}
+	return s.addNullRange(ctx, e, w, out)
+}
+
+// nextRange returns the range starting at lo and the first key after it (zero at the end).
+func (s *source) nextRange(ctx context.Context, e *Export, w window, lo Bound) (Range, Bound, error) {
+	k := quoteIdent(e.ChunkKey)
+	clause, args := s.where(w, []string{fmt.Sprintf("%s >= %s", k, s.d.param(1))}, []any{lo.Value()})
+	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1 OFFSET %d", s.d.boundExpr(k), relation(e), clause, k, e.ChunkRows-1)
+	hi, err := s.bound(ctx, e, q, args)
+	if err != nil {
+		return Range{}, Bound{}, err
+	}
+	if hi.IsZero() { // fewer than ChunkRows rows left: the last range
+		hi, err = s.max(ctx, e, e.ChunkKey, w)
+		return Range{Lo: lo, Hi: hi}, Bound{}, err
+	}
+	clause, args = s.where(w, []string{fmt.Sprintf("%s > %s", k, s.d.param(1))}, []any{hi.Value()})
+	q = fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1", s.d.boundExpr(k), relation(e), clause, k)
+	next, err := s.bound(ctx, e, q, args)
+	return Range{Lo: lo, Hi: hi}, next, err
+}
+
+func (s *source) addNullRange(ctx context.Context, e *Export, w window, out []Range) ([]Range, error) {
+	clause, args := s.where(w, []string{quoteIdent(e.ChunkKey) + " IS NULL"}, nil)
+	var n int64
+	q := fmt.Sprintf("SELECT COUNT(*) FROM %s%s", relation(e), clause)
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return nil, s.d.classify(err, s.what(e))
+	}
+	if n > 0 {
+		out = append(out, Range{Null: true})
+	}
+	return out, nil
+}
+
+// query returns the statement and arguments that read the rows of r within w.
+func (s *source) query(e *Export, cols []Column, r Range, w window) (string, []any) {
+	k := quoteIdent(e.ChunkKey)
+	var conds []string
+	var args []any
+	if r.Null {
+		conds = []string{k + " IS NULL"}
+	} else {
+		args = []any{r.Lo.Value(), r.Hi.Value()}
+		conds = []string{fmt.Sprintf("%s >= %s", k, s.d.param(1)), fmt.Sprintf("%s <= %s", k, s.d.param(2))}
+	}
+	clause, args := s.where(w, conds, args)
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = quoteIdent(c.Name)
+	}
+	return fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s", strings.Join(names, ", "), relation(e), clause, k), args
+}

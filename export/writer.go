@@ -1,0 +1,161 @@
+package export
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// partWriter writes record batches in one format to a part's body.
+type partWriter interface {
+	Write(rec arrow.RecordBatch) error
+	Close() error // flushes; does not close the underlying writer
+}
+
+// contentType is the MIME type of parts in f.
+func (f Format) contentType() string {
+	switch f {
+	case FormatNDJSON:
+		return "application/x-ndjson"
+	case FormatCSV:
+		return "text/csv"
+	}
+	return "application/vnd.apache.parquet"
+}
+
+// maxRowGroup bounds a Parquet row group, and so the encoded data buffered per chunk in flight.
+const maxRowGroup = 128 * 1024
+
+func newPartWriter(f Format, schema *arrow.Schema, w io.Writer) (partWriter, error) {
+	switch f {
+	case FormatNDJSON:
+		return &ndjsonWriter{w: bufio.NewWriter(w)}, nil
+	case FormatCSV:
+		return newCSVWriter(schema, w)
+	}
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(maxRowGroup),
+		parquet.WithCreatedBy("wharf"),
+	)
+	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, err
+	}
+	return &parquetWriter{fw: fw}, nil
+}
+
+type parquetWriter struct{ fw *pqarrow.FileWriter }
+
+func (p *parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
+func (p *parquetWriter) Close() error                      { return p.fw.Close() }
+
+// cellText is the text of row i of a, for CSV and the non-numeric NDJSON values. ok is false
+// for NULL.
+func cellText(a arrow.Array, i int) (string, bool) {
+	if a.IsNull(i) {
+		return "", false
+	}
+	switch a := a.(type) {
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		return a.Value(i).ToTime(unit).UTC().Format(time.RFC3339Nano), true
+	case *array.Date32:
+		return a.Value(i).ToTime().Format(time.DateOnly), true
+	case *array.Binary:
+		return base64.StdEncoding.EncodeToString(a.Value(i)), true
+	case *array.String:
+		return a.Value(i), true
+	}
+	return a.ValueStr(i), true
+}
+
+type ndjsonWriter struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func (n *ndjsonWriter) Write(rec arrow.RecordBatch) error {
+	schema := rec.Schema()
+	for row := 0; row < int(rec.NumRows()); row++ {
+		n.buf = append(n.buf[:0], '{')
+		for c := 0; c < int(rec.NumCols()); c++ {
+			if c > 0 {
+				n.buf = append(n.buf, ',')
+			}
+			n.buf = strconv.AppendQuote(n.buf, schema.Field(c).Name)
+			n.buf = append(n.buf, ':')
+			n.buf = appendJSONValue(n.buf, rec.Column(c), row)
+		}
+		n.buf = append(n.buf, '}', '\n')
+		if _, err := n.w.Write(n.buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *ndjsonWriter) Close() error { return n.w.Flush() }
+
+// appendJSONValue writes numbers and booleans bare, JSON columns as their JSON, and everything
+// else (decimals too, to keep their precision) as a JSON string.
+func appendJSONValue(buf []byte, a arrow.Array, i int) []byte {
+	if a.IsNull(i) {
+		return append(buf, "null"...)
+	}
+	switch a.DataType().ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL:
+		return append(buf, a.ValueStr(i)...)
+	case arrow.EXTENSION:
+		if a.DataType().(arrow.ExtensionType).ExtensionName() == "arrow.json" {
+			s, _ := cellText(a.(array.ExtensionArray).Storage(), i)
+			if json.Valid([]byte(s)) {
+				return append(buf, s...)
+			}
+		}
+	}
+	s, _ := cellText(a, i)
+	b, _ := json.Marshal(s)
+	return append(buf, b...)
+}
+
+type csvWriter struct {
+	w   *csv.Writer
+	row []string
+}
+
+func newCSVWriter(schema *arrow.Schema, w io.Writer) (*csvWriter, error) {
+	cw := &csvWriter{w: csv.NewWriter(w), row: make([]string, schema.NumFields())}
+	for i, f := range schema.Fields() {
+		cw.row[i] = f.Name
+	}
+	return cw, cw.w.Write(cw.row)
+}
+
+// Write writes one line per row; NULL is an empty field.
+func (c *csvWriter) Write(rec arrow.RecordBatch) error {
+	for row := 0; row < int(rec.NumRows()); row++ {
+		for col := range c.row {
+			c.row[col], _ = cellText(rec.Column(col), row)
+		}
+		if err := c.w.Write(c.row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *csvWriter) Close() error {
+	c.w.Flush()
+	return c.w.Error()
+}
