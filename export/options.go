@@ -82,6 +82,9 @@ type Options struct {
 	Logger    *slog.Logger     // nil discards
 	// Progress, when set, is called after each chunk (from the worker goroutines).
 	Progress func(Progress)
+	// WrapStore, when set, wraps the destination store once it is opened: instrumentation,
+	// or fault and delay injection in tests. The wrapper must forward every call.
+	WrapStore func(store.Store) store.Store
 }
 
 // Progress reports a run's progress after a chunk.

@@ -92,6 +92,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if r.dst, err = store.OpenURL(ctx, r.rec.Prefix, r.e.Store); err != nil {
 		return r.failEarly(ctx, err)
 	}
+	if r.o.WrapStore != nil {
+		r.dst = r.o.WrapStore(r.dst)
+	}
 	defer r.dst.Close()
 	if err := r.checkComplete(ctx, prev); err != nil {
 		return nil, err
@@ -119,6 +122,8 @@ func (r *runner) checkComplete(ctx context.Context, prev *RunRecord) error {
 	switch {
 	case errors.Is(err, store.ErrNotExist):
 		return nil
+	case r.absentDir(err):
+		return nil // nothing there to complete
 	case err != nil:
 		return err
 	}
@@ -128,6 +133,12 @@ func (r *runner) checkComplete(ctx context.Context, prev *RunRecord) error {
 	}
 	return newErr("resume", r.rec.Prefix, ErrDestAlreadyComplete,
 		fmt.Errorf("_SUCCESS is present and %s: nothing to resume (give --force to run again)", last))
+}
+
+// absentDir reports whether err says that a file destination's directory is not made yet (a
+// run makes it before its first write): nothing exists at such a prefix.
+func (r *runner) absentDir(err error) bool {
+	return errors.Is(err, store.ErrBucketMissing) && store.Describe(r.dst).Scheme == "file"
 }
 
 // failEarly journals a run that could not even open its destination.

@@ -274,6 +274,20 @@ func (r *retrying) MakeBucket(ctx context.Context) error {
 
 func (r *retrying) Describe() Description { return Describe(r.s) }
 
+// DeleteMany passes a batch through to a BatchDeleter (which applies the policy to each of
+// its requests itself), else deletes one key at a time, each under the policy.
+func (r *retrying) DeleteMany(ctx context.Context, keys []string) error {
+	if b, ok := r.s.(BatchDeleter); ok {
+		return b.DeleteMany(ctx, keys)
+	}
+	for _, k := range keys {
+		if err := r.Delete(ctx, k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // resumingBody reads an object body and, when the stream breaks with a transport fault,
 // reopens it at the next byte with a Get pinned to the original ETag, within the policy's
 // transport attempts.

@@ -118,6 +118,15 @@ type Copier interface {
 	Copy(ctx context.Context, src, dst string, opts *PutOptions) (ObjectInfo, error)
 }
 
+// BatchDeleter is implemented by stores that remove many keys per request (S3 DeleteObjects,
+// up to 1,000 keys a request). Use the package function DeleteMany, which falls back to one
+// Delete per key.
+type BatchDeleter interface {
+	// DeleteMany removes every key in keys, unconditionally; a missing key is not an error. It
+	// stops at the first failure, which names the key it failed on.
+	DeleteMany(ctx context.Context, keys []string) error
+}
+
 // BucketMaker is implemented by backends that can create the bucket or container they point
 // at. Creating one that exists and is owned by the caller succeeds.
 type BucketMaker interface {

@@ -131,6 +131,15 @@ func (v *validating) Copy(ctx context.Context, src, dst string, opts *PutOptions
 
 func (v *validating) MakeBucket(ctx context.Context) error { return MakeBucket(ctx, v.s) }
 
+func (v *validating) DeleteMany(ctx context.Context, keys []string) error {
+	for _, k := range keys {
+		if err := ValidateKey("delete", k); err != nil {
+			return err
+		}
+	}
+	return DeleteMany(ctx, v.s, keys)
+}
+
 // WithPrefix serves the keys of s below prefix (which ends in '/'): key k of the result is
 // prefix+k in s, and listings hand keys back without the prefix.
 func WithPrefix(s Store, prefix string) Store { return &prefixed{s: s, p: prefix} }
@@ -197,6 +206,15 @@ func (p *prefixed) Copy(ctx context.Context, src, dst string, opts *PutOptions) 
 
 func (p *prefixed) MakeBucket(ctx context.Context) error { return MakeBucket(ctx, p.s) }
 
+// DeleteMany deletes keys below the prefix.
+func (p *prefixed) DeleteMany(ctx context.Context, keys []string) error {
+	full := make([]string, len(keys))
+	for i, k := range keys {
+		full[i] = p.p + k
+	}
+	return p.fix(DeleteMany(ctx, p.s, full))
+}
+
 // fix leaves errors as they are: they name the full key, which is what a user looks for in
 // the bucket.
 func (p *prefixed) fix(err error) error { return err }
@@ -228,6 +246,20 @@ func copyStream(ctx context.Context, s Store, src, dst string, opts *PutOptions)
 		o.ContentType = obj.Info.ContentType
 	}
 	return s.Put(ctx, dst, obj, &o)
+}
+
+// DeleteMany removes keys from s: in batches where s (or the store it wraps) is a
+// BatchDeleter, else one Delete at a time. A missing key is not an error.
+func DeleteMany(ctx context.Context, s Store, keys []string) error {
+	if b, ok := s.(BatchDeleter); ok {
+		return b.DeleteMany(ctx, keys)
+	}
+	for _, k := range keys {
+		if err := s.Delete(ctx, k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MakeBucket creates the bucket or container s points at, where the backend can.

@@ -9,41 +9,75 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 func (a *app) cpCommand() *cobra.Command {
-	var ifAbsent bool
+	var o cpOptions
 	cmd := &cobra.Command{
 		Use:   "cp SRC DST",
-		Short: "Copy one object between local files and stores",
-		Long: `Copy one object: from a local file to a store, from a store to a local file, or
-between stores (server-side when both are the same bucket). The bytes are streamed, never
-staged whole in memory or on disk; large uploads go in parts.
+		Short: "Copy objects and files between local disk and stores, in parallel",
+		Long: `Copy one object, or with -r every object under a prefix or every file under a
+directory: local to store, store to local, or store to store. Bytes are streamed, never
+staged whole in memory or on disk. Many files go in parallel (-j); a large file goes as
+parallel parts (--part-size), with memory bounded by the parts in flight. Every copy is
+checked against the size its source announced.
 
 SRC and DST are each one of:
-  a local path     ./report.csv, /data/out.csv (read and written as plain files)
-  a store URL      s3://bucket/key, gs://bucket/key, file:///abs/dir/key, mem://name/key
-  -                standard input (as SRC) or standard output (as DST)
+  a local path     ./report.csv, /data/out/ (read and written as plain files)
+  a store URL      s3://bucket/key, file:///abs/dir/key, mem://name/key
+  -                standard input (as SRC) or standard output (as DST), one object only
 
-Like 'aws s3 cp', when DST ends with '/' or is an existing local directory, the copy
-takes the source's base name: 'wharf cp ./a.csv s3://b/in/' writes s3://b/in/a.csv.
+One object (no -r): when DST ends with '/' or is an existing local directory, the copy
+takes the source's base name, as with 'aws s3 cp': 'wharf cp ./a.csv s3://b/in/' writes
+s3://b/in/a.csv.
 
-A local destination is written to a temporary file in the same directory and renamed
-into place only when complete: a failed or interrupted copy (Ctrl-C) leaves no partial
-file. With --if-absent the copy never replaces an existing object or file: it fails with
-WHARF_PRECONDITION_FAILED (exit 1) instead, decided by the store itself (If-None-Match).`,
+With -r, SRC is a directory or a prefix and DST is one too, with or without a trailing
+'/', as with 'aws s3 cp --recursive': the files below SRC keep their relative names below
+DST. 'wharf cp -r ./logs s3://b/archive' writes ./logs/2024/a.gz to
+s3://b/archive/2024/a.gz. s3://b/logs and s3://b/logs/ both mean everything under logs/
+(never logs-old/). Directory marker keys (ending in '/') are skipped.
+
+A failure or Ctrl-C stops every copy in flight and leaves nothing half-done: no partial
+object at any key, no multipart upload left open, and no partial local file (local files
+are written to a temporary file beside them and renamed into place when complete). With
+--if-absent no existing object or file is ever replaced: the store itself refuses
+(If-None-Match), the other copies go on, and wharf exits 1 with WHARF_PRECONDITION_FAILED.
+
+On a terminal a progress bar shows bytes, files, rate and ETA; otherwise wharf prints one
+summary line (or one JSON object with --format json).`,
 		Example: `  wharf cp ./examples/data/orders/2024-01-01.csv s3://my-bucket/orders/
-  wharf cp s3://my-bucket/orders/2024-01-01.csv ./downloads/
+  wharf cp -r ./examples/data s3://my-bucket/data/
+  wharf cp -r s3://my-bucket/data/orders ./downloads/orders
+  wharf cp -r -j 64 s3://src-bucket/logs/ s3://dst-bucket/logs/
+  wharf cp -r --dry-run ./site s3://my-bucket/www/
   wharf cp --if-absent ./manifest.json s3://my-bucket/exports/manifest.json
-  wharf cp s3://src-bucket/a.ndjson gs://dst-bucket/a.ndjson
   pg_dump mydb | gzip | wharf cp - s3://my-bucket/backups/mydb.sql.gz`,
 		Args: args(2, 2, "SRC and DST"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.cp(cmd.Context(), argv[0], argv[1], ifAbsent)
+			size, err := parseSize(o.partSizeText)
+			if err != nil {
+				return usageErr(fmt.Errorf("cp: --part-size %q: %w", o.partSizeText, err))
+			}
+			o.partSize = size
+			return a.cp(cmd.Context(), argv[0], argv[1], o)
 		},
 	}
-	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
+	f := cmd.Flags()
+	f.BoolVarP(&o.recursive, "recursive", "r", false, "copy every file under a directory or every object under a prefix")
+	f.IntVarP(&o.jobs, "jobs", "j", transfer.DefaultJobs, "files copied in parallel")
+	f.StringVar(&o.partSizeText, "part-size", "16MiB", "part size of large uploads and downloads (at least 5MiB for S3)")
+	f.BoolVar(&o.ifAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be copied, and copy nothing")
 	return cmd
+}
+
+// cpOptions are cp's flags.
+type cpOptions struct {
+	recursive, ifAbsent, dryRun bool
+	jobs                        int
+	partSizeText                string
+	partSize                    int64
 }
 
 // cpResult is what cp reports: where the bytes came from and went, and what the destination
@@ -55,7 +89,29 @@ type cpResult struct {
 	ETag        string `json:"etag,omitempty"`
 }
 
-func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, ifAbsent bool) error {
+func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {
+	if o.jobs < 1 {
+		return usageErr(fmt.Errorf("cp: -j %d: want at least 1", o.jobs))
+	}
+	if srcRaw == "-" || dstRaw == "-" || dstRaw == "stdout://" {
+		return a.cpStdio(ctx, srcRaw, dstRaw, o)
+	}
+	p, err := a.plan(ctx, srcRaw, dstRaw, o)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	if o.dryRun {
+		return a.reportDryRun(p)
+	}
+	return a.runPlan(ctx, p, o)
+}
+
+// cpStdio copies one object from standard input or to standard output.
+func (a *app) cpStdio(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {
+	if o.recursive {
+		return usageErr(fmt.Errorf("cp: -r copies many files: standard input or output carries only one"))
+	}
 	src, err := parseSource(srcRaw)
 	if err != nil {
 		return err
@@ -64,10 +120,14 @@ func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, ifAbsent bool) erro
 	if err != nil {
 		return err
 	}
-	if dst.kind == endStdio && ifAbsent {
+	if dst.kind == endStdio && o.ifAbsent {
 		return usageErr(fmt.Errorf("cp: --if-absent has no meaning when writing to standard output"))
 	}
-	res, err := a.transfer(ctx, src, dst, ifAbsent)
+	if o.dryRun {
+		_, err := fmt.Fprintf(a.out, "would copy %s -> %s\n", src, dst)
+		return err
+	}
+	res, err := a.transfer(ctx, src, dst, o.ifAbsent)
 	if err != nil {
 		return err
 	}

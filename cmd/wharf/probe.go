@@ -13,7 +13,8 @@ import (
 )
 
 func (a *app) probeCommand() *cobra.Command {
-	return &cobra.Command{
+	var writers, rounds int
+	cmd := &cobra.Command{
 		Use:   "probe URL",
 		Short: "Prove what a store guarantees: conditional writes, metadata, listing, clock",
 		Long: `Find out what a store really does, rather than what it claims. probe writes a
@@ -35,15 +36,33 @@ single-writer without a sentinel. probe also measures the skew between the store
 clock and this machine's, and warns when it is over 5 minutes.
 
 probe exits 0 whenever it ran, whatever it found; read the mode (or the JSON) to decide.
-JSON output (--format json) is the probe result as one object.`,
+JSON output (--format json) is the probe result as one object.
+
+With --contention N, probe instead races N concurrent writers on keys under
+_wharf/probe/ for --rounds R rounds and checks the recorded history:
+
+  one_winner_per_create      exactly one of N racing create-if-absent puts wins each round
+  no_lost_update             N writers incrementing a counter under If-Match lose nothing
+  stale_delete_refused       a delete with a superseded ETag fails (MinIO deletes anyway)
+  reads_see_written_values   every read during the races returns a value some writer wrote
+
+Each check passes or fails with its evidence and up to five violations. It exits 0 when
+every check passed, 1 when one failed (or could not be shown).`,
 		Example: `  wharf probe ./examples/data
   wharf probe s3://my-bucket/
+  wharf probe --contention 8 --rounds 5 s3://my-bucket/
   wharf --endpoint http://127.0.0.1:9000 probe --format json s3://scratch | jq -r .coordination`,
 		Args: args(1, 1, "one URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if cmd.Flags().Changed("contention") || cmd.Flags().Changed("rounds") {
+				return a.probeContention(cmd.Context(), argv[0], writers, rounds)
+			}
 			return a.probe(cmd.Context(), argv[0])
 		},
 	}
+	cmd.Flags().IntVar(&writers, "contention", 0, "race N concurrent writers on one key and check the history (N ≥ 2)")
+	cmd.Flags().IntVar(&rounds, "rounds", 5, "rounds of each race, with --contention")
+	return cmd
 }
 
 func (a *app) probe(ctx context.Context, raw string) error {

@@ -90,7 +90,8 @@ code such as [WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
 	f.StringVar(&a.region, "region", "", "store region (default: AWS_REGION, AWS_DEFAULT_REGION)")
 	f.BoolVar(&a.anonymous, "anonymous", false, "send no credentials (public buckets, emulators)")
 	root.AddCommand(a.versionCommand(), a.lsCommand(), a.catCommand(), a.statCommand(),
-		a.mbCommand(), a.cpCommand(), a.probeCommand())
+		a.mbCommand(), a.cpCommand(), a.rmCommand(), a.probeCommand())
+	root.AddCommand(a.exportCommand(), a.validateCommand(), a.runsCommand())
 	return root
 }
 

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
+)
+
+// side is one end of a copy: a local directory or an opened store, and the key or prefix in
+// it that the command line named.
+type side struct {
+	raw   string
+	local *transfer.Local // a plain local path
+	st    store.Store     // a store URL, opened at its root
+	loc   store.Location  // the store's root location
+	base  string          // the prefix (or, for one object, the key) inside it
+	dir   string          // local: the directory Local serves
+}
+
+// url is how output names key of this side.
+func (s *side) url(key string) string {
+	if s.local != nil {
+		return filepath.Join(s.dir, filepath.FromSlash(key))
+	}
+	if s.loc.Scheme == "file" {
+		return "file://" + filepath.ToSlash(filepath.Join(s.loc.Bucket, key))
+	}
+	l := s.loc
+	l.Path = key
+	return l.String()
+}
+
+func (s *side) close() {
+	if s != nil && s.st != nil {
+		s.st.Close()
+	}
+}
+
+// cpPlan is what cp will do: the two sides and the tasks.
+type cpPlan struct {
+	src, dst *side
+	tasks    []transfer.Task
+	single   bool
+}
+
+func (p *cpPlan) close() {
+	p.src.close()
+	p.dst.close()
+}
+
+// plan resolves SRC and DST and lists what to copy. Nothing is written.
+func (a *app) plan(ctx context.Context, srcRaw, dstRaw string, o cpOptions) (*cpPlan, error) {
+	if o.recursive {
+		return a.planTree(ctx, srcRaw, dstRaw, o)
+	}
+	return a.planOne(ctx, srcRaw, dstRaw, o)
+}
+
+// planOne plans the copy of one object.
+func (a *app) planOne(ctx context.Context, srcRaw, dstRaw string, o cpOptions) (*cpPlan, error) {
+	src, err := parseSource(srcRaw)
+	if err != nil {
+		return nil, err
+	}
+	size := int64(-1)
+	if src.kind == endLocal {
+		fi, err := os.Stat(src.path)
+		if err != nil {
+			return nil, transfer.LocalError("stat", src.path, err)
+		}
+		if fi.IsDir() {
+			return nil, usageErr(fmt.Errorf("cp: %s is a directory: use -r to copy what is in it", src.path))
+		}
+		if fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	dst, err := parseDest(dstRaw, src.name())
+	if err != nil {
+		return nil, err
+	}
+	p := &cpPlan{single: true}
+	if p.src, err = a.openEnd(ctx, src, false); err != nil {
+		return nil, err
+	}
+	if p.dst, err = a.openEnd(ctx, dst, !o.dryRun); err != nil {
+		p.src.close()
+		return nil, err
+	}
+	if p.src.st != nil {
+		// The size up front: for the progress bar, and to download a large object in parts.
+		info, err := p.src.st.Head(ctx, p.src.base)
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("%s: %w", srcRaw, err)
+		}
+		size = info.Size
+	}
+	p.tasks = []transfer.Task{{Src: p.src.base, Dst: p.dst.base, Size: size}}
+	return p, nil
+}
+
+// openEnd opens one end of a single-object copy: the local file's directory, or the store
+// root with the key.
+func (a *app) openEnd(ctx context.Context, e endpoint, write bool) (*side, error) {
+	if e.kind == endLocal {
+		abs, err := filepath.Abs(e.path)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Dir(abs)
+		return &side{raw: e.raw, local: transfer.NewLocal(dir), dir: filepath.Dir(e.path), base: filepath.Base(abs)}, nil
+	}
+	s, err := a.openStore(ctx, e.raw, e.t.loc, write)
+	if err != nil {
+		return nil, err
+	}
+	return &side{raw: e.raw, st: s, loc: e.t.loc, base: e.t.key}, nil
+}
+
+// openStore opens the store at loc (a root). For a destination on the file store, the
+// directory is made as needed, as it is for a local destination.
+func (a *app) openStore(ctx context.Context, raw string, loc store.Location, write bool) (store.Store, error) {
+	s, err := a.open(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	if write && loc.Scheme == "file" {
+		if err := store.MakeBucket(ctx, s); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%s: %w", raw, err)
+		}
+	}
+	return s, nil
+}
+
+// planTree plans a recursive copy: every file or object under SRC to the same relative
+// name under DST.
+func (a *app) planTree(ctx context.Context, srcRaw, dstRaw string, o cpOptions) (*cpPlan, error) {
+	p := &cpPlan{}
+	var err error
+	if p.src, err = a.openTree(ctx, srcRaw, false, false); err != nil {
+		return nil, err
+	}
+	if p.dst, err = a.openTree(ctx, dstRaw, true, !o.dryRun); err != nil {
+		p.src.close()
+		return nil, err
+	}
+	if p.tasks, err = a.listTasks(ctx, p.src, p.dst); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// openTree opens a directory or prefix. A local source must be a directory; a local or
+// file:// destination must not be a file.
+func (a *app) openTree(ctx context.Context, raw string, isDst, write bool) (*side, error) {
+	if isLocalPath(raw) {
+		abs, err := filepath.Abs(raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkTreeDir(raw, abs, isDst); err != nil {
+			return nil, err
+		}
+		return &side{raw: raw, local: transfer.NewLocal(abs), dir: filepath.Clean(raw)}, nil
+	}
+	loc, err := store.ParseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	prefix := loc.Path
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if loc.Scheme == "file" {
+		if err := checkTreeDir(raw, loc.Bucket, isDst); err != nil {
+			return nil, err
+		}
+	}
+	s, err := a.openStore(ctx, raw, loc.Root(), write)
+	if err != nil {
+		return nil, err
+	}
+	return &side{raw: raw, st: s, loc: loc.Root(), base: prefix}, nil
+}
+
+// checkTreeDir checks the directory of a recursive copy: a source must exist and be a
+// directory; a destination may be missing, but not a file.
+func checkTreeDir(raw, path string, isDst bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil && isDst && errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return transfer.LocalError("stat", path, err)
+	case !fi.IsDir() && isDst:
+		return usageErr(fmt.Errorf("cp -r: destination %s is a file, not a directory", raw))
+	case !fi.IsDir():
+		return usageErr(fmt.Errorf("cp -r: %s is a file: drop -r to copy one file", raw))
+	}
+	return nil
+}
+
+// listTasks lists the source and maps each key below it to the destination.
+func (a *app) listTasks(ctx context.Context, src, dst *side) ([]transfer.Task, error) {
+	var tasks []transfer.Task
+	add := func(o store.ObjectInfo) error {
+		rel := strings.TrimPrefix(o.Key, src.base)
+		if rel == "" || strings.HasSuffix(rel, "/") {
+			return nil // a directory marker
+		}
+		if dst.local != nil {
+			if _, err := dst.local.Path(rel); err != nil {
+				return fmt.Errorf("%s: %w", src.url(o.Key), err)
+			}
+		}
+		tasks = append(tasks, transfer.Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size})
+		return nil
+	}
+	for o, err := range a.walk(ctx, src) {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src.raw, err)
+		}
+		if err := add(o); err != nil {
+			return nil, err
+		}
+	}
+	if len(tasks) == 0 {
+		return nil, &store.Error{Op: "cp", Key: src.raw, Kind: store.ErrNotExist,
+			Err: errors.New("nothing to copy: no file or object under it")}
+	}
+	return tasks, nil
+}
+
+func (a *app) walk(ctx context.Context, s *side) func(func(store.ObjectInfo, error) bool) {
+	if s.local != nil {
+		return s.local.Walk(ctx, "")
+	}
+	return store.Walk(ctx, s.st, s.base)
+}

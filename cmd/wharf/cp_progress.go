@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
+)
+
+// progressTick is how often the bar is redrawn. Copies count bytes in atomics; only the tick
+// touches the bar, so a fast copy pays nothing per read.
+const progressTick = 150 * time.Millisecond
+
+// cpProgress counts what a copy moves and, on a terminal, draws it as a progress bar with
+// bytes, files, rate and ETA. It implements transfer.Progress.
+type cpProgress struct {
+	bytes, files atomic.Int64
+	totalFiles   int
+
+	p    *mpb.Progress
+	bar  *mpb.Bar
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// newProgress returns the progress of p: a bar on stderr when it is a terminal and output is
+// for people, else a counter that draws nothing.
+func (a *app) newProgress(p *cpPlan) *cpProgress {
+	c := &cpProgress{totalFiles: len(p.tasks)}
+	if a.quiet || a.format != "pretty" || !isTerminal(a.err) {
+		return c
+	}
+	c.start(a.err, p.tasks, 0)
+	return c
+}
+
+// start draws the bar to w (width 0: the terminal's).
+func (c *cpProgress) start(w io.Writer, tasks []transfer.Task, width int) {
+	var total int64
+	for _, t := range tasks {
+		total += max(t.Size, 0)
+	}
+	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(progressTick)}
+	if width > 0 {
+		opts = append(opts, mpb.WithWidth(width))
+	}
+	c.p = mpb.New(opts...)
+	files := decor.Any(func(decor.Statistics) string {
+		return fmt.Sprintf("%d/%d files", c.files.Load(), c.totalFiles)
+	}, decor.WCSyncSpaceR)
+	c.bar = c.p.AddBar(max(total, 1),
+		mpb.PrependDecorators(files, decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncSpace)),
+		mpb.AppendDecorators(decor.EwmaSpeed(decor.SizeB1024(0), "% .1f", 30, decor.WCSyncSpace),
+			decor.Name(" ETA "), decor.EwmaETA(decor.ET_STYLE_GO, 30)),
+	)
+	c.stop = make(chan struct{})
+	c.done.Go(c.tick)
+}
+
+func (c *cpProgress) tick() {
+	t := time.NewTicker(progressTick)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case now := <-t.C:
+			c.bar.EwmaSetCurrent(c.bytes.Load(), now.Sub(last))
+			last = now
+		}
+	}
+}
+
+// Bytes implements transfer.Progress.
+func (c *cpProgress) Bytes(n int64) { c.bytes.Add(n) }
+
+// Done implements transfer.Progress.
+func (c *cpProgress) Done(_ transfer.Task, _ store.ObjectInfo, err error) {
+	if err == nil {
+		c.files.Add(1)
+	}
+}
+
+// finish draws the bar's last state and removes it when the copy failed.
+func (c *cpProgress) finish(ok bool) {
+	if c.p == nil {
+		return
+	}
+	close(c.stop)
+	c.done.Wait()
+	if ok {
+		c.bar.SetTotal(c.bytes.Load(), true)
+	} else {
+		c.bar.Abort(true)
+	}
+	c.p.Wait()
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
+)
+
+// cpSummary is what a recursive cp reports.
+type cpSummary struct {
+	Files    int     `json:"files"`
+	Bytes    int64   `json:"bytes"`
+	Seconds  float64 `json:"seconds"`
+	MiBPerS  float64 `json:"mib_per_s"`
+	FilesPer float64 `json:"files_per_s"`
+	Refused  int     `json:"refused,omitempty"`
+}
+
+// runPlan copies what p lists and reports it.
+func (a *app) runPlan(ctx context.Context, p *cpPlan, o cpOptions) error {
+	opts := transfer.Options{Jobs: o.jobs, PartSize: o.partSize, IfAbsent: o.ifAbsent}
+	if p.src.st != nil && p.dst.st != nil && sameStore(p.src.loc, p.dst.loc) {
+		opts.ServerSide = p.dst.st
+	}
+	// Part buffers are pooled and reused, so the heap is mostly live buffers: a low GC target
+	// keeps peak memory near parts in flight × part size without costing a collection per part.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	parts := min(transfer.DefaultMaxParts, transfer.DefaultParts*max(o.jobs, 1))
+	if len(p.tasks) == 1 {
+		parts = transfer.DefaultParts
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(parts)*max(o.partSize, 5<<20) + 24<<20))
+	bar := a.newProgress(p)
+	opts.Progress = bar
+	sum, err := transfer.Run(ctx, sourceOf(p.src), destOf(p.dst), p.tasks, opts)
+	bar.finish(err == nil)
+	if err == nil && p.dst.local != nil {
+		err = p.dst.local.Sync()
+	}
+	if err != nil {
+		return a.cpError(p, err)
+	}
+	if p.single {
+		return a.reportOne(p, sum)
+	}
+	return a.reportSummary(sum)
+}
+
+func sourceOf(s *side) transfer.Source {
+	if s.local != nil {
+		return s.local
+	}
+	return s.st
+}
+
+func destOf(s *side) transfer.Dest {
+	if s.local != nil {
+		return s.local
+	}
+	return s.st
+}
+
+// cpError names the URL a failure happened at: store errors name only their key.
+func (a *app) cpError(p *cpPlan, err error) error {
+	var se *store.Error
+	if store.IsContext(err) || !errors.As(err, &se) {
+		return err
+	}
+	switch {
+	case se.Op == "put" && p.dst.st != nil:
+		return fmt.Errorf("%s: %w", p.dst.url(se.Key), err)
+	case (se.Op == "get" || se.Op == "head") && p.src.st != nil:
+		return fmt.Errorf("%s: %w", p.src.url(se.Key), err)
+	}
+	return err
+}
+
+func (a *app) reportOne(p *cpPlan, sum transfer.Summary) error {
+	t := p.tasks[0]
+	res := cpResult{Source: p.src.url(t.Src), Destination: p.dst.url(t.Dst), Size: sum.Bytes}
+	if p.src.local != nil {
+		res.Source = p.src.raw
+	}
+	switch {
+	case a.format == "json":
+		return writeJSON(a.out, res)
+	case a.quiet:
+		return nil
+	}
+	_, err := fmt.Fprintf(a.out, "copied %s -> %s (%d bytes)\n", res.Source, res.Destination, res.Size)
+	return err
+}
+
+func (a *app) reportSummary(sum transfer.Summary) error {
+	secs := sum.Duration.Seconds()
+	s := cpSummary{Files: sum.Files, Bytes: sum.Bytes, Seconds: round3(secs), Refused: sum.Refused}
+	if secs > 0 {
+		s.MiBPerS = round3(float64(sum.Bytes) / (1 << 20) / secs)
+		s.FilesPer = round3(float64(sum.Files) / secs)
+	}
+	switch {
+	case a.format == "json":
+		return writeJSON(a.out, s)
+	case a.quiet:
+		return nil
+	}
+	_, err := fmt.Fprintf(a.out, "copied %d files, %s (%d bytes) in %.2fs: %.1f MiB/s, %.0f files/s\n",
+		s.Files, humanSize(s.Bytes), s.Bytes, secs, s.MiBPerS, s.FilesPer)
+	return err
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// dryRunLine is one line of `cp --dry-run --format json`.
+type dryRunLine struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Size        int64  `json:"size"`
+	DryRun      bool   `json:"dry_run"`
+}
+
+// reportDryRun prints every copy the plan would make, and copies nothing.
+func (a *app) reportDryRun(p *cpPlan) error {
+	var total int64
+	for _, t := range p.tasks {
+		l := dryRunLine{Source: p.src.url(t.Src), Destination: p.dst.url(t.Dst), Size: t.Size, DryRun: true}
+		total += max(t.Size, 0)
+		var err error
+		if a.format == "json" {
+			err = writeJSON(a.out, l)
+		} else {
+			_, err = fmt.Fprintf(a.out, "would copy %s -> %s (%d bytes)\n", l.Source, l.Destination, l.Size)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if a.format == "json" || a.quiet {
+		return nil
+	}
+	_, err := fmt.Fprintf(a.out, "dry run: would copy %d files, %s; nothing was copied\n", len(p.tasks), humanSize(total))
+	return err
+}
+
+// parseSize reads a byte size: "16MiB", "64M", "5MB" (decimal units are read as binary, as
+// s5cmd and rclone do), "1GiB" or a plain number of bytes.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"gib", 1 << 30}, {"mib", 1 << 20}, {"kib", 1 << 10}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10},
+		{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 5<<30 {
+		return 0, errors.New("want a size such as 16MiB, at most 5GiB")
+	}
+	return int64(n * float64(mult)), nil
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/store"
+)
+
+type exportFlags struct {
+	config   string
+	export   string
+	resume   bool
+	force    bool
+	validate bool
+	parallel int
+}
+
+func (a *app) exportCommand() *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:   "export [-c wharf.yaml] [--export NAME]",
+		Short: "Export database tables to a verified dataset: parts, manifest.json, _SUCCESS",
+		Long: `Export each table the config file names (SQLite or PostgreSQL) to its destination as
+Parquet (zstd), NDJSON or CSV parts, then manifest.json listing every part with its size,
+rows and sha256, then _SUCCESS holding the sha256 of the manifest. A downstream reader that
+sees _SUCCESS can trust the prefix; 'wharf validate' proves it without the source.
+
+Runs are journaled in the state file (default .wharf/state.db beside the config). An
+interrupted or failed run continues with --resume: committed chunks are kept, unfinished
+ones rewritten, and an object the journal does not vouch for is moved under
+_quarantine/<run_id>/, never deleted. --resume on a prefix that already holds _SUCCESS is
+refused (exit 5) unless the export's last run failed, or --force.
+
+Exports run one after another, in the config's order; the first failure stops the command.
+With --format json each export is one line: the run (run_id, resolved_prefix, status,
+rows, bytes, parts…) and, with --validate, its validation.`,
+		Example: `  wharf export -c examples/quickstart.yaml
+  wharf export -c wharf.yaml --export orders --parallel 4 --validate
+  wharf export -c wharf.yaml --export orders --resume`,
+		Args: args(0, 0, "no arguments (the exports are in the config file)"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.parallel < 1 {
+				return usageErr(fmt.Errorf("export: --parallel %d: want 1 or more", f.parallel))
+			}
+			if f.force && !f.resume {
+				return usageErr(fmt.Errorf("export: --force goes with --resume"))
+			}
+			return a.exportAll(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.config, "config", "c", defaultConfig, "the config file")
+	fl.StringVar(&f.export, "export", "", "run only the export with this name")
+	fl.BoolVar(&f.resume, "resume", false, "continue the export's interrupted or failed run")
+	fl.BoolVar(&f.force, "force", false, "with --resume: run even when the prefix holds _SUCCESS")
+	fl.BoolVar(&f.validate, "validate", false, "validate each prefix after its export")
+	fl.IntVar(&f.parallel, "parallel", 1, "chunks read and written at once")
+	return cmd
+}
+
+// exportOutcome is one export's line of --format json output.
+type exportOutcome struct {
+	*export.Result
+	Validation *export.Validation `json:"validation,omitempty"`
+	DemoSource string             `json:"demo_source_created,omitempty"`
+}
+
+func (a *app) exportAll(ctx context.Context, f exportFlags) error {
+	cfg, err := a.loadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	exports, err := cfg.pick(f.export)
+	if err != nil {
+		return err
+	}
+	for _, e := range exports {
+		if err := a.exportOne(ctx, cfg, e, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *app) exportOne(ctx context.Context, cfg *exportConfig, e configuredExport, f exportFlags) error {
+	var out exportOutcome
+	demo, err := prepareDemo(ctx, e)
+	if err != nil {
+		return err
+	}
+	out.DemoSource = demo
+	bar := a.newExportBar(e.Name)
+	opts := export.Options{
+		StatePath: cfg.state, Parallel: f.parallel, Resume: f.resume, Force: f.force,
+		Version: buildVersion().Version, Logger: a.log, Progress: bar.update,
+		WrapStore: testPauses(a.getenv(envTestPause)),
+	}
+	res, err := export.Run(ctx, e.Export, opts)
+	bar.finish(err == nil)
+	if err != nil {
+		if res != nil && !a.quiet && a.format == "pretty" {
+			fmt.Fprintf(a.err, "wharf: export %s: run %s %s at %s\n", e.Name, res.RunID, res.Status, res.Prefix)
+		}
+		return fmt.Errorf("export %s: %w", e.Name, err)
+	}
+	out.Result = res
+	if f.validate || e.validate {
+		if out.Validation, err = export.ValidateURL(ctx, res.Prefix, e.Store, false); err != nil {
+			return fmt.Errorf("export %s: %w", e.Name, err)
+		}
+	}
+	if err := a.reportExport(e, cfg, out); err != nil {
+		return err
+	}
+	if out.Validation != nil {
+		return out.Validation.NotCertified()
+	}
+	return nil
+}
+
+func (a *app) reportExport(e configuredExport, cfg *exportConfig, o exportOutcome) error {
+	if a.format == "json" {
+		return writeJSON(a.out, o)
+	}
+	if a.quiet {
+		return nil
+	}
+	var b strings.Builder
+	row := func(k, format string, v ...any) { fmt.Fprintf(&b, "  %-11s %s\n", k+":", fmt.Sprintf(format, v...)) }
+	r := o.Result
+	if o.DemoSource != "" {
+		fmt.Fprintf(&b, "created the demo source %s (%d rows in table orders)\n", displayPath(o.DemoSource), demoRows)
+	}
+	fmt.Fprintf(&b, "export %s: %s, run %s\n", e.Name, r.Status, r.RunID)
+	resumed := ""
+	if r.Resumed {
+		resumed = fmt.Sprintf(" (resumed: %d part(s) kept, %d quarantined)", len(r.Skipped), len(r.Quarantined))
+	}
+	row("rows", "%d in %d part(s), %s, %s%s", r.Rows, len(r.Parts), humanSize(r.Bytes),
+		r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond), resumed)
+	row("dataset", "%s", shortPrefix(r.Prefix))
+	if v := o.Validation; v != nil {
+		row("validate", "%s", validationSummary(v))
+	}
+	if q := queryHint(e.Format, r); q != "" {
+		row("query it", "%s", q)
+	}
+	row("journal", "wharf runs -c %s", displayPath(cfg.path))
+	_, err := io.WriteString(a.out, b.String())
+	return err
+}
+
+func validationSummary(v *export.Validation) string {
+	if v.Certified {
+		return fmt.Sprintf("certified (%d parts, %d rows, _SUCCESS matches manifest.json)", v.Parts, v.Rows)
+	}
+	return fmt.Sprintf("NOT certified: %d problem(s)", len(v.Problems))
+}
+
+// queryHint is a DuckDB one-liner that reads this run's parts.
+func queryHint(f export.Format, r *export.Result) string {
+	if len(r.Parts) == 0 {
+		return ""
+	}
+	reader := map[export.Format]string{export.FormatParquet: "read_parquet", export.FormatNDJSON: "read_json_auto",
+		export.FormatCSV: "read_csv_auto"}[f]
+	glob := strings.TrimSuffix(shortPrefix(r.Prefix), "/") + "/part-" + r.RunID + "-*" + f.Ext()
+	return fmt.Sprintf(`duckdb -c "SELECT count(*) FROM %s('%s')"`, reader, glob)
+}
+
+// displayPrefix shows a local prefix as a directory path (which a shell and DuckDB take),
+// other prefixes as their URL.
+func displayPrefix(prefix string) string {
+	loc, err := store.ParseURL(prefix)
+	if err != nil || loc.Scheme != "file" {
+		return prefix
+	}
+	return filepath.Clean(loc.Bucket) + "/"
+}
+
+// shortPrefix is displayPrefix, relative to the working directory when the prefix is a local
+// directory under it.
+func shortPrefix(prefix string) string {
+	p := displayPrefix(prefix)
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	if rel := displayPath(p); rel != p {
+		return rel + "/"
+	}
+	return p
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/wharfdata/wharf/store"
+)
+
+// rmBatch is how many keys rm hands the store at once (S3 DeleteObjects takes up to 1,000).
+const rmBatch = 1000
+
+func (a *app) rmCommand() *cobra.Command {
+	var recursive, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "rm URL",
+		Short: "Remove one object, or with -r every object under a prefix",
+		Long: `Remove one object, or with -r every object under a prefix or directory.
+
+Without -r the URL names one object; removing one that does not exist is an error
+(WHARF_NOT_FOUND), so a typo never passes silently. With -r, s3://b/logs and
+s3://b/logs/ both mean every key under logs/ (never logs-old/); keys are deleted in
+batches of up to 1,000 where the store has batch deletes (S3 DeleteObjects), else one at
+a time. A prefix with nothing under it is WHARF_NOT_FOUND. A bucket that does not exist is
+WHARF_BUCKET_MISSING. --dry-run lists what would be removed and removes nothing.
+
+Output: one summary line, or {"removed":N,"dry_run":…} with --format json;
+with --dry-run each key is printed first ("would remove URL", or NDJSON {"key":…}).`,
+		Example: `  wharf rm s3://my-bucket/tmp/scratch.csv
+  wharf rm -r --dry-run s3://my-bucket/tmp/
+  wharf rm -r s3://my-bucket/tmp/`,
+		Args: args(1, 1, "one URL"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if recursive {
+				return a.rmTree(cmd.Context(), argv[0], dryRun)
+			}
+			return a.rmOne(cmd.Context(), argv[0], dryRun)
+		},
+	}
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "remove every object under the prefix or directory")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be removed, and remove nothing")
+	return cmd
+}
+
+// rmResult is what rm reports.
+type rmResult struct {
+	Removed int  `json:"removed"`
+	DryRun  bool `json:"dry_run,omitempty"`
+}
+
+func (a *app) rmOne(ctx context.Context, raw string, dryRun bool) error {
+	t, err := splitObject(raw)
+	if err != nil {
+		return err
+	}
+	s, err := a.open(ctx, t.loc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	defer s.Close()
+	if _, err := s.Head(ctx, t.key); err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	if dryRun {
+		if err := a.rmListed(raw); err != nil {
+			return err
+		}
+	} else if err := s.Delete(ctx, t.key, nil); err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	return a.rmReport(rmResult{Removed: 1, DryRun: dryRun})
+}
+
+func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
+	t, err := splitList(raw)
+	if err != nil {
+		return err
+	}
+	if t.prefix != "" && !strings.HasSuffix(t.prefix, "/") {
+		t.prefix += "/"
+	}
+	s, err := a.open(ctx, t.loc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	defer s.Close()
+	n, err := a.rmWalk(ctx, s, t, dryRun)
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	if n == 0 {
+		return &store.Error{Op: "rm", Key: raw, Kind: store.ErrNotExist, Err: errors.New("nothing under it")}
+	}
+	return a.rmReport(rmResult{Removed: n, DryRun: dryRun})
+}
+
+// rmWalk deletes (or lists) every key under t, a batch at a time as the listing goes.
+func (a *app) rmWalk(ctx context.Context, s store.Store, t listTarget, dryRun bool) (int, error) {
+	var batch []string
+	n := 0
+	flush := func() error {
+		if len(batch) == 0 || dryRun {
+			return nil
+		}
+		err := store.DeleteMany(ctx, s, batch)
+		batch = batch[:0]
+		return err
+	}
+	for o, err := range store.Walk(ctx, s, t.prefix) {
+		if err != nil {
+			return n, err
+		}
+		n++
+		if dryRun {
+			if err := a.rmListed(rmURL(t, o.Key)); err != nil {
+				return n, err
+			}
+			continue
+		}
+		if batch = append(batch, o.Key); len(batch) == rmBatch {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, flush()
+}
+
+func rmURL(t listTarget, key string) string {
+	l := t.loc
+	if l.Scheme == "file" {
+		return "file://" + strings.TrimSuffix(l.Bucket, "/") + "/" + key
+	}
+	l.Path = key
+	return l.String()
+}
+
+func (a *app) rmListed(url string) error {
+	if a.format == "json" {
+		return writeJSON(a.out, struct {
+			Key string `json:"key"`
+		}{url})
+	}
+	_, err := fmt.Fprintf(a.out, "would remove %s\n", url)
+	return err
+}
+
+func (a *app) rmReport(r rmResult) error {
+	switch {
+	case a.format == "json":
+		return writeJSON(a.out, r)
+	case a.quiet:
+		return nil
+	case r.DryRun:
+		_, err := fmt.Fprintf(a.out, "dry run: would remove %d object(s); nothing was removed\n", r.Removed)
+		return err
+	}
+	_, err := fmt.Fprintf(a.out, "removed %d object(s)\n", r.Removed)
+	return err
+}

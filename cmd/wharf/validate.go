@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/store"
+)
+
+type validateFlags struct {
+	config, export, date, runID, prefix string
+	deep                                bool
+}
+
+func (a *app) validateCommand() *cobra.Command {
+	var f validateFlags
+	cmd := &cobra.Command{
+		Use:   "validate [URL | -c wharf.yaml [--export NAME] [--date YYYY-MM-DD] [--run-id R] [--prefix P]]",
+		Short: "Certify an exported dataset without touching its source",
+		Long: `Check that a prefix holds a whole export, reading only the store: _SUCCESS must hold the
+sha256 of manifest.json's bytes, the manifest must record a succeeded run, and every part it
+lists must be there at its recorded size and ETag (one HEAD per part). --deep also reads
+every part and compares its sha256. The source database is never queried.
+
+With a URL, that prefix is checked, whoever wrote it. With a config file, each export's
+destination is resolved for --date (default: today, UTC) and --run-id (default for a
+{run_id} destination: the export's last run in the journal), or --prefix names the exact
+prefix to check (one export only).
+
+A prefix with no manifest.json (one written by Spark or Hadoop with an empty _SUCCESS, or
+never finished) is reported legacy_run: true and is not certified. The resolved prefix is
+always printed. Exit 0: certified; 1: not certified, each problem named, or unreadable
+(a missing bucket is WHARF_VERIFY_MANIFEST_READ_ERROR, never "legacy").`,
+		Example: `  wharf validate ./examples/out/orders/2026-01-01/
+  wharf validate -c examples/quickstart.yaml
+  wharf validate -c wharf.yaml --export orders --date 2026-01-31 --deep
+  wharf --endpoint http://127.0.0.1:9000 validate --format json s3://lake/orders/2026-01-31/`,
+		Args: args(0, 1, "at most one prefix URL"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if len(argv) == 1 {
+				for _, name := range []string{"config", "export", "date", "run-id", "prefix"} {
+					if cmd.Flags().Changed(name) {
+						return usageErr(fmt.Errorf("validate: --%s goes with a config file, not with a URL", name))
+					}
+				}
+				return a.validateURL(cmd.Context(), argv[0], f.deep)
+			}
+			return a.validateConfig(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.config, "config", "c", defaultConfig, "the config file")
+	fl.StringVar(&f.export, "export", "", "validate only the export with this name")
+	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
+	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id")
+	fl.StringVar(&f.prefix, "prefix", "", "validate exactly this prefix (one export only)")
+	fl.BoolVar(&f.deep, "deep", false, "also read every part and compare its sha256")
+	return cmd
+}
+
+// validateURL validates any prefix with the global store options.
+func (a *app) validateURL(ctx context.Context, raw string, deep bool) error {
+	loc, err := store.ParseURL(raw)
+	if err != nil {
+		return err
+	}
+	loc, cfg := a.storeConfig(loc)
+	v, err := a.validateAt(ctx, loc, cfg, deep)
+	if err != nil {
+		return err
+	}
+	return a.reportValidation(v)
+}
+
+// validateAt opens the store at loc and validates it. A store option mistake keeps its own
+// code (exit 2); anything that keeps the prefix from being read is
+// WHARF_VERIFY_MANIFEST_READ_ERROR.
+func (a *app) validateAt(ctx context.Context, loc store.Location, cfg store.Config, deep bool) (*export.Validation, error) {
+	s, err := store.Open(ctx, loc, cfg)
+	if err != nil {
+		if codeExit(errCode(err)) == exitUsage {
+			return nil, err
+		}
+		return nil, &export.Error{Op: "validate", What: loc.String(), Kind: export.ErrVerifyManifestRead, Err: err}
+	}
+	defer s.Close()
+	return export.Validate(ctx, s, displayPrefix(loc.String()), deep)
+}
+
+func (a *app) validateConfig(ctx context.Context, f validateFlags) error {
+	cfg, err := a.loadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	exports, err := cfg.pick(f.export)
+	if err != nil {
+		return err
+	}
+	if f.prefix != "" && len(exports) > 1 {
+		return usageErr(fmt.Errorf("validate: --prefix checks one prefix, and %s has %d exports: add --export NAME", cfg.path, len(exports)))
+	}
+	day := time.Now().UTC()
+	if f.date != "" {
+		if day, err = time.Parse(time.DateOnly, f.date); err != nil {
+			return usageErr(fmt.Errorf("validate: --date %q: want YYYY-MM-DD", f.date))
+		}
+	}
+	var failed error
+	for _, e := range exports {
+		prefix, err := a.resolveValidatePrefix(ctx, cfg, e, day, f)
+		if err != nil {
+			return err
+		}
+		v, err := a.validateExport(ctx, e, prefix, f.deep)
+		if err != nil {
+			return fmt.Errorf("validate %s: %w", e.Name, err)
+		}
+		if err := a.reportValidation(v); err != nil && failed == nil {
+			failed = err
+		}
+	}
+	return failed
+}
+
+func (a *app) validateExport(ctx context.Context, e configuredExport, prefix string, deep bool) (*export.Validation, error) {
+	loc, err := store.ParseURL(prefix)
+	if err != nil {
+		return nil, err
+	}
+	return a.validateAt(ctx, loc, e.Store, deep)
+}
+
+// resolveValidatePrefix is --prefix, or the export's destination for day and the run id.
+func (a *app) resolveValidatePrefix(ctx context.Context, cfg *exportConfig, e configuredExport, day time.Time, f validateFlags) (string, error) {
+	if f.prefix != "" {
+		return f.prefix, nil
+	}
+	runID := f.runID
+	if runID == "" && export.UsesRunID(e.Destination) {
+		last, err := lastRun(ctx, cfg.state, e.Name)
+		if err != nil {
+			return "", err
+		}
+		if last == nil {
+			return "", usageErr(fmt.Errorf("validate: the destination of %s has {run_id} and the journal has no run of it: give --run-id", e.Name))
+		}
+		runID = last.RunID
+	}
+	p, err := export.ResolvePrefix(&e.Export, day, runID)
+	if err != nil {
+		return "", usageErr(fmt.Errorf("validate %s: %w", e.Name, err))
+	}
+	return p, nil
+}
+
+// lastRun is the export's last journaled run, or nil; a missing state file has none (and is
+// not created).
+func lastRun(ctx context.Context, statePath, name string) (*export.RunRecord, error) {
+	if _, err := os.Stat(statePath); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	j, err := export.OpenJournal(ctx, statePath)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	return j.LastRun(ctx, name)
+}
+
+// reportValidation prints v, and returns ErrNotCertified when it is not certified.
+func (a *app) reportValidation(v *export.Validation) error {
+	var err error
+	if a.format == "json" {
+		err = writeJSON(a.out, v)
+	} else {
+		_, err = io.WriteString(a.out, validationText(v))
+	}
+	if err != nil {
+		return err
+	}
+	return v.NotCertified()
+}
+
+func validationText(v *export.Validation) string {
+	var b strings.Builder
+	row := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-16s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	row("resolved_prefix", "%s", v.ResolvedPrefix)
+	row("certified", "%s", yesNo(v.Certified))
+	row("legacy_run", "%t", v.LegacyRun)
+	if v.RunID != "" {
+		row("run", "%s (export %s, %s)", v.RunID, v.Export, v.Status)
+		row("parts", "%d (%d rows)", v.Parts, v.Rows)
+	}
+	row("checked", "%s", map[bool]string{false: "_SUCCESS, manifest.json, one HEAD per part (size, ETag)",
+		true: "_SUCCESS, manifest.json, every part re-hashed (--deep)"}[v.Deep])
+	if len(v.Problems) == 0 {
+		row("problems", "none")
+		return b.String()
+	}
+	row("problems", "%d", len(v.Problems))
+	for _, p := range v.Problems {
+		fmt.Fprintf(&b, "  %-22s %s: %s\n", p.Code, p.Key, p.Message)
+	}
+	return b.String()
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,25 @@
+// Package transfer copies many objects at once between stores and local directories: the
+// engine under `wharf cp`.
+//
+// Run takes a plan (a list of Tasks, each a source key and a destination key) and copies the
+// tasks in parallel, Options.Jobs at a time. What it promises:
+//
+//   - Streaming: bytes flow from the source's Get into the destination's Put; nothing is staged
+//     whole in memory or on disk. Large uploads go in parts (PutOptions.PartSize and
+//     Concurrency), and at most Options.MaxParts parts are buffered across all tasks, so memory
+//     is bounded by MaxParts × PartSize whatever the number of files.
+//   - Verified sizes: every copy is checked against the size its source announced, before the
+//     destination commits where it can (a local file, a multipart upload) and after the put
+//     otherwise, in which case the short object is deleted again.
+//   - Fail fast, leave nothing half-done: the first failure cancels every copy in flight; a
+//     cancelled put leaves nothing at its key (the store contract: no partial object, no open
+//     multipart upload), and a local file is written to a temporary file in its directory and
+//     renamed into place only when complete (Local).
+//   - With Options.IfAbsent every put is a conditional create: an existing destination is never
+//     replaced. Such refusals do not stop the other copies; Run returns
+//     store.ErrPreconditionFailed naming the first one and how many there were.
+//
+// Local is a directory on the local disk seen through the same Get/Put/Walk interface as a
+// store, holding plain files (no metadata sidecars). Run reports progress through Progress and
+// prints nothing.
+package transfer

@@ -1,0 +1,133 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// download copies a large object into a Local file as Options.Parts ranged reads at once,
+// each pinned to the ETag of the first, written at their offsets in a temporary file that is
+// renamed into place once complete.
+func (r *runner) download(ctx context.Context, l *Local, t Task) (info store.ObjectInfo, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first, err := r.src.Get(ctx, t.Src, &store.GetOptions{Length: r.o.PartSize})
+	if err != nil {
+		return info, err
+	}
+	size, etag := first.Info.Size, first.Info.ETag
+	path, err := l.Path(t.Dst)
+	if err != nil {
+		first.Close()
+		return info, err
+	}
+	f, err := l.create(path, r.o.IfAbsent)
+	if err != nil {
+		first.Close()
+		return info, err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	p := &parts{r: r, f: f, key: t.Src, etag: etag, path: path, cancel: cancel}
+	p.run(ctx, first, size)
+	if err = p.err; err == nil {
+		err = ctx.Err() // cancelled before every part had started
+	}
+	if err != nil {
+		return info, err
+	}
+	if err = l.commit(f, tmp, path, r.o.IfAbsent); err != nil {
+		return info, err
+	}
+	return store.ObjectInfo{Key: t.Dst, Size: size, ETag: etag}, nil
+}
+
+// parts is one parallel download in flight.
+type parts struct {
+	r      *runner
+	f      *os.File
+	key    string
+	etag   string
+	path   string
+	cancel context.CancelFunc
+
+	mu  sync.Mutex
+	err error
+}
+
+func (p *parts) run(ctx context.Context, first *store.Object, size int64) {
+	ps := p.r.o.PartSize
+	sem := make(chan struct{}, p.r.o.Parts)
+	var wg sync.WaitGroup
+	for off := int64(0); off < size || off == 0; off += ps {
+		n := min(ps, size-off)
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			<-sem
+			if off == 0 {
+				first.Close()
+			}
+			break
+		}
+		body := first
+		first = nil
+		wg.Go(func() {
+			defer func() { <-sem }()
+			p.fail(p.part(ctx, body, off, n))
+		})
+		if size == 0 {
+			break
+		}
+	}
+	wg.Wait()
+}
+
+// part copies bytes [off, off+n) of the object into the file; body, when not nil, is already
+// open at off.
+func (p *parts) part(ctx context.Context, body *store.Object, off, n int64) error {
+	if body == nil {
+		var err error
+		body, err = p.r.src.Get(ctx, p.key, &store.GetOptions{IfMatch: p.etag, Offset: off, Length: n})
+		if err != nil {
+			return err
+		}
+		if p.etag != "" && body.Info.ETag != "" && body.Info.ETag != p.etag {
+			body.Close()
+			return &store.Error{Op: "get", Key: p.key, Kind: store.ErrPreconditionFailed,
+				Err: errors.New("the object changed while it was being read")}
+		}
+	}
+	defer body.Close()
+	got, err := copyCtx(ctx, io.NewOffsetWriter(p.f, off), newCounter(body, p.r.o.Progress))
+	if err != nil {
+		return writeErr(ctx, p.path, err)
+	}
+	if got != n {
+		return &store.Error{Op: "get", Key: p.key, Kind: store.ErrUnavailable,
+			Err: fmt.Errorf("%w (part at %d: want %d bytes, read %d)", errSize, off, n, got)}
+	}
+	return nil
+}
+
+func (p *parts) fail(err error) {
+	if err == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil || store.IsContext(p.err) && !store.IsContext(err) {
+		p.err = err
+	}
+	p.cancel()
+}

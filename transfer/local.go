@@ -1,0 +1,297 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// Local is a directory on the local disk, read and written as plain files. Keys are paths
+// relative to it with '/' separators; a key that would leave the directory is
+// store.ErrKeyInvalid.
+//
+// A Put writes a temporary file beside its destination and renames it into place only once
+// every byte is written and the size checked: an interrupted or failed write removes the
+// temporary file and never leaves a partial file at the key. Missing directories are made.
+type Local struct {
+	root string
+	// NoSync skips the fsync of each file before its rename; Sync then flushes the whole file
+	// system once. Faster, but a power loss before Sync may leave an empty file under a
+	// final name.
+	NoSync bool
+
+	mu   sync.Mutex
+	dirs map[string]bool // directories known to exist
+}
+
+// NewLocal returns the directory root (which need not exist yet) as a Local.
+func NewLocal(root string) *Local { return &Local{root: root, dirs: map[string]bool{}} }
+
+// Path is the file a key names.
+func (l *Local) Path(key string) (string, error) {
+	p := filepath.FromSlash(key)
+	if key == "" || !filepath.IsLocal(p) {
+		return "", &store.Error{Op: "path", Key: key, Kind: store.ErrKeyInvalid,
+			Err: fmt.Errorf("the key would name a file outside %s", l.root)}
+	}
+	return filepath.Join(l.root, p), nil
+}
+
+// Get opens the file at key. Its Info has the size (-1 for a named pipe or a device, read to
+// its end) and a content type guessed from the extension.
+func (l *Local) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+	path, err := l.Path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, LocalError("open", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, LocalError("stat", path, err)
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, &store.Error{Op: "open", Key: path, Kind: store.ErrNotExist, Err: errors.New("is a directory")}
+	}
+	info := store.ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime(),
+		ContentType: mime.TypeByExtension(filepath.Ext(path))}
+	var rc io.ReadCloser = f
+	if !fi.Mode().IsRegular() {
+		info.Size = -1 // a pipe or a device: read to its end
+		rc = interruptible(ctx, f)
+	}
+	if opts != nil && (opts.Offset > 0 || opts.Length > 0) {
+		rc = rangeFile(f, opts.Offset, opts.Length, fi.Size())
+	}
+	return &store.Object{Info: info, ReadCloser: rc}, nil
+}
+
+// interruptible makes a blocked Read of a pipe return once ctx ends (a pipe's reads go
+// through the poller, so a deadline wakes them).
+func interruptible(ctx context.Context, f *os.File) io.ReadCloser {
+	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Unix(1, 0)) })
+	return &pipeFile{File: f, stop: stop}
+}
+
+type pipeFile struct {
+	*os.File
+	stop func() bool
+}
+
+func (p *pipeFile) Close() error {
+	p.stop()
+	return p.File.Close()
+}
+
+func rangeFile(f *os.File, off, n, size int64) io.ReadCloser {
+	if n <= 0 {
+		n = size - off
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.NewSectionReader(f, off, n), f}
+}
+
+// Walk yields every regular file below prefix (a directory relative to the root, "" for the
+// root itself) in lexical order, as keys relative to the root. Symbolic links to files are
+// followed; links to directories are not. A missing root or prefix is store.ErrNotExist
+// naming it.
+func (l *Local) Walk(ctx context.Context, prefix string) iter.Seq2[store.ObjectInfo, error] {
+	return func(yield func(store.ObjectInfo, error) bool) {
+		top := filepath.Join(l.root, filepath.FromSlash(prefix))
+		if _, err := os.Stat(top); err != nil {
+			yield(store.ObjectInfo{}, LocalError("stat", top, err))
+			return
+		}
+		err := filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return LocalError("read", path, err)
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			info, ok, err := l.fileInfo(path, d)
+			if err != nil || !ok {
+				return err
+			}
+			if !yield(info, nil) {
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			yield(store.ObjectInfo{}, err)
+		}
+	}
+}
+
+// fileInfo describes path when it is a regular file (or a link to one).
+func (l *Local) fileInfo(path string, d fs.DirEntry) (store.ObjectInfo, bool, error) {
+	if d.IsDir() || strings.Contains(d.Name(), ".wharf-tmp-") {
+		return store.ObjectInfo{}, false, nil
+	}
+	fi, err := os.Stat(path) // follows a link
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return store.ObjectInfo{}, false, nil // a dangling link
+		}
+		return store.ObjectInfo{}, false, LocalError("stat", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return store.ObjectInfo{}, false, nil
+	}
+	rel, err := filepath.Rel(l.root, path)
+	if err != nil {
+		return store.ObjectInfo{}, false, err
+	}
+	return store.ObjectInfo{Key: filepath.ToSlash(rel), Size: fi.Size(), LastModified: fi.ModTime()}, true, nil
+}
+
+// Put writes body to the file at key through a temporary file: see Local. With
+// opts.IfNoneMatch an existing file is store.ErrPreconditionFailed and is never replaced (the
+// file is hard-linked into place, which fails on an existing name even if another process made
+// it meanwhile). With opts.Size ≥ 0, a body of another length fails and writes nothing.
+func (l *Local) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (info store.ObjectInfo, err error) {
+	if opts == nil {
+		opts = &store.PutOptions{Size: -1}
+	}
+	path, err := l.Path(key)
+	if err != nil {
+		return info, err
+	}
+	f, err := l.create(path, opts.IfNoneMatch)
+	if err != nil {
+		return info, err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	n, err := copyCtx(ctx, f, body)
+	if err != nil {
+		return info, writeErr(ctx, path, err)
+	}
+	if opts.Size >= 0 && !(opts.Size == 0 && n > 0) && n != opts.Size {
+		return info, &store.Error{Op: "write", Key: path, Kind: store.ErrUnavailable,
+			Err: fmt.Errorf("%w (announced %d bytes, read %d)", errSize, opts.Size, n)}
+	}
+	if err = l.commit(f, tmp, path, opts.IfNoneMatch); err != nil {
+		return info, err
+	}
+	return store.ObjectInfo{Key: key, Size: n}, nil
+}
+
+// create makes the directory of path and a temporary file in it.
+func (l *Local) create(path string, ifAbsent bool) (*os.File, error) {
+	dir := filepath.Dir(path)
+	if err := l.mkdir(dir); err != nil {
+		return nil, err
+	}
+	if ifAbsent {
+		if _, err := os.Lstat(path); err == nil {
+			return nil, existsErr(path)
+		}
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".wharf-tmp-*")
+	if err != nil {
+		return nil, writeErr(context.Background(), path, err)
+	}
+	return f, nil
+}
+
+func (l *Local) mkdir(dir string) error {
+	l.mu.Lock()
+	known := l.dirs[dir]
+	l.mu.Unlock()
+	if known {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && errors.Is(err, syscallENOTDIR) {
+			return &store.Error{Op: "mkdir", Key: dir, Kind: store.ErrConfig, Err: fmt.Errorf("%s is a file, not a directory", pe.Path)}
+		}
+		return LocalError("mkdir", dir, err)
+	}
+	l.mu.Lock()
+	l.dirs[dir] = true
+	l.mu.Unlock()
+	return nil
+}
+
+// commit makes the temporary file readable as os.Create would, syncs it, and moves it to path.
+func (l *Local) commit(f *os.File, tmp, path string, ifAbsent bool) error {
+	if err := f.Chmod(0o644); err != nil {
+		return writeErr(context.Background(), path, err)
+	}
+	if !l.NoSync {
+		if err := f.Sync(); err != nil {
+			return writeErr(context.Background(), path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return writeErr(context.Background(), path, err)
+	}
+	if !ifAbsent {
+		if err := os.Rename(tmp, path); err != nil {
+			return LocalError("rename", path, err)
+		}
+		return nil
+	}
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return existsErr(path)
+		}
+		return LocalError("link", path, err)
+	}
+	return os.Remove(tmp)
+}
+
+// Sync makes what Put wrote durable: with NoSync, one syncfs(2) of the file system (every
+// file at once, far cheaper than one fsync each); then an fsync of each directory written
+// into, so that the renames survive a crash.
+func (l *Local) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	for dir := range l.dirs {
+		d, oerr := os.Open(dir)
+		if oerr != nil {
+			continue
+		}
+		if l.NoSync && err == nil {
+			err = syncFS(d)
+			l.NoSync = false // once is enough: it flushes the whole file system
+			if err != nil {
+				err = LocalError("sync", l.root, err)
+			}
+		}
+		_ = d.Sync()
+		d.Close()
+	}
+	return err
+}
+
+func existsErr(path string) error {
+	return &store.Error{Op: "put", Key: path, Kind: store.ErrPreconditionFailed,
+		Err: errors.New("the file exists and --if-absent was given")}
+}

@@ -1,0 +1,171 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// errSize is the cause of a size mismatch: the source changed while it was copied.
+var errSize = errors.New("size mismatch: the source changed while it was copied")
+
+// stream copies one task through a Get and a Put.
+func (r *runner) stream(ctx context.Context, t Task) (store.ObjectInfo, error) {
+	// A download to local disk buffers nothing: only uploads and store-to-store copies of
+	// large objects hold part buffers, and so a slot.
+	l, local := r.dst.(*Local)
+	held := local
+	if t.Size > r.o.PartSize && !local {
+		if err := r.acquire(ctx); err != nil {
+			return store.ObjectInfo{}, err
+		}
+		held = true
+		defer r.release()
+	}
+	if local && t.Size >= 2*r.o.PartSize && r.o.Parts > 1 {
+		return r.download(ctx, l, t)
+	}
+	obj, err := r.src.Get(ctx, t.Src, nil)
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	defer obj.Close()
+	size := obj.Info.Size
+	if !held && size > r.o.PartSize {
+		if err := r.acquire(ctx); err != nil {
+			return store.ObjectInfo{}, err
+		}
+		defer r.release()
+	}
+	body := newCounter(obj.ReadCloser, r.o.Progress)
+	opts := r.putOptions(size)
+	opts.ContentType = obj.Info.ContentType
+	opts.Metadata = carried(obj.Info.Metadata)
+	info, err := r.dst.Put(ctx, t.Dst, body.reader(), opts)
+	if errors.Is(err, store.ErrOutcomeUnknown) {
+		info, err = r.resolve(ctx, t.Dst, err)
+	}
+	if err != nil {
+		return info, err
+	}
+	if err := verify(body, size, info); err != nil {
+		r.undo(t.Dst)
+		return info, &store.Error{Op: "put", Key: t.Dst, Kind: store.ErrUnavailable, Err: fmt.Errorf("from %s: %w", t.Src, err)}
+	}
+	return info, nil
+}
+
+// verify checks that the put took exactly the size the source announced, and that the source
+// has no byte beyond it.
+func verify(body *counter, size int64, info store.ObjectInfo) error {
+	if size < 0 {
+		return nil
+	}
+	if body.n != size || info.Size != size {
+		return fmt.Errorf("%w (announced %d bytes, read %d, stored %d)", errSize, size, body.n, info.Size)
+	}
+	var one [1]byte
+	if n, _ := io.ReadFull(body.r, one[:]); n > 0 {
+		return fmt.Errorf("%w (announced %d bytes, but it has more)", errSize, size)
+	}
+	return nil
+}
+
+// resolve settles a conditional put whose answer was lost (a server may answer 412 to an
+// If-None-Match put before reading the body, and reset the connection) by one Head of its
+// put-id: ours means it landed; another object means the condition failed.
+func (r *runner) resolve(ctx context.Context, key string, err error) (store.ObjectInfo, error) {
+	var e *store.Error
+	s, ok := r.dst.(store.Store)
+	if !ok || !errors.As(err, &e) || e.PutID == "" {
+		return store.ObjectInfo{}, err
+	}
+	info, landed, herr := store.ResolvePut(ctx, s, key, e.PutID)
+	switch {
+	case herr != nil:
+		return store.ObjectInfo{}, err
+	case landed:
+		return info, nil
+	case info.ETag != "":
+		return store.ObjectInfo{}, &store.Error{Op: "put", Key: key, Kind: store.ErrPreconditionFailed,
+			Err: errors.New("the object exists (the store refused the create before reading the body)")}
+	}
+	return store.ObjectInfo{}, err
+}
+
+// undo deletes a destination that failed verification after it was committed.
+func (r *runner) undo(key string) {
+	d, ok := r.dst.(interface {
+		Delete(context.Context, string, *store.DeleteOptions) error
+	})
+	if ok {
+		_ = d.Delete(context.Background(), key, nil)
+	}
+}
+
+func (r *runner) acquire(ctx context.Context) error {
+	select {
+	case r.large <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *runner) release() { <-r.large }
+
+// carried is the user metadata a copy carries over: all of it but the put-id, which belongs to
+// the write that made the source.
+func carried(md map[string]string) map[string]string {
+	if len(md) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		if k != store.MetaPutID {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// counter counts the bytes read through it and reports them as progress.
+type counter struct {
+	r io.Reader
+	n int64
+	p Progress
+}
+
+func newCounter(r io.Reader, p Progress) *counter { return &counter{r: r, p: p} }
+
+func (c *counter) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	if n > 0 {
+		c.n += int64(n)
+		c.p.Bytes(int64(n))
+	}
+	return n, err
+}
+
+// reader is c, seekable when the reader beneath is, so that a put of a local file can still
+// be resent, while a stream never claims to seek.
+func (c *counter) reader() io.Reader {
+	if _, ok := c.r.(io.Seeker); ok {
+		return &seekCounter{c}
+	}
+	return c
+}
+
+type seekCounter struct{ *counter }
+
+func (c *seekCounter) Seek(off int64, whence int) (int64, error) {
+	pos, err := c.r.(io.Seeker).Seek(off, whence)
+	if err == nil && pos != c.n {
+		c.p.Bytes(pos - c.n)
+		c.n = pos
+	}
+	return pos, err
+}
