@@ -4,6 +4,10 @@
 // _ACCESS_KEY and _SECRET_KEY), and sets WHARF_TEST_SERVERS=1. Under the script a missing
 // server fails the test; under a plain `go test ./...` the test is skipped with a message that
 // says how to run it.
+//
+// scripts/servers.sh starts the same servers once for quick runs of `go test` while developing.
+// FaultProxy puts an internal/faultproxy proxy in front of a server; FreeLoopbackPort finds a
+// port for a test that must name one before listening.
 package testenv
 
 import (

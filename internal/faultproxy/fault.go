@@ -1,0 +1,148 @@
+package faultproxy
+
+import (
+	"encoding/xml"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+)
+
+// hopHeaders are the hop-by-hop headers a proxy must not forward.
+var hopHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// apply answers r according to rule (nil: forward untouched).
+func (p *Proxy) apply(w http.ResponseWriter, r *http.Request, rule *Rule) {
+	if rule == nil {
+		p.forward(w, r, nil)
+		return
+	}
+	switch rule.Fault {
+	case Reset:
+		resetConn(w)
+	case Status:
+		_, _ = io.Copy(io.Discard, r.Body)
+		status, code, msg := rule.errorCode()
+		writeS3Error(w, r, status, code, msg)
+	case Stall:
+		if !p.wait(r, rule.Delay) {
+			closeConn(w, false) // the client left or the proxy closes: answer nothing
+			return
+		}
+		p.forward(w, r, nil)
+	case Lost:
+		p.lose(w, r)
+	case StallBody, Truncate:
+		p.forward(w, r, rule)
+	default:
+		p.forward(w, r, nil)
+	}
+}
+
+// roundTrip sends r to the backend with the Host header the client sent.
+func (p *Proxy) roundTrip(r *http.Request) (*http.Response, error) {
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	out.URL.Scheme = p.target.Scheme
+	out.URL.Host = p.target.Host
+	out.Host = r.Host
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	if r.ContentLength == 0 {
+		out.Body = nil
+	}
+	return p.transport.RoundTrip(out)
+}
+
+// forward proxies r and copies the answer back, applying a StallBody or Truncate rule.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, rule *Rule) {
+	resp, err := p.roundTrip(r)
+	if err != nil {
+		if r.Context().Err() == nil {
+			writeS3Error(w, r, http.StatusBadGateway, "FaultProxyBackendError", err.Error())
+		}
+		return
+	}
+	defer resp.Body.Close()
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+	w.WriteHeader(resp.StatusCode)
+	if rule == nil {
+		_, _ = io.Copy(w, resp.Body)
+		return
+	}
+	head := rule.After
+	if rule.Fault == Truncate && resp.ContentLength > 0 && head >= resp.ContentLength {
+		head = resp.ContentLength - 1 // always leave something out
+	}
+	if _, err := io.CopyN(w, resp.Body, head); err != nil && err != io.EOF {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	if rule.Fault == Truncate {
+		closeConn(w, false)
+		return
+	}
+	if !p.wait(r, rule.Delay) {
+		closeConn(w, false)
+		return
+	}
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// lose forwards r, reads the backend's whole answer, and resets the client's connection.
+func (p *Proxy) lose(w http.ResponseWriter, r *http.Request) {
+	resp, err := p.roundTrip(r)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
+	resetConn(w)
+}
+
+// resetConn closes the client's connection with a TCP RST.
+func resetConn(w http.ResponseWriter) { closeConn(w, true) }
+
+// closeConn hijacks the connection (flushing what was written) and closes it, with an RST
+// when reset is set and an orderly FIN otherwise.
+func closeConn(w http.ResponseWriter, reset bool) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // http.Server drops the connection quietly: still a fault
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+type s3Error struct {
+	XMLName   xml.Name `xml:"Error"`
+	Code      string   `xml:"Code"`
+	Message   string   `xml:"Message"`
+	Resource  string   `xml:"Resource"`
+	RequestID string   `xml:"RequestId"`
+}
+
+// writeS3Error answers with an S3-style XML error body.
+func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	body, _ := xml.Marshal(s3Error{Code: code, Message: msg, Resource: r.URL.Path, RequestID: "faultproxy"})
+	body = append([]byte(xml.Header), body...)
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("X-Amz-Request-Id", "faultproxy")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}

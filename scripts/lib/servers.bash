@@ -1,0 +1,195 @@
+# shellcheck shell=bash
+# Starts and stops the real servers wharf's tests use (MinIO, SeaweedFS), each on free loopback
+# ports with a fresh data directory under one run directory. Sourced by scripts/test.sh and
+# scripts/servers.sh; it defines functions only.
+#
+#   servers_start RUN_DIR   start every server, wait until each is ready, write RUN_DIR/env
+#   servers_stop RUN_DIR    stop every server by its recorded PID, then remove RUN_DIR
+#
+# RUN_DIR/NAME/ holds each server's pid, log and data. Nothing is ever stopped by name.
+
+SERVERS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SERVERS_TESTBIN=${WHARF_TESTBIN:-${XDG_CACHE_HOME:-$HOME/.cache}/wharf/testbin}
+SERVERS_READY_TIMEOUT=${WHARF_SERVER_READY_TIMEOUT:-60}
+# Seconds each server gets to exit after SIGTERM before SIGKILL. SeaweedFS spends ~15 s
+# retrying a metadata flush to its own already-stopped volume server; its data is thrown away.
+SERVERS_STOP_GRACE_MINIO=20
+SERVERS_STOP_GRACE_SEAWEEDFS=3
+
+servers_log() { printf 'servers: %s\n' "$*" >&2; }
+
+# pinned NAME: the version scripts/install-servers.sh pins for NAME_VERSION.
+pinned() {
+  local v
+  v=$(sed -n "s/^$1_VERSION=//p" "$SERVERS_ROOT/scripts/install-servers.sh")
+  [ -n "$v" ] || { servers_log "no $1_VERSION in scripts/install-servers.sh"; return 1; }
+  printf '%s\n' "$v"
+}
+
+# tool_path NAME BINARY: the installed binary of NAME at its pinned version.
+tool_path() {
+  local name=$1 bin=$2 upper
+  upper=$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')
+  printf '%s/%s-%s/%s\n' "$SERVERS_TESTBIN" "$name" "$(pinned "$upper")" "$bin"
+}
+
+# free_ports N: prints N distinct loopback TCP ports that are free now, one a line.
+free_ports() {
+  if command -v python3 >/dev/null 2>&1 && python3 -c 'import socket' >/dev/null 2>&1; then
+    python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+for s in socks:
+    print(s.getsockname()[1])
+PY
+    return
+  fi
+  # Fallback: probe random ports with bash's /dev/tcp; a refused connect means free.
+  local n=0 p picked=" "
+  while [ "$n" -lt "$1" ]; do
+    p=$((20000 + RANDOM % 30000))
+    case "$picked" in *" $p "*) continue ;; esac
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      picked="$picked$p "; n=$((n + 1)); echo "$p"
+    fi
+  done
+}
+
+random_hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+  local st
+  st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  case "$st" in Z*|"") return 1 ;; esac
+}
+
+# launch DIR BINARY ARGS...: starts BINARY in the background in DIR, with the environment
+# assignments in LAUNCH_ENV, logging to DIR/log; records its PID in DIR/pid and its binary in
+# DIR/bin. The server is a child of the calling shell, so that shell can wait for it.
+LAUNCH_ENV=()
+launch() {
+  local dir=$1 bin=$2; shift 2
+  [ -x "$bin" ] || { servers_log "$bin is missing: run scripts/install-servers.sh"; return 1; }
+  (cd "$dir" && exec env "${LAUNCH_ENV[@]}" nohup "$bin" "$@" >"$dir/log" 2>&1 </dev/null) &
+  echo $! >"$dir/pid"
+  printf '%s\n' "$bin" >"$dir/bin"
+}
+
+start_minio() {
+  local dir=$1 port cport key secret ports
+  mkdir -p "$dir/data"
+  ports=$(free_ports 2); port=$(sed -n 1p <<<"$ports"); cport=$(sed -n 2p <<<"$ports")
+  key="wharf-$(random_hex 6)"; secret=$(random_hex 20)
+  LAUNCH_ENV=(MINIO_ROOT_USER="$key" MINIO_ROOT_PASSWORD="$secret" MINIO_UPDATE=off
+    MINIO_BROWSER=off MINIO_CALLHOME_ENABLE=off)
+  launch "$dir" "$(tool_path minio minio)" server --quiet \
+    --address "127.0.0.1:$port" --console-address "127.0.0.1:$cport" "$dir/data"
+  cat >"$dir/env" <<EOF
+export WHARF_TEST_MINIO_ENDPOINT=http://127.0.0.1:$port
+export WHARF_TEST_MINIO_ACCESS_KEY=$key
+export WHARF_TEST_MINIO_SECRET_KEY=$secret
+EOF
+  printf 'curl -fsS -o /dev/null -m 2 http://127.0.0.1:%s/minio/health/ready\n' "$port" >"$dir/ready"
+}
+
+start_seaweedfs() {
+  local dir=$1 key secret p
+  mkdir -p "$dir/data"
+  mapfile -t p < <(free_ports 8)
+  key="wharf-$(random_hex 6)"; secret=$(random_hex 20)
+  cat >"$dir/s3.json" <<EOF
+{"identities": [{"name": "wharf-test",
+  "credentials": [{"accessKey": "$key", "secretKey": "$secret"}],
+  "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
+EOF
+  chmod 600 "$dir/s3.json"
+  # Every port is explicit (defaults are fixed and clash between runs); Iceberg and Lance
+  # endpoints are off, telemetry is off, the local sockets that can be placed live in $dir.
+  LAUNCH_ENV=()
+  launch "$dir" "$(tool_path seaweedfs weed)" server \
+    -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$dir/data" \
+    -master.volumeSizeLimitMB=1024 -volume.max=0 -volume.preStopSeconds=0 -master.telemetry=false \
+    -master.port="${p[0]}" -master.port.grpc="${p[1]}" \
+    -volume.port="${p[2]}" -volume.port.grpc="${p[3]}" \
+    -filer.port="${p[4]}" -filer.port.grpc="${p[5]}" -filer.localSocket="$dir/filer.sock" \
+    -s3 -s3.port="${p[6]}" -s3.port.grpc="${p[7]}" -s3.localSocket="$dir/s3.sock" \
+    -s3.port.iceberg=0 -s3.port.lance=0 -s3.config="$dir/s3.json"
+  # weed puts its gRPC sockets in /tmp whatever TMPDIR says; remember them for cleanup.
+  printf '/tmp/seaweedfs-%s-grpc-%s.sock\n' master "${p[1]}" volume "${p[3]}" filer "${p[5]}" s3 "${p[7]}" \
+    >"$dir/sockets"
+  cat >"$dir/env" <<EOF
+export WHARF_TEST_SEAWEEDFS_ENDPOINT=http://127.0.0.1:${p[6]}
+export WHARF_TEST_SEAWEEDFS_ACCESS_KEY=$key
+export WHARF_TEST_SEAWEEDFS_SECRET_KEY=$secret
+EOF
+  # Ready when a SigV4-signed ListBuckets succeeds.
+  printf 'curl -fsS -o /dev/null -m 2 --aws-sigv4 aws:amz:us-east-1:s3 -u %s:%s http://127.0.0.1:%s/\n' \
+    "$key" "$secret" "${p[6]}" >"$dir/ready"
+}
+
+# wait_ready DIR NAME: polls DIR/ready until it succeeds, the server dies, or the timeout.
+wait_ready() {
+  local dir=$1 name=$2 pid start=$SECONDS
+  pid=$(cat "$dir/pid")
+  while ! bash "$dir/ready" >/dev/null 2>&1; do
+    if ! alive "$pid"; then
+      servers_log "$name (pid $pid) exited before it was ready; last lines of $dir/log:"
+      tail -n 40 "$dir/log" >&2 || true
+      return 1
+    fi
+    if [ $((SECONDS - start)) -ge "$SERVERS_READY_TIMEOUT" ]; then
+      servers_log "$name (pid $pid) not ready after ${SERVERS_READY_TIMEOUT}s; last lines of $dir/log:"
+      tail -n 40 "$dir/log" >&2 || true
+      return 1
+    fi
+    sleep 0.2
+  done
+  servers_log "$name ready after $((SECONDS - start))s (pid $pid)"
+}
+
+servers_start() {
+  local run=$1 name
+  mkdir -p "$run/minio" "$run/seaweedfs"
+  chmod 700 "$run" # the env, s3.json and ready files hold the run's keys
+  start_minio "$run/minio"
+  start_seaweedfs "$run/seaweedfs"
+  for name in minio seaweedfs; do
+    wait_ready "$run/$name" "$name" || return 1
+  done
+  { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env"; } >"$run/env"
+  chmod 600 "$run/env"
+}
+
+# stop_one DIR GRACE: stops the server whose PID DIR/pid records, if it is still the binary we
+# started: SIGTERM, then SIGKILL after GRACE seconds; reaps it when it is our child.
+stop_one() {
+  local dir=$1 grace=$2 pid bin start=$SECONDS
+  [ -f "$dir/pid" ] || return 0
+  pid=$(cat "$dir/pid"); bin=$(cat "$dir/bin" 2>/dev/null || true)
+  if alive "$pid" && [ -n "$bin" ] && tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF "$bin"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    while alive "$pid" && [ $((SECONDS - start)) -lt "$grace" ]; do sleep 0.1; done
+    if alive "$pid"; then
+      servers_log "$(basename "$dir") (pid $pid) still running ${grace}s after SIGTERM; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  wait "$pid" 2>/dev/null || true
+  rm -f "$dir/pid"
+}
+
+servers_stop() {
+  local run=$1 sock
+  [ -d "$run" ] || return 0
+  stop_one "$run/minio" "$SERVERS_STOP_GRACE_MINIO"
+  stop_one "$run/seaweedfs" "$SERVERS_STOP_GRACE_SEAWEEDFS"
+  if [ -f "$run/seaweedfs/sockets" ]; then
+    while read -r sock; do rm -f "$sock"; done <"$run/seaweedfs/sockets"
+  fi
+  rm -rf "$run"
+}
