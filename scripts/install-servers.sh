@@ -3,7 +3,9 @@
 # versions, into a per-user cache outside the checkout. Each install lands in its own folder
 # NAME-VERSION and is reused when present, so a fresh clone on the same machine builds nothing.
 #
-#   scripts/install-servers.sh [minio] [seaweedfs] [staticcheck]     (no argument: all)
+#   scripts/install-servers.sh [minio] [seaweedfs] [staticcheck] [postgres]   (no argument: all)
+#
+# PostgreSQL comes from Debian's postgresql package (apt-get, as root) rather than the cache.
 #
 # Prints nothing but progress on stderr; exits non-zero, naming the tool, if an install fails.
 set -euo pipefail
@@ -50,13 +52,24 @@ build_staticcheck() {
   GOBIN="$dest" GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 }
 
+install_postgres() {
+  if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then return 0; fi
+  if [ "$(id -u)" != 0 ]; then
+    log "PostgreSQL is not installed and this is not root: run apt-get install -y postgresql"
+    return 1
+  fi
+  log "installing Debian's postgresql package"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+}
+
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs)
+[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs postgres)
 for w in "${want[@]}"; do
   case "$w" in
     minio) install minio "$MINIO_VERSION" minio build_minio ;;
     seaweedfs) install seaweedfs "$SEAWEEDFS_VERSION" weed build_seaweedfs ;;
     staticcheck) install staticcheck "$STATICCHECK_VERSION" staticcheck build_staticcheck ;;
+    postgres) install_postgres ;;
     *) log "unknown tool $w"; exit 2 ;;
   esac
 done

@@ -18,7 +18,7 @@ DIR=${WHARF_SERVERS_DIR:-${TMPDIR:-/tmp}/wharf-servers-$(id -u)}
 running() {
   local name pid
   [ -f "$DIR/env" ] || return 1
-  for name in minio seaweedfs; do
+  for name in minio seaweedfs postgres; do
     pid=$(cat "$DIR/$name/pid" 2>/dev/null) || return 1
     alive "$pid" || return 1
   done
@@ -31,7 +31,7 @@ start)
     exit 0
   fi
   servers_stop "$DIR" # leftovers of a run that died
-  bash scripts/install-servers.sh minio seaweedfs
+  bash scripts/install-servers.sh minio seaweedfs postgres
   if ! servers_start "$DIR"; then
     servers_stop "$DIR"
     exit 1
@@ -44,7 +44,7 @@ env)
   ;;
 status)
   if running; then
-    echo "running in $DIR (minio pid $(cat "$DIR/minio/pid"), seaweedfs pid $(cat "$DIR/seaweedfs/pid"))"
+    echo "running in $DIR (minio pid $(cat "$DIR/minio/pid"), seaweedfs pid $(cat "$DIR/seaweedfs/pid"), postgres pid $(cat "$DIR/postgres/pid"))"
     grep ENDPOINT "$DIR/env"
   else
     echo "not running"

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Starts and stops the real servers wharf's tests use (MinIO, SeaweedFS), each on free loopback
+# Starts and stops the real servers wharf's tests use (MinIO, SeaweedFS, PostgreSQL), each on free loopback
 # ports with a fresh data directory under one run directory. Sourced by scripts/test.sh and
 # scripts/servers.sh; it defines functions only.
 #
@@ -15,6 +15,7 @@ SERVERS_READY_TIMEOUT=${WHARF_SERVER_READY_TIMEOUT:-60}
 # retrying a metadata flush to its own already-stopped volume server; its data is thrown away.
 SERVERS_STOP_GRACE_MINIO=20
 SERVERS_STOP_GRACE_SEAWEEDFS=3
+SERVERS_STOP_GRACE_POSTGRES=15
 
 servers_log() { printf 'servers: %s\n' "$*" >&2; }
 
@@ -132,6 +133,45 @@ EOF
     "$key" "$secret" "${p[6]}" >"$dir/ready"
 }
 
+# pg_bin: the newest installed PostgreSQL server's bin directory (Debian's postgresql package).
+pg_bin() {
+  local d
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$d" ] && [ -x "$d/postgres" ] || { servers_log "PostgreSQL is not installed: scripts/install-servers.sh postgres"; return 1; }
+  printf '%s\n' "$d"
+}
+
+# start_postgres DIR: initdb + postgres on a free loopback port with password authentication.
+# PostgreSQL refuses to run as root, so under root the cluster lives in its own directory
+# owned by the postgres user and the server runs as that user (setpriv execs, so the recorded
+# PID is the postmaster's own).
+start_postgres() {
+  local dir=$1 bin port pw data as=()
+  bin=$(pg_bin) || return 1
+  port=$(free_ports 1)
+  pw=$(random_hex 16)
+  data=$(mktemp -d "${TMPDIR:-/tmp}/wharf-pg.XXXXXX")
+  printf '%s\n' "$data" >"$dir/datadir"
+  printf '%s\n' "$pw" >"$data/pwfile"
+  if [ "$(id -u)" = 0 ]; then
+    chown -R postgres:postgres "$data"
+    as=(/usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups --)
+  fi
+  "${as[@]}" "$bin/initdb" -D "$data/db" -U wharf --auth=scram-sha-256 --pwfile="$data/pwfile" \
+    -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || { tail -n 20 "$dir/initdb.log" >&2; return 1; }
+  rm -f "$data/pwfile"
+  LAUNCH_ENV=()
+  launch "$dir" "${as[@]}" "$bin/postgres" -D "$data/db" \
+    -c listen_addresses=127.0.0.1 -p "$port" -k "$data" -c fsync=off -c full_page_writes=off \
+    -c synchronous_commit=off -c max_connections=100
+  printf '%s\n' "$bin/postgres" >"$dir/bin"
+  cat >"$dir/env" <<ENVEOF
+export WHARF_TEST_POSTGRES_URL=postgres://wharf@127.0.0.1:$port/postgres
+export WHARF_TEST_POSTGRES_PASSWORD=$pw
+ENVEOF
+  printf '%s -q -h 127.0.0.1 -p %s -U wharf -d postgres\n' "$bin/pg_isready" "$port" >"$dir/ready"
+}
+
 # wait_ready DIR NAME: polls DIR/ready until it succeeds, the server dies, or the timeout.
 wait_ready() {
   local dir=$1 name=$2 pid start=$SECONDS
@@ -154,14 +194,15 @@ wait_ready() {
 
 servers_start() {
   local run=$1 name
-  mkdir -p "$run/minio" "$run/seaweedfs"
+  mkdir -p "$run/minio" "$run/seaweedfs" "$run/postgres"
   chmod 700 "$run" # the env, s3.json and ready files hold the run's keys
   start_minio "$run/minio"
   start_seaweedfs "$run/seaweedfs"
-  for name in minio seaweedfs; do
+  start_postgres "$run/postgres" || return 1
+  for name in minio seaweedfs postgres; do
     wait_ready "$run/$name" "$name" || return 1
   done
-  { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env"; } >"$run/env"
+  { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env" "$run/postgres/env"; } >"$run/env"
   chmod 600 "$run/env"
 }
 
@@ -188,6 +229,10 @@ servers_stop() {
   [ -d "$run" ] || return 0
   stop_one "$run/minio" "$SERVERS_STOP_GRACE_MINIO"
   stop_one "$run/seaweedfs" "$SERVERS_STOP_GRACE_SEAWEEDFS"
+  stop_one "$run/postgres" "$SERVERS_STOP_GRACE_POSTGRES"
+  if [ -f "$run/postgres/datadir" ]; then
+    rm -rf "$(cat "$run/postgres/datadir")"
+  fi
   if [ -f "$run/seaweedfs/sockets" ]; then
     while read -r sock; do rm -f "$sock"; done <"$run/seaweedfs/sockets"
   fi
