@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
@@ -12,7 +13,13 @@ import (
 // conformance runs the store conformance suite against the S3 server cfg points at, each case
 // on a fresh bucket opened the way store.Open opens it. want is what the server is known to
 // do with each condition; the suite holds the probe and its own observations to it.
-func conformance(t *testing.T, name string, cfg store.Config, want map[string]string) {
+func conformance(t *testing.T, name string, cfg store.Config, want map[string]string, quirks ...func(*storetest.Harness)) {
+	// The suite checks semantics, not latency: every case runs in parallel against one
+	// server, so give each attempt more time than the default 2 s / 4 s / 10 s (the timeouts
+	// themselves are tested through the fault proxy).
+	p := store.DefaultRetryPolicy()
+	p.ResponseTimeouts = []time.Duration{20 * time.Second, 30 * time.Second, 60 * time.Second}
+	cfg.Retry = p
 	open := func(t *testing.T, bucket string, make bool) store.Store {
 		s, err := store.OpenURL(context.Background(), "s3://"+bucket, cfg)
 		if err != nil {
@@ -27,7 +34,7 @@ func conformance(t *testing.T, name string, cfg store.Config, want map[string]st
 		}
 		return s
 	}
-	storetest.Run(t, storetest.Harness{
+	h := storetest.Harness{
 		Name:        name,
 		Open:        func(t *testing.T) store.Store { return open(t, uniqueBucket(t), true) },
 		OpenMissing: func(t *testing.T) store.Store { return open(t, uniqueBucket(t)+"-missing", false) },
@@ -41,7 +48,11 @@ func conformance(t *testing.T, name string, cfg store.Config, want map[string]st
 		Want:     want,
 		Large:    true,
 		PartSize: MinPartSize,
-	})
+	}
+	for _, q := range quirks {
+		q(&h)
+	}
+	storetest.Run(t, h)
 }
 
 // TestMinIOConformance: MinIO enforces conditional create, replace and pinned reads, but
@@ -70,7 +81,7 @@ func TestSeaweedFSConformance(t *testing.T) {
 		store.CapUserMetadata:        store.Yes,
 		store.CapListAfterWrite:      store.Yes,
 		storetest.CapConditionalCopy: store.Yes,
-	})
+	}, func(h *storetest.Harness) { h.EmptyPrefixesLinger = true }) // its filer keeps emptied directories
 }
 
 // TestNoConditionsConformance puts a proxy that strips every conditional header in front of

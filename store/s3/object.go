@@ -102,6 +102,9 @@ func (b *Bucket) notFound(ctx context.Context, c call, err error) error {
 // Delete removes key; a missing key is success. opts.IfMatch makes it conditional where the
 // server enforces it (MinIO does not).
 func (b *Bucket) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+	if err := b.checkBucket(ctx, "delete", key); err != nil {
+		return err
+	}
 	in := &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)}
 	if opts != nil {
 		in.IfMatch = quoteETag(opts.IfMatch)
@@ -119,6 +122,11 @@ func (b *Bucket) Delete(ctx context.Context, key string, opts *store.DeleteOptio
 // DeleteObjects, up to 1000 a request, each request under the retry policy. Missing keys are
 // success. The first key the server refuses fails the call, naming it.
 func (b *Bucket) DeleteMany(ctx context.Context, keys []string) error {
+	if len(keys) > 0 {
+		if err := b.checkBucket(ctx, "delete", keys[0]); err != nil {
+			return err
+		}
+	}
 	for start := 0; start < len(keys); start += maxDeleteBatch {
 		batch := keys[start:min(start+maxDeleteBatch, len(keys))]
 		req := store.Request{Op: "delete", Key: batch[0], Replayable: true}

@@ -36,6 +36,9 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *stor
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
+	if err := b.checkBucket(ctx, "put", key); err != nil {
+		return store.ObjectInfo{}, err
+	}
 	partSize, conc := b.partSettings(opts)
 	if opts.Size > 0 && (opts.Size <= singlePutMax || opts.Size < partSize) {
 		return b.putSingle(ctx, key, body, opts.Size, opts)

@@ -3,9 +3,11 @@ package s3
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -48,6 +50,12 @@ type Bucket struct {
 	partSize    int64
 	concurrency int
 	log         *slog.Logger
+
+	// bucketSeen is set once the bucket is known to exist. Some S3 implementations
+	// (SeaweedFS) create a missing bucket on the first PutObject; wharf never does that
+	// silently, so the first write of a Bucket checks that its bucket is there.
+	bucketMu   sync.Mutex
+	bucketSeen bool
 }
 
 var (
@@ -101,9 +109,47 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 	_, err := b.api.CreateBucket(ctx, in)
 	var owned *types.BucketAlreadyOwnedByYou
 	if errors.As(err, &owned) {
-		return nil
+		err = nil
+	}
+	if err == nil {
+		b.sawBucket()
 	}
 	return mapError(ctx, call{op: "make-bucket", key: b.bucket}, err)
+}
+
+func (b *Bucket) sawBucket() {
+	b.bucketMu.Lock()
+	b.bucketSeen = true
+	b.bucketMu.Unlock()
+}
+
+// checkBucket makes sure, once per Bucket, that the bucket exists before the first write
+// (put, copy, delete): a missing bucket is ErrBucketMissing naming op and key, even on a
+// server that would create the bucket on the fly.
+func (b *Bucket) checkBucket(ctx context.Context, op, key string) error {
+	b.bucketMu.Lock()
+	seen := b.bucketSeen
+	b.bucketMu.Unlock()
+	if seen {
+		return nil
+	}
+	_, err := b.api.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.bucket)})
+	if err == nil {
+		b.sawBucket()
+		return nil
+	}
+	mapped := mapError(ctx, call{op: op, key: key}, err)
+	var e *store.Error
+	if errors.As(mapped, &e) && e.Status == 404 {
+		e.Kind, e.Code = store.ErrBucketMissing, "NoSuchBucket"
+		e.Err = fmt.Errorf("bucket %s does not exist (create it with wharf mb)", b.bucket)
+	}
+	if errors.As(mapped, &e) && e.Status == 403 {
+		// Without s3:ListBucket the bucket's existence cannot be checked: let the write say.
+		b.sawBucket()
+		return nil
+	}
+	return mapped
 }
 
 // Copy copies src to dst server-side. opts.IfNoneMatch and opts.IfMatch go on the copy
@@ -112,6 +158,9 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
 	if opts == nil {
 		opts = &store.PutOptions{}
+	}
+	if err := b.checkBucket(ctx, "copy", dst); err != nil {
+		return store.ObjectInfo{}, err
 	}
 	in := &s3.CopyObjectInput{
 		Bucket:     aws.String(b.bucket),

@@ -142,6 +142,23 @@ func race(put func(racer int) error) []error {
 	return errs
 }
 
+// settle resolves a conditional put that ended ErrOutcomeUnknown the way every caller must:
+// one Head comparing the put's wharf-put-id. Landed is success; not landed is a lost race.
+func settle(t *testing.T, s store.Store, key string, err error) error {
+	var e *store.Error
+	if !errors.Is(err, store.ErrOutcomeUnknown) || !errors.As(err, &e) || e.PutID == "" {
+		return err
+	}
+	_, landed, herr := store.ResolvePut(t.Context(), s, key, e.PutID)
+	switch {
+	case herr != nil:
+		return herr
+	case landed:
+		return nil
+	}
+	return &store.Error{Op: "put", Key: key, Kind: store.ErrPreconditionFailed, Err: err}
+}
+
 // winner checks that exactly one racer succeeded and every other got ErrPreconditionFailed.
 func winner(t *testing.T, what string, errs []error) int {
 	t.Helper()
@@ -173,7 +190,7 @@ func (su *suite) testCreateRace(t *testing.T) {
 		key := fmt.Sprintf("race/%d", r)
 		errs := race(func(i int) error {
 			_, err := tryPut(t, s, key, fmt.Appendf(nil, "racer %d", i), &store.PutOptions{IfNoneMatch: true})
-			return err
+			return settle(t, s, key, err)
 		})
 		if won := winner(t, key, errs); won >= 0 {
 			wantContent(t, s, key, fmt.Appendf(nil, "racer %d", won), "race winner")
@@ -192,7 +209,7 @@ func (su *suite) testReplaceRace(t *testing.T) {
 	for r := range rounds {
 		errs := race(func(i int) error {
 			_, err := tryPut(t, s, "counter", fmt.Appendf(nil, "round %d racer %d", r, i), &store.PutOptions{IfMatch: etag})
-			return err
+			return settle(t, s, "counter", err)
 		})
 		won := winner(t, fmt.Sprintf("round %d", r), errs)
 		if won < 0 {

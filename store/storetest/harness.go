@@ -44,6 +44,11 @@ type Harness struct {
 	PartSize  int64 // 0: 5 MiB
 	LargeSize int64 // 0: 24 MiB + 1,234 bytes
 
+	// EmptyPrefixesLinger declares that the server keeps listing a prefix after the last
+	// object below it is deleted (SeaweedFS keeps the directory). The suite then asserts
+	// that behaviour instead of its absence.
+	EmptyPrefixesLinger bool
+
 	// ManyKeys is how many objects the pagination case lists; 0: 1,100 (more than one page
 	// of S3's default 1,000).
 	ManyKeys int
