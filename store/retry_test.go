@@ -156,14 +156,13 @@ func TestUnavailableNamesTheRequest(t *testing.T) {
 
 // flaky is a one-object store whose calls fail as scripted.
 type flaky struct {
-	data     []byte
-	etag     string
-	fails    []error // consumed one per call
-	calls    int
-	breakAt  int // Get bodies break after this many bytes on the first read
-	gets     []GetOptions
-	putBody  [][]byte
-	unsorted bool
+	data    []byte
+	etag    string
+	fails   []error // consumed one per call
+	calls   int
+	breakAt int // Get bodies break after this many bytes on the first read
+	gets    []GetOptions
+	putBody [][]byte
 }
 
 func (f *flaky) next() error {
