@@ -1,20 +1,16 @@
 package export
 
-import "errors"
+import (
+	"errors"
 
-// Kind is an export error kind. Kinds are sentinels: test for them with errors.Is. Each has a
-// stable WHARF_… code, which store.Code finds (it looks for a Code() method in the chain).
-type Kind struct {
-	code string
-	text string
-}
+	"github.com/wharfdata/wharf/store"
+)
 
-func (k *Kind) Error() string { return k.text }
+// Kind is an error kind: a sentinel to test for with errors.Is, carrying a stable WHARF_…
+// code that store.Code finds.
+type Kind = store.Kind
 
-// Code is the stable WHARF_… code of the kind.
-func (k *Kind) Code() string { return k.code }
-
-func newKind(code, text string) *Kind { return &Kind{code: code, text: text} }
+func newKind(code, text string) *Kind { return store.NewKind(code, text) }
 
 // The kinds of export failures.
 var (

@@ -21,6 +21,10 @@ func (k *Kind) Code() string { return k.code }
 
 func newKind(code, text string) *Kind { return &Kind{code: code, text: text} }
 
+// NewKind returns a new error kind with a stable WHARF_… code, for the packages above the
+// store layer (the jobs) to define their own sentinels; Code finds it like the store's.
+func NewKind(code, text string) *Kind { return newKind(code, text) }
+
 // The kinds of store failures.
 var (
 	ErrNotExist           = newKind("WHARF_NOT_FOUND", "object does not exist")

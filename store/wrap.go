@@ -141,7 +141,8 @@ func (v *validating) DeleteMany(ctx context.Context, keys []string) error {
 }
 
 // WithPrefix serves the keys of s below prefix (which ends in '/'): key k of the result is
-// prefix+k in s, and listings hand keys back without the prefix.
+// prefix+k in s, and listings hand keys back without the prefix. Errors name the full key,
+// which is what a user looks for in the bucket.
 func WithPrefix(s Store, prefix string) Store { return &prefixed{s: s, p: prefix} }
 
 type prefixed struct {
@@ -160,7 +161,7 @@ func (p *prefixed) Describe() Description {
 func (p *prefixed) Get(ctx context.Context, key string, opts *GetOptions) (*Object, error) {
 	o, err := p.s.Get(ctx, p.p+key, opts)
 	if err != nil {
-		return nil, p.fix(err)
+		return nil, err
 	}
 	o.Info.Key = key
 	return o, nil
@@ -169,17 +170,17 @@ func (p *prefixed) Get(ctx context.Context, key string, opts *GetOptions) (*Obje
 func (p *prefixed) Head(ctx context.Context, key string) (ObjectInfo, error) {
 	info, err := p.s.Head(ctx, p.p+key)
 	info.Key = key
-	return info, p.fix(err)
+	return info, err
 }
 
 func (p *prefixed) Put(ctx context.Context, key string, body io.Reader, opts *PutOptions) (ObjectInfo, error) {
 	info, err := p.s.Put(ctx, p.p+key, body, opts)
 	info.Key = key
-	return info, p.fix(err)
+	return info, err
 }
 
 func (p *prefixed) Delete(ctx context.Context, key string, opts *DeleteOptions) error {
-	return p.fix(p.s.Delete(ctx, p.p+key, opts))
+	return p.s.Delete(ctx, p.p+key, opts)
 }
 
 func (p *prefixed) List(ctx context.Context, opts *ListOptions) (Page, error) {
@@ -187,7 +188,7 @@ func (p *prefixed) List(ctx context.Context, opts *ListOptions) (Page, error) {
 	o.Prefix = p.p + opts.Prefix
 	page, err := p.s.List(ctx, &o)
 	if err != nil {
-		return page, p.fix(err)
+		return page, err
 	}
 	for i := range page.Objects {
 		page.Objects[i].Key = strings.TrimPrefix(page.Objects[i].Key, p.p)
@@ -201,7 +202,7 @@ func (p *prefixed) List(ctx context.Context, opts *ListOptions) (Page, error) {
 func (p *prefixed) Copy(ctx context.Context, src, dst string, opts *PutOptions) (ObjectInfo, error) {
 	info, err := Copy(ctx, p.s, p.p+src, p.p+dst, opts)
 	info.Key = dst
-	return info, p.fix(err)
+	return info, err
 }
 
 func (p *prefixed) MakeBucket(ctx context.Context) error { return MakeBucket(ctx, p.s) }
@@ -212,12 +213,8 @@ func (p *prefixed) DeleteMany(ctx context.Context, keys []string) error {
 	for i, k := range keys {
 		full[i] = p.p + k
 	}
-	return p.fix(DeleteMany(ctx, p.s, full))
+	return DeleteMany(ctx, p.s, full)
 }
-
-// fix leaves errors as they are: they name the full key, which is what a user looks for in
-// the bucket.
-func (p *prefixed) fix(err error) error { return err }
 
 // Copy copies src to dst in s: server-side where s has a Copier, else streamed through Get
 // and Put (never staged on disk).

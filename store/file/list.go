@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultMaxKeys is the page size when ListOptions.MaxKeys is 0.
-const DefaultMaxKeys = 1000
+const DefaultMaxKeys = store.DefaultMaxKeys
 
 // List returns one page of the keys under opts.Prefix, sorted as strings (as S3 sorts them),
 // walking only the directories that can hold keys after opts.Token. Page.Next is the last key
@@ -39,12 +39,12 @@ func (s *Store) List(ctx context.Context, opts *store.ListOptions) (store.Page, 
 		return store.Page{}, err
 	}
 	defer release()
-	w := &walker{ctx: ctx, r: r, prefix: o.Prefix, delim: o.Delimiter != "", p: newPager(&o)}
+	w := &walker{ctx: ctx, r: r, prefix: o.Prefix, delim: o.Delimiter != "", p: store.NewPager(&o)}
 	dir := o.Prefix[:strings.LastIndexByte(o.Prefix, '/')+1]
 	if _, err := w.walk(dir); err != nil {
 		return store.Page{}, err
 	}
-	return w.p.page, nil
+	return w.p.Page(), nil
 }
 
 type walker struct {
@@ -52,7 +52,7 @@ type walker struct {
 	r      *os.Root
 	prefix string
 	delim  bool
-	p      *pager
+	p      *store.Pager
 }
 
 // entry is a directory entry named by the key (or, for a directory, the key prefix ending in
@@ -79,13 +79,13 @@ func (w *walker) walk(dir string) (more bool, err error) {
 				return more, err
 			}
 		case w.delim && strings.HasPrefix(e.key, w.prefix):
-			if w.p.skip(e.key) || !w.hasObjects(e.key) {
+			if w.p.Skip(e.key) || !w.hasObjects(e.key) {
 				continue
 			}
-			if !w.p.addPrefix(e.key) {
+			if !w.p.AddPrefix(e.key) {
 				return false, nil
 			}
-		case w.p.before(e.key):
+		case w.p.Before(e.key):
 			// Every key below was returned on an earlier page.
 		default:
 			if more, err = w.walk(e.key); !more || err != nil {
@@ -98,7 +98,7 @@ func (w *walker) walk(dir string) (more bool, err error) {
 
 // object offers the file at key to the pager.
 func (w *walker) object(key string) (bool, error) {
-	if !strings.HasPrefix(key, w.prefix) || w.p.skip(key) {
+	if !strings.HasPrefix(key, w.prefix) || w.p.Skip(key) {
 		return true, nil
 	}
 	fi, err := w.r.Lstat(filepath.FromSlash(key))
@@ -108,7 +108,7 @@ func (w *walker) object(key string) (bool, error) {
 		}
 		return false, mapErr("list", w.prefix, err)
 	}
-	return w.p.addObject(infoOf(w.r, key, fi, false)), nil
+	return w.p.AddObject(infoOf(w.r, key, fi, false)), nil
 }
 
 // readDir returns the listable entries of dir that can hold keys under the prefix, sorted by

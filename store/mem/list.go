@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultMaxKeys is the page size when ListOptions.MaxKeys is 0.
-const DefaultMaxKeys = 1000
+const DefaultMaxKeys = store.DefaultMaxKeys
 
 // List returns one sorted page of the keys under opts.Prefix. Page.Next is the last key or
 // common prefix returned, and is set only when more follow.
@@ -24,7 +24,7 @@ func (s *Store) List(ctx context.Context, opts *store.ListOptions) (store.Page, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := newPager(&o)
+	p := store.NewPager(&o)
 	for _, key := range slices.Sorted(maps.Keys(s.objs)) {
 		if !strings.HasPrefix(key, o.Prefix) {
 			continue
@@ -32,7 +32,7 @@ func (s *Store) List(ctx context.Context, opts *store.ListOptions) (store.Page, 
 		if o.Delimiter != "" {
 			rest := key[len(o.Prefix):]
 			if i := strings.Index(rest, o.Delimiter); i >= 0 {
-				if !p.addPrefix(o.Prefix + rest[:i+len(o.Delimiter)]) {
+				if !p.AddPrefix(o.Prefix + rest[:i+len(o.Delimiter)]) {
 					break
 				}
 				continue
@@ -40,69 +40,9 @@ func (s *Store) List(ctx context.Context, opts *store.ListOptions) (store.Page, 
 		}
 		info := s.objs[key].info
 		info.Metadata = nil
-		if !p.addObject(info) {
+		if !p.AddObject(info) {
 			break
 		}
 	}
-	return p.page, nil
-}
-
-// pager fills one page from entries offered in sorted order, skipping those at or before the
-// token (and, when the token is a common prefix, everything under it).
-type pager struct {
-	token string
-	max   int
-	n     int
-	last  string
-	page  store.Page
-}
-
-func newPager(o *store.ListOptions) *pager {
-	max := o.MaxKeys
-	if max <= 0 {
-		max = DefaultMaxKeys
-	}
-	return &pager{token: o.Token, max: max}
-}
-
-// skip reports whether entry was returned on an earlier page.
-func (p *pager) skip(entry string) bool {
-	if p.token == "" {
-		return false
-	}
-	return entry <= p.token || strings.HasSuffix(p.token, "/") && strings.HasPrefix(entry, p.token)
-}
-
-// room makes room for entry; false means the page is full and Next is set.
-func (p *pager) room() bool {
-	if p.n < p.max {
-		p.n++
-		return true
-	}
-	p.page.Next = p.last
-	return false
-}
-
-func (p *pager) addObject(info store.ObjectInfo) bool {
-	if p.skip(info.Key) {
-		return true
-	}
-	if !p.room() {
-		return false
-	}
-	p.page.Objects = append(p.page.Objects, info)
-	p.last = info.Key
-	return true
-}
-
-func (p *pager) addPrefix(prefix string) bool {
-	if prefix == p.last || p.skip(prefix) {
-		return true
-	}
-	if !p.room() {
-		return false
-	}
-	p.page.Prefixes = append(p.page.Prefixes, prefix)
-	p.last = prefix
-	return true
+	return p.Page(), nil
 }
