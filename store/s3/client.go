@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/wharfdata/wharf/store"
 )
@@ -46,7 +48,7 @@ func targetFor(loc store.Location, cfg *store.Config) target {
 // checksums beyond what an operation requires.
 func newClient(ctx context.Context, loc store.Location, cfg *store.Config) (*s3.Client, target, error) {
 	t := targetFor(loc, cfg)
-	awsCfg, err := loadAWSConfig(ctx, t.region)
+	awsCfg, err := loadAWSConfig(ctx, t.region, cfg.Log())
 	if err != nil {
 		return nil, t, &store.Error{Op: "open", Key: loc.String(), Kind: store.ErrConfig,
 			Err: fmt.Errorf("loading the AWS SDK configuration: %w", err)}
@@ -83,9 +85,18 @@ func newClient(ctx context.Context, loc store.Location, cfg *store.Config) (*s3.
 
 // loadAWSConfig reads the SDK's environment (region, profile, default credential chain). Its
 // HTTP client serves only credential sources (STS, IMDS, SSO); S3 requests use httpClient.
-func loadAWSConfig(ctx context.Context, region string) (aws.Config, error) {
+func loadAWSConfig(ctx context.Context, region string, log *slog.Logger) (aws.Config, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		// The SDK's own notices (an IMDSv1 fallback, say) go through wharf's logger, not
+		// straight to stderr.
+		config.WithLogger(logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+			level := slog.LevelDebug
+			if c == logging.Warn {
+				level = slog.LevelWarn
+			}
+			log.Log(context.Background(), level, fmt.Sprintf(format, v...), "component", "aws-sdk")
+		})),
 		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
 		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
 	}
