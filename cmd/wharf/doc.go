@@ -1,5 +1,6 @@
-// Command wharf is the command line of the wharf toolkit: the object tools (ls, cat, stat, mb,
-// cp, probe) over every store backend, with stable error codes and exit codes.
+// Command wharf is the command line of the wharf toolkit: the export job (export, validate,
+// runs) and the object tools (ls, cat, stat, mb, cp, rm, probe) over every store backend, with
+// stable error codes and exit codes.
 //
 // The layout: main.go only wires signals to run; root.go builds the command tree and the
 // global flags; config.go turns flags and the environment into a store.Config; target.go
