@@ -51,7 +51,9 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "wharf",
 		Short: "Move data between pipelines and object storage",
 		Long: `wharf moves data between pipelines and object storage with contracts a downstream
-system can trust. These are its object tools: they work the same on every store.
+system can trust. Its main job, export, writes database tables as verified Parquet datasets
+(export, validate, runs); its object tools (ls, cat, stat, mb, cp, rm, probe) work the same
+on every store.
 
 A store is named by a URL:
 
@@ -67,7 +69,8 @@ without those backends refuses them with WHARF_ENDPOINT_UNSUPPORTED.)
 S3 credentials come from the AWS SDK's default chain (AWS_ACCESS_KEY_ID, profiles, SSO,
 instance roles), as with the AWS CLI. Every failure prints one line ending in a stable
 code such as [WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
-		Example: `  wharf ls -r ./examples/data
+		Example: `  wharf export -c examples/quickstart.yaml
+  wharf ls -r ./examples/data
   wharf probe ./examples/data
   wharf cp ./report.csv s3://my-bucket/reports/
   wharf --endpoint http://127.0.0.1:9000 ls s3://my-bucket/`,
