@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -77,9 +78,13 @@ func openPostgres(ctx context.Context, raw, passwordRef string, conns int) (*sou
 		return nil, newErr("config", "source", ErrConfig, errors.New("cannot parse the postgres URL (is it postgres://user@host:port/db?)"))
 	}
 	host := fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
-	if cfg.Password != "" {
-		return nil, store.NewError("config", "password", store.ErrCredentialLiteral,
-			fmt.Errorf("the source URL for %s holds a password: give password: env://NAME instead", host))
+	// Only the URL itself is checked: pgx also fills the password from PGPASSWORD and
+	// ~/.pgpass, which is not a literal in the config (and is replaced by the reference below).
+	if u, err := url.Parse(raw); err == nil {
+		if _, set := u.User.Password(); set || u.Query().Has("password") {
+			return nil, store.NewError("config", "password", store.ErrCredentialLiteral,
+				fmt.Errorf("the source URL for %s holds a password: give password: env://NAME instead", host))
+		}
 	}
 	pw, err := store.Resolve("password", passwordRef)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/wharfdata/wharf/internal/testenv"
+	"github.com/wharfdata/wharf/store"
 )
 
 // pgTable creates a fresh table covering the PostgreSQL types wharf maps, and returns its name.
@@ -100,5 +101,29 @@ func TestPostgresErrorsNameHostNotPassword(t *testing.T) {
 	runs, _ := j.Runs(context.Background(), "", 0)
 	if len(runs) != 1 || runs[0].Status != StatusFailed || strings.Contains(runs[0].Error, planted) {
 		t.Fatalf("journal: %+v", runs)
+	}
+}
+
+// TestPostgresPasswordIsTheReference: PGPASSWORD in the environment (docs/export.md's own
+// example, password: env://PGPASSWORD) is neither refused as a literal nor used instead of the
+// reference; a password inside the URL is refused.
+func TestPostgresPasswordIsTheReference(t *testing.T) {
+	srv := testenv.Postgres(t)
+	if srv.Password == "" {
+		t.Skip("server uses trust authentication")
+	}
+	table := pgTable(t, srv)
+	t.Setenv("PGPASSWORD", "not-the-password")
+	e := Export{Name: "pg", Source: srv.URL, Password: srv.PasswordRef(t), Table: table, ChunkKey: "id",
+		Destination: "file://" + t.TempDir() + "/"}
+	o := Options{StatePath: filepath.Join(t.TempDir(), "state.db")}
+	if res, err := Run(context.Background(), e, o); err != nil || res.Rows != 252 {
+		t.Fatalf("with PGPASSWORD set: %v", err)
+	}
+	for _, src := range []string{strings.Replace(srv.URL, "@", ":pw@", 1), srv.URL + "?password=pw"} {
+		e.Source = src
+		if _, err := Run(context.Background(), e, o); !errors.Is(err, store.ErrCredentialLiteral) {
+			t.Errorf("%s: err = %v, want ErrCredentialLiteral", src, err)
+		}
 	}
 }
