@@ -6,7 +6,8 @@
 #   bench/cp.sh install         only install s5cmd and rclone into the per-user cache
 #
 # Environment: RUNS (default 3), TOOLS (default "wharf s5cmd rclone"), SETS (default
-# "large small"), BENCH_DIR (scratch space, default a fresh temp dir; needs ~3 GiB),
+# "large small"), DIRS (default "up down"; with "down" alone wharf's upload that the downloads
+# read is made once, untimed), BENCH_DIR (scratch space, default a fresh temp dir; needs ~3 GiB),
 # WHARF_JOBS (wharf's -j, default its own default).
 #
 # Datasets: large = 16 files x 64 MiB, small = 5,000 files x 4 KiB; each is uploaded to a
@@ -26,6 +27,7 @@ RCLONE=$TESTBIN/rclone-$RCLONE_VERSION/rclone
 RUNS=${RUNS:-3}
 TOOLS=${TOOLS:-wharf s5cmd rclone}
 SETS=${SETS:-large small}
+DIRS=${DIRS:-up down}
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 
@@ -148,7 +150,11 @@ declare -A SECS RSS
 for set in $SETS; do
   if [ "$set" = large ]; then bytes=$((16 * 64 << 20)); files=16; else bytes=$((5000 * 4096)); files=5000; fi
   # wharf's first upload is also the source of every download.
-  for dir in up down; do
+  if [[ " $DIRS " != *" up "* ]]; then
+    log "$set: seeding s3://bench/wharf-$set-1/ (untimed)"
+    "$WHARF" --endpoint "$EP" cp -r "$WORK/data/$set" "s3://bench/wharf-$set-1/" >/dev/null
+  fi
+  for dir in $DIRS; do
     for tool in $TOOLS; do
       times=(); rsss=()
       for run in $(seq 1 "$RUNS"); do
@@ -160,7 +166,7 @@ for set in $SETS; do
       RSS[$set,$dir,$tool]=$(printf '%s\n' "${rsss[@]}" | sort -g | tail -1)
     done
   done
-  for dir in up down; do
+  for dir in $DIRS; do
     for tool in $TOOLS; do
       s=${SECS[$set,$dir,$tool]}
       printf '%-5s %-4s %-6s median %7.3fs  %8.1f MiB/s  %8.1f files/s  peak RSS %6.1f MiB\n' \
@@ -177,6 +183,7 @@ for set in $SETS; do
 done
 
 # Peak RSS of one 1 GiB upload, against its bound: parts in flight x part size + 64 MiB.
+[[ " $DIRS " == *" up "* ]] || exit 0
 head -c 1G /dev/urandom >"$WORK/one-gib.bin"
 /usr/bin/time -v -o "$WORK/time.txt" "$WHARF" --endpoint "$EP" cp "$WORK/one-gib.bin" s3://bench/one-gib.bin >/dev/null
 rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$WORK/time.txt")

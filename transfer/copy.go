@@ -3,6 +3,7 @@ package transfer
 import (
 	"context"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -18,8 +19,9 @@ type writeError struct{ err error }
 func (e *writeError) Error() string { return e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
 
-// copyCtx copies r to w in chunks from a shared pool, checking ctx between chunks. A failure of
-// w is a *writeError; a failure of r is returned as it is.
+// copyCtx copies r to w in chunks from a shared pool, each filled before it is written,
+// checking ctx between chunks. A failure of w is a *writeError; a failure of r is returned as
+// it is.
 func copyCtx(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
 	bp := bufs.Get().(*[]byte)
 	defer bufs.Put(bp)
@@ -29,7 +31,7 @@ func copyCtx(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		nr, rerr := r.Read(buf)
+		nr, rerr := fill(r, buf)
 		if nr > 0 {
 			nw, werr := w.Write(buf[:nr])
 			n += int64(nw)
@@ -44,4 +46,55 @@ func copyCtx(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
 			return n, rerr
 		}
 	}
+}
+
+// fill reads from r until buf is full or r fails (io.EOF included): fewer, larger writes.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// writebackChunk is how many bytes a writeback lets pile up before it asks the kernel to
+// start writing them out.
+const writebackChunk = 8 << 20
+
+// flushers bounds the writeback requests in flight: sync_file_range(2) blocks while the
+// disk's queue is full, so it runs off the copying goroutine, and a request that finds every
+// slot taken is dropped (the disk is busy anyway; the fsync before the rename writes what is
+// left).
+var flushers = make(chan struct{}, 4)
+
+// writeback passes writes to w (writing f from offset off on) and, every writebackChunk bytes,
+// asks the kernel to start writing those pages to disk: the disk works while the network is
+// read, and the fsync before the rename has little left to do.
+type writeback struct {
+	w   io.Writer
+	f   *os.File
+	off int64 // where the bytes not yet handed to the kernel start
+	n   int64 // bytes written since off
+}
+
+func (b *writeback) Write(p []byte) (int, error) {
+	n, err := b.w.Write(p)
+	b.n += int64(n)
+	if b.n >= writebackChunk {
+		select {
+		case flushers <- struct{}{}:
+			go func(off, n int64) {
+				defer func() { <-flushers }()
+				startWriteback(b.f, off, n)
+			}(b.off, b.n)
+		default:
+		}
+		b.off += b.n
+		b.n = 0
+	}
+	return n, err
 }

@@ -15,6 +15,13 @@
 //     cancelled put leaves nothing at its key (the store contract: no partial object, no open
 //     multipart upload), and a local file is written to a temporary file in its directory and
 //     renamed into place only when complete (Local).
+//   - Durable local files: a file copied to a Local directory is fsynced before it is renamed
+//     to its final name, so it appears there only complete and synced. The sync and rename run
+//     on Options.Committers goroutines behind a bounded queue, off the copying goroutines,
+//     which go on reading the network meanwhile; large files ask the kernel to start writing
+//     their pages out as they arrive, so the final fsync has little left to wait for. Run
+//     returns only once every commit has finished; once the run fails or is cancelled, files
+//     still queued are removed, not renamed.
 //   - With Options.IfAbsent every put is a conditional create: an existing destination is never
 //     replaced. Such refusals do not stop the other copies; Run returns
 //     store.ErrPreconditionFailed naming the first one and how many there were.

@@ -12,45 +12,36 @@ import (
 )
 
 // download copies a large object into a Local file as Options.Parts ranged reads at once,
-// each pinned to the ETag of the first, written at their offsets in a temporary file that is
-// renamed into place once complete.
-func (r *runner) download(ctx context.Context, l *Local, t Task) (info store.ObjectInfo, err error) {
+// each pinned to the ETag of the first, written at their offsets in a temporary file. It
+// returns the complete file for the caller to commit.
+func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectInfo, *pending, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	first, err := r.src.Get(ctx, t.Src, &store.GetOptions{Length: r.o.PartSize})
 	if err != nil {
-		return info, err
+		return store.ObjectInfo{}, nil, err
 	}
 	size, etag := first.Info.Size, first.Info.ETag
 	path, err := l.Path(t.Dst)
 	if err != nil {
 		first.Close()
-		return info, err
+		return store.ObjectInfo{}, nil, err
 	}
-	f, err := l.create(path, r.o.IfAbsent)
+	pf, err := l.create(path, r.o.IfAbsent)
 	if err != nil {
 		first.Close()
-		return info, err
+		return store.ObjectInfo{}, nil, err
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	p := &parts{r: r, f: f, key: t.Src, etag: etag, path: path, cancel: cancel}
+	p := &parts{r: r, f: pf.f, key: t.Src, etag: etag, path: path, cancel: cancel}
 	p.run(ctx, first, size)
 	if err = p.err; err == nil {
 		err = ctx.Err() // cancelled before every part had started
 	}
 	if err != nil {
-		return info, err
+		pf.abort()
+		return store.ObjectInfo{}, nil, err
 	}
-	if err = l.commit(f, tmp, path, r.o.IfAbsent); err != nil {
-		return info, err
-	}
-	return store.ObjectInfo{Key: t.Dst, Size: size, ETag: etag}, nil
+	return store.ObjectInfo{Key: t.Dst, Size: size, ETag: etag}, pf, nil
 }
 
 // parts is one parallel download in flight.
@@ -109,7 +100,8 @@ func (p *parts) part(ctx context.Context, body *store.Object, off, n int64) erro
 		}
 	}
 	defer body.Close()
-	got, err := copyCtx(ctx, io.NewOffsetWriter(p.f, off), newCounter(body, p.r.o.Progress))
+	w := &writeback{w: io.NewOffsetWriter(p.f, off), f: p.f, off: off}
+	got, err := copyCtx(ctx, w, newCounter(body, p.r.o.Progress))
 	if err != nil {
 		return writeErr(ctx, p.path, err)
 	}

@@ -7,9 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"math/rand/v2"
 	"mime"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -167,41 +169,47 @@ func (l *Local) fileInfo(path string, d fs.DirEntry) (store.ObjectInfo, bool, er
 // opts.IfNoneMatch an existing file is store.ErrPreconditionFailed and is never replaced (the
 // file is hard-linked into place, which fails on an existing name even if another process made
 // it meanwhile). With opts.Size ≥ 0, a body of another length fails and writes nothing.
-func (l *Local) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (info store.ObjectInfo, err error) {
+func (l *Local) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+	p, n, err := l.write(ctx, key, body, opts)
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	if err := p.commit(); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	return store.ObjectInfo{Key: key, Size: n}, nil
+}
+
+// write copies body into a temporary file beside key's file and checks its size; the caller
+// commits or aborts what it returns.
+func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (*pending, int64, error) {
 	if opts == nil {
 		opts = &store.PutOptions{Size: -1}
 	}
 	path, err := l.Path(key)
 	if err != nil {
-		return info, err
+		return nil, 0, err
 	}
-	f, err := l.create(path, opts.IfNoneMatch)
+	p, err := l.create(path, opts.IfNoneMatch)
 	if err != nil {
-		return info, err
+		return nil, 0, err
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	n, err := copyCtx(ctx, f, body)
+	n, err := copyCtx(ctx, &writeback{w: p.f, f: p.f}, body)
 	if err != nil {
-		return info, writeErr(ctx, path, err)
+		p.abort()
+		return nil, n, writeErr(ctx, path, err)
 	}
 	if opts.Size >= 0 && !(opts.Size == 0 && n > 0) && n != opts.Size {
-		return info, &store.Error{Op: "write", Key: path, Kind: store.ErrUnavailable,
+		p.abort()
+		return nil, n, &store.Error{Op: "write", Key: path, Kind: store.ErrUnavailable,
 			Err: fmt.Errorf("%w (announced %d bytes, read %d)", errSize, opts.Size, n)}
 	}
-	if err = l.commit(f, tmp, path, opts.IfNoneMatch); err != nil {
-		return info, err
-	}
-	return store.ObjectInfo{Key: key, Size: n}, nil
+	return p, n, nil
 }
 
-// create makes the directory of path and a temporary file in it.
-func (l *Local) create(path string, ifAbsent bool) (*os.File, error) {
+// create makes the directory of path and a temporary file in it, readable as os.Create
+// would make it.
+func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
 	dir := filepath.Dir(path)
 	if err := l.mkdir(dir); err != nil {
 		return nil, err
@@ -211,11 +219,18 @@ func (l *Local) create(path string, ifAbsent bool) (*os.File, error) {
 			return nil, existsErr(path)
 		}
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".wharf-tmp-*")
-	if err != nil {
-		return nil, writeErr(context.Background(), path, err)
+	prefix := filepath.Join(dir, "."+filepath.Base(path)+".wharf-tmp-")
+	for {
+		tmp := prefix + strconv.FormatUint(rand.Uint64(), 36)
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, writeErr(context.Background(), path, &writeError{err})
+		}
+		return &pending{l: l, f: f, tmp: tmp, path: path, ifAbsent: ifAbsent}, nil
 	}
-	return f, nil
 }
 
 func (l *Local) mkdir(dir string) error {
@@ -238,18 +253,15 @@ func (l *Local) mkdir(dir string) error {
 	return nil
 }
 
-// commit makes the temporary file readable as os.Create would, syncs it, and moves it to path.
+// commit syncs the temporary file and moves it to path.
 func (l *Local) commit(f *os.File, tmp, path string, ifAbsent bool) error {
-	if err := f.Chmod(0o644); err != nil {
-		return writeErr(context.Background(), path, err)
-	}
 	if !l.NoSync {
 		if err := f.Sync(); err != nil {
-			return writeErr(context.Background(), path, err)
+			return LocalError("sync", path, err)
 		}
 	}
 	if err := f.Close(); err != nil {
-		return writeErr(context.Background(), path, err)
+		return LocalError("close", path, err)
 	}
 	if !ifAbsent {
 		if err := os.Rename(tmp, path); err != nil {
@@ -263,7 +275,8 @@ func (l *Local) commit(f *os.File, tmp, path string, ifAbsent bool) error {
 		}
 		return LocalError("link", path, err)
 	}
-	return os.Remove(tmp)
+	_ = os.Remove(tmp) // the file is in place under its final name
+	return nil
 }
 
 // Sync makes what Put wrote durable: with NoSync, one syncfs(2) of the file system (every

@@ -12,21 +12,50 @@ import (
 // errSize is the cause of a size mismatch: the source changed while it was copied.
 var errSize = errors.New("size mismatch: the source changed while it was copied")
 
-// stream copies one task through a Get and a Put.
-func (r *runner) stream(ctx context.Context, t Task) (store.ObjectInfo, error) {
-	// A download to local disk buffers nothing: only uploads and store-to-store copies of
-	// large objects hold part buffers, and so a slot.
-	l, local := r.dst.(*Local)
-	held := local
-	if t.Size > r.o.PartSize && !local {
+// stream copies one task through a Get and a Put. A copy to a Local directory returns its
+// complete temporary file for the caller to commit.
+func (r *runner) stream(ctx context.Context, t Task) (store.ObjectInfo, *pending, error) {
+	if l, ok := r.dst.(*Local); ok {
+		// A download to local disk buffers nothing, and so holds no slot.
+		if t.Size >= 2*r.o.PartSize && r.o.Parts > 1 {
+			return r.download(ctx, l, t)
+		}
+		return r.toLocal(ctx, l, t)
+	}
+	info, err := r.toStore(ctx, t)
+	return info, nil, err
+}
+
+// toLocal copies one object into a temporary file of l.
+func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInfo, *pending, error) {
+	obj, err := r.src.Get(ctx, t.Src, nil)
+	if err != nil {
+		return store.ObjectInfo{}, nil, err
+	}
+	defer obj.Close()
+	body := newCounter(obj.ReadCloser, r.o.Progress)
+	opts := r.putOptions(obj.Info.Size)
+	p, n, err := l.write(ctx, t.Dst, body, opts)
+	if err != nil {
+		return store.ObjectInfo{}, nil, err
+	}
+	info := store.ObjectInfo{Key: t.Dst, Size: n}
+	if err := verify(body, obj.Info.Size, info); err != nil {
+		p.abort()
+		return info, nil, &store.Error{Op: "put", Key: p.path, Kind: store.ErrUnavailable, Err: fmt.Errorf("from %s: %w", t.Src, err)}
+	}
+	return info, p, nil
+}
+
+// toStore copies one object into a store; large objects hold a slot of part buffers.
+func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) {
+	held := false
+	if t.Size > r.o.PartSize {
 		if err := r.acquire(ctx); err != nil {
 			return store.ObjectInfo{}, err
 		}
 		held = true
 		defer r.release()
-	}
-	if local && t.Size >= 2*r.o.PartSize && r.o.Parts > 1 {
-		return r.download(ctx, l, t)
 	}
 	obj, err := r.src.Get(ctx, t.Src, nil)
 	if err != nil {

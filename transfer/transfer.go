@@ -48,6 +48,9 @@ type Options struct {
 	// holds Parts of this budget while it is copied.
 	MaxParts int
 	IfAbsent bool // conditional create: never replace an existing destination
+	// Committers is how many finished files a Local destination syncs and renames into place
+	// at once, off the copying goroutines (DefaultCommitters when 0).
+	Committers int
 	// ServerSide, when set, is the one store holding both source and destination: each task
 	// is a server-side copy (store.Copy) instead of a Get and a Put.
 	ServerSide store.Store
@@ -66,6 +69,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxParts <= 0 {
 		o.MaxParts = DefaultMaxParts
+	}
+	if o.Committers <= 0 {
+		o.Committers = DefaultCommitters
 	}
 	o.Parts = min(o.Parts, o.MaxParts)
 	if o.Progress == nil {
@@ -102,16 +108,18 @@ func Run(ctx context.Context, src Source, dst Dest, tasks []Task, o Options) (Su
 	o = o.withDefaults()
 	r := &runner{src: src, dst: dst, o: o, large: make(chan struct{}, max(1, o.MaxParts/o.Parts))}
 	start := time.Now()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, r.cancel = context.WithCancel(ctx)
+	defer r.cancel()
+	jobs := min(o.Jobs, max(len(tasks), 1))
+	if _, ok := dst.(*Local); ok {
+		r.commits = startCommitters(ctx, min(o.Committers, jobs), jobs)
+	}
 	work := make(chan Task)
 	var wg sync.WaitGroup
-	for range min(o.Jobs, max(len(tasks), 1)) {
+	for range jobs {
 		wg.Go(func() {
 			for t := range work {
-				if err := r.one(ctx, t); err != nil && r.fail(err) {
-					cancel()
-				}
+				r.one(ctx, t)
 			}
 		})
 	}
@@ -125,15 +133,20 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	if r.commits != nil {
+		r.commits.wait() // every file synced and renamed, or removed
+	}
 	s := Summary{Files: int(r.files.Load()), Bytes: r.bytes.Load(), Refused: int(r.refused.Load()), Duration: time.Since(start)}
 	return s, r.result(ctx)
 }
 
 type runner struct {
-	src   Source
-	dst   Dest
-	o     Options
-	large chan struct{} // one slot per file copied in parts
+	src     Source
+	dst     Dest
+	o       Options
+	large   chan struct{} // one slot per file copied in parts
+	commits *committers   // for a Local destination
+	cancel  context.CancelFunc
 
 	files, refused atomic.Int64
 	bytes          atomic.Int64
@@ -178,12 +191,15 @@ func (r *runner) result(ctx context.Context) error {
 	return nil
 }
 
-// one copies one task.
-func (r *runner) one(ctx context.Context, t Task) error {
+// one copies one task; a file copied to a Local directory is committed by the committers,
+// and counts as done only then.
+func (r *runner) one(ctx context.Context, t Task) {
 	if err := ctx.Err(); err != nil {
-		return err
+		r.stop(err)
+		return
 	}
 	var info store.ObjectInfo
+	var p *pending
 	var err error
 	if r.o.ServerSide != nil {
 		info, err = store.Copy(ctx, r.o.ServerSide, t.Src, t.Dst, r.putOptions(t.Size))
@@ -191,15 +207,31 @@ func (r *runner) one(ctx context.Context, t Task) error {
 			r.o.Progress.Bytes(info.Size)
 		}
 	} else {
-		info, err = r.stream(ctx, t)
+		info, p, err = r.stream(ctx, t)
 	}
+	if err != nil || p == nil {
+		r.finish(t, info, err)
+		return
+	}
+	r.commits.submit(ctx, commitJob{p: p, done: func(err error) { r.finish(t, info, err) }})
+}
+
+// finish reports a task done, counting it or stopping the run.
+func (r *runner) finish(t Task, info store.ObjectInfo, err error) {
 	r.o.Progress.Done(t, info, err)
 	if err != nil {
-		return err
+		r.stop(err)
+		return
 	}
 	r.files.Add(1)
 	r.bytes.Add(info.Size)
-	return nil
+}
+
+// stop records err and cancels the run unless err is a refusal it goes on after.
+func (r *runner) stop(err error) {
+	if r.fail(err) {
+		r.cancel()
+	}
 }
 
 func (r *runner) putOptions(size int64) *store.PutOptions {

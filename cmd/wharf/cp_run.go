@@ -31,7 +31,13 @@ func (a *app) runPlan(ctx context.Context, p *cpPlan, o cpOptions) error {
 	}
 	// Part buffers are pooled and reused, so the heap is mostly live buffers: a low GC target
 	// keeps peak memory near parts in flight × part size without costing a collection per part.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// A download to local disk holds no part buffer, and its small live heap would collect
+	// every few requests at that target: it gets the default one, under the same limit.
+	gc := 25
+	if p.dst.local != nil {
+		gc = 100
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(gc))
 	parts := min(transfer.DefaultMaxParts, transfer.DefaultParts*max(o.jobs, 1))
 	if len(p.tasks) == 1 {
 		parts = transfer.DefaultParts
