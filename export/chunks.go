@@ -76,7 +76,7 @@ func (r *runner) batchRows() int {
 	if r.o.BatchRows > 0 {
 		return r.o.BatchRows
 	}
-	return 64 * 1024
+	return 16 * 1024
 }
 
 func (r *runner) progress(p Part) {

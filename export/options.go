@@ -75,7 +75,7 @@ type Options struct {
 	Parallel  int    // chunks in flight; 0 or less is 1
 	Resume    bool   // continue the export's interrupted run (M8, M9)
 	Force     bool   // with Resume: go on even when the prefix holds _SUCCESS
-	// BatchRows bounds the rows held in memory per chunk in flight (default 65,536).
+	// BatchRows bounds the rows held in memory per chunk in flight (default 16,384).
 	BatchRows int
 	Version   string           // wharf's version, recorded in the manifest ("dev" when empty)
 	Now       func() time.Time // clock; nil is time.Now

@@ -22,6 +22,15 @@ func schemaOf(cols []Column) *arrow.Schema {
 // chunk in flight holds one batch in memory whatever its size. emit must not keep the batch.
 func (s *source) readRange(ctx context.Context, e *Export, cols []Column, r Range, w window, batchRows int,
 	emit func(arrow.RecordBatch) error) (int64, error) {
+	if _, ok := s.d.(pgDialect); ok {
+		return s.readPostgres(ctx, e, cols, r, w, batchRows, emit)
+	}
+	return s.readSQL(ctx, e, cols, r, w, batchRows, emit)
+}
+
+// readSQL is readRange through database/sql, one row of driver values at a time.
+func (s *source) readSQL(ctx context.Context, e *Export, cols []Column, r Range, w window, batchRows int,
+	emit func(arrow.RecordBatch) error) (int64, error) {
 	q, args := s.query(e, cols, r, w)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
