@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 // source is the open source of a copy: its bytes and what is known about them (Size is -1
@@ -52,12 +53,12 @@ func (a *app) openSource(ctx context.Context, e endpoint) (*source, error) {
 func openLocal(path string) (*source, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, localErr("open", path, err)
+		return nil, transfer.LocalError("open", path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, localErr("stat", path, err)
+		return nil, transfer.LocalError("stat", path, err)
 	}
 	if fi.IsDir() {
 		f.Close()

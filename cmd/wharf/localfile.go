@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 // copyBuf is the chunk size of copyCtx.
@@ -54,23 +54,6 @@ func cancelable(ctx context.Context, r io.Reader) io.Reader {
 	return pr
 }
 
-// localErr turns a local file error into a store error of the matching kind, so that it
-// carries a WHARF_… code and names the path.
-func localErr(op, path string, err error) error {
-	cause := err
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		cause = pe.Err
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &store.Error{Op: op, Key: path, Kind: store.ErrNotExist, Err: cause}
-	case errors.Is(err, fs.ErrPermission):
-		return &store.Error{Op: op, Key: path, Kind: store.ErrForbidden, Err: cause}
-	}
-	return fmt.Errorf("%s %q: %w", op, path, cause)
-}
-
 // writeFileAtomic writes r to path through a temporary file in the same directory, fsynced
 // and renamed into place only when complete: a failed or cancelled write leaves nothing
 // behind and never a partial file at path. With ifAbsent, an existing path is
@@ -79,7 +62,7 @@ func localErr(op, path string, err error) error {
 func writeFileAtomic(ctx context.Context, path string, r io.Reader, ifAbsent bool) (n int64, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, localErr("mkdir", dir, err)
+		return 0, transfer.LocalError("mkdir", dir, err)
 	}
 	if ifAbsent {
 		if _, err := os.Lstat(path); err == nil {
@@ -88,7 +71,7 @@ func writeFileAtomic(ctx context.Context, path string, r io.Reader, ifAbsent boo
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".wharf-tmp-*")
 	if err != nil {
-		return 0, localErr("create", dir, err)
+		return 0, transfer.LocalError("create", dir, err)
 	}
 	tmp := f.Name()
 	defer func() {
@@ -101,7 +84,7 @@ func writeFileAtomic(ctx context.Context, path string, r io.Reader, ifAbsent boo
 		return n, err
 	}
 	if err = finish(f); err != nil {
-		return n, localErr("write", tmp, err)
+		return n, transfer.LocalError("write", tmp, err)
 	}
 	if err = place(tmp, path, ifAbsent); err != nil {
 		return n, err
@@ -126,7 +109,7 @@ func finish(f *os.File) error {
 func place(tmp, path string, ifAbsent bool) error {
 	if !ifAbsent {
 		if err := os.Rename(tmp, path); err != nil {
-			return localErr("rename", path, err)
+			return transfer.LocalError("rename", path, err)
 		}
 		return nil
 	}
@@ -134,7 +117,7 @@ func place(tmp, path string, ifAbsent bool) error {
 		if errors.Is(err, fs.ErrExist) {
 			return existsErr(path)
 		}
-		return localErr("link", path, err)
+		return transfer.LocalError("link", path, err)
 	}
 	return os.Remove(tmp)
 }

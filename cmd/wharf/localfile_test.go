@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -106,7 +107,7 @@ func TestCancelableUnblocksABlockedRead(t *testing.T) {
 
 func TestLocalErr(t *testing.T) {
 	_, err := os.Open(filepath.Join(t.TempDir(), "missing.csv"))
-	got := localErr("open", "missing.csv", err)
+	got := transfer.LocalError("open", "missing.csv", err)
 	if !errors.Is(got, store.ErrNotExist) || !strings.Contains(got.Error(), `"missing.csv"`) {
 		t.Errorf("localErr = %v", got)
 	}
