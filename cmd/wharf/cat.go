@@ -29,16 +29,12 @@ with WHARF_NOT_FOUND and exit code 1.`,
 }
 
 func (a *app) cat(ctx context.Context, raw string) error {
-	t, err := splitObject(raw)
+	s, key, err := a.openObject(ctx, raw)
 	if err != nil {
 		return err
 	}
-	s, err := a.open(ctx, t.loc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
-	}
 	defer s.Close()
-	obj, err := s.Get(ctx, t.key, nil)
+	obj, err := s.Get(ctx, key, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/url"
 
@@ -74,6 +75,20 @@ func (a *app) open(ctx context.Context, loc store.Location) (store.Store, error)
 		a.log.Debug("opened store", "url", loc.String(), "endpoint_host", hostOf(cfg.Endpoint), "region", cfg.Region)
 	}
 	return s, err
+}
+
+// openObject opens the store that holds the object raw names and returns it with the key.
+// An error names raw. The caller closes the store.
+func (a *app) openObject(ctx context.Context, raw string) (store.Store, string, error) {
+	t, err := splitObject(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := a.open(ctx, t.loc)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", raw, err)
+	}
+	return s, t.key, nil
 }
 
 // hostOf is the host of an endpoint URL, for logs: never its user info or query.

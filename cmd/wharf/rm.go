@@ -52,23 +52,19 @@ type rmResult struct {
 }
 
 func (a *app) rmOne(ctx context.Context, raw string, dryRun bool) error {
-	t, err := splitObject(raw)
+	s, key, err := a.openObject(ctx, raw)
 	if err != nil {
 		return err
 	}
-	s, err := a.open(ctx, t.loc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
-	}
 	defer s.Close()
-	if _, err := s.Head(ctx, t.key); err != nil {
+	if _, err := s.Head(ctx, key); err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	if dryRun {
 		if err := a.rmListed(raw); err != nil {
 			return err
 		}
-	} else if err := s.Delete(ctx, t.key, nil); err != nil {
+	} else if err := s.Delete(ctx, key, nil); err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	return a.rmReport(rmResult{Removed: 1, DryRun: dryRun})

@@ -28,16 +28,12 @@ JSON output (--format json) is one object: {"key","size","etag","last_modified",
 }
 
 func (a *app) stat(ctx context.Context, raw string) error {
-	t, err := splitObject(raw)
+	s, key, err := a.openObject(ctx, raw)
 	if err != nil {
 		return err
 	}
-	s, err := a.open(ctx, t.loc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
-	}
 	defer s.Close()
-	info, err := s.Head(ctx, t.key)
+	info, err := s.Head(ctx, key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}

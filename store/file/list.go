@@ -11,9 +11,6 @@ import (
 	"github.com/wharfdata/wharf/store"
 )
 
-// DefaultMaxKeys is the page size when ListOptions.MaxKeys is 0.
-const DefaultMaxKeys = store.DefaultMaxKeys
-
 // List returns one page of the keys under opts.Prefix, sorted as strings (as S3 sorts them),
 // walking only the directories that can hold keys after opts.Token. Page.Next is the last key
 // or common prefix returned, set only when more follow. Symbolic links, special files, names

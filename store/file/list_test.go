@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/file"
 )
 
 func TestListSortedAsStrings(t *testing.T) {
@@ -53,7 +52,7 @@ func TestListPagination(t *testing.T) {
 			t.Fatal(err)
 		}
 		pages++
-		if len(page.Objects) > file.DefaultMaxKeys {
+		if len(page.Objects) > store.DefaultMaxKeys {
 			t.Fatalf("page of %d", len(page.Objects))
 		}
 		for _, o := range page.Objects {

@@ -9,9 +9,6 @@ import (
 	"github.com/wharfdata/wharf/store"
 )
 
-// DefaultMaxKeys is the page size when ListOptions.MaxKeys is 0.
-const DefaultMaxKeys = store.DefaultMaxKeys
-
 // List returns one sorted page of the keys under opts.Prefix. Page.Next is the last key or
 // common prefix returned, and is set only when more follow.
 func (s *Store) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {

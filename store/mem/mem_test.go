@@ -291,7 +291,7 @@ func TestListPagination(t *testing.T) {
 			t.Fatal(err)
 		}
 		pages++
-		if len(page.Objects) > mem.DefaultMaxKeys {
+		if len(page.Objects) > store.DefaultMaxKeys {
 			t.Fatalf("page of %d", len(page.Objects))
 		}
 		for _, o := range page.Objects {
