@@ -3,9 +3,11 @@
 # versions, into a per-user cache outside the checkout. Each install lands in its own folder
 # NAME-VERSION and is reused when present, so a fresh clone on the same machine builds nothing.
 #
-#   scripts/install-servers.sh [minio] [seaweedfs] [staticcheck] [postgres]   (no argument: all)
+#   scripts/install-servers.sh [minio] [seaweedfs] [fakegcs] [azurite] [staticcheck] [postgres]
+#                                                                          (no argument: all)
 #
 # PostgreSQL comes from Debian's postgresql package (apt-get, as root) rather than the cache.
+# Azurite comes from npm (the azurite package) into the cache folder, with its node_modules.
 #
 # Prints nothing but progress on stderr; exits non-zero, naming the tool, if an install fails.
 set -euo pipefail
@@ -16,6 +18,8 @@ mkdir -p "$TESTBIN"
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 STATICCHECK_VERSION=v0.8.2
+FAKEGCS_VERSION=v1.56.1
+AZURITE_VERSION=3.37.0
 
 log() { printf 'install-servers: %s\n' "$*" >&2; }
 
@@ -52,6 +56,17 @@ build_staticcheck() {
   GOBIN="$dest" GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 }
 
+build_fakegcs() {
+  GOBIN="$dest" GOFLAGS= go install "github.com/fsouza/fake-gcs-server@$FAKEGCS_VERSION"
+}
+
+build_azurite() {
+  command -v npm >/dev/null || { log "npm is missing: install Debian's npm package"; return 1; }
+  (cd "$dest" && npm install --silent --no-audit --no-fund --no-update-notifier \
+    "azurite@$AZURITE_VERSION" >/dev/null)
+  ln -s node_modules/.bin/azurite-blob "$dest/azurite-blob"
+}
+
 install_postgres() {
   if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then return 0; fi
   if [ "$(id -u)" != 0 ]; then
@@ -63,11 +78,13 @@ install_postgres() {
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs postgres)
+[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs fakegcs azurite postgres)
 for w in "${want[@]}"; do
   case "$w" in
     minio) install minio "$MINIO_VERSION" minio build_minio ;;
     seaweedfs) install seaweedfs "$SEAWEEDFS_VERSION" weed build_seaweedfs ;;
+    fakegcs) install fakegcs "$FAKEGCS_VERSION" fake-gcs-server build_fakegcs ;;
+    azurite) install azurite "$AZURITE_VERSION" azurite-blob build_azurite ;;
     staticcheck) install staticcheck "$STATICCHECK_VERSION" staticcheck build_staticcheck ;;
     postgres) install_postgres ;;
     *) log "unknown tool $w"; exit 2 ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts the real test servers once, for quick `go test` runs while developing:
 #
-#   scripts/servers.sh start         install if needed, start MinIO and SeaweedFS, wait until ready
+#   scripts/servers.sh start         install if needed, start every test server, wait until ready
 #   eval "$(scripts/servers.sh env)" put WHARF_TEST_* in this shell; then go test ./store/s3/...
 #   scripts/servers.sh status        say whether they run, and where
 #   scripts/servers.sh stop          stop them by their recorded PIDs and remove their data
@@ -18,7 +18,7 @@ DIR=${WHARF_SERVERS_DIR:-${TMPDIR:-/tmp}/wharf-servers-$(id -u)}
 running() {
   local name pid
   [ -f "$DIR/env" ] || return 1
-  for name in minio seaweedfs postgres; do
+  for name in minio seaweedfs fakegcs azurite postgres; do
     pid=$(cat "$DIR/$name/pid" 2>/dev/null) || return 1
     alive "$pid" || return 1
   done
@@ -31,7 +31,7 @@ start)
     exit 0
   fi
   servers_stop "$DIR" # leftovers of a run that died
-  bash scripts/install-servers.sh minio seaweedfs postgres
+  bash scripts/install-servers.sh minio seaweedfs fakegcs azurite postgres
   if ! servers_start "$DIR"; then
     servers_stop "$DIR"
     exit 1
@@ -44,7 +44,9 @@ env)
   ;;
 status)
   if running; then
-    echo "running in $DIR (minio pid $(cat "$DIR/minio/pid"), seaweedfs pid $(cat "$DIR/seaweedfs/pid"), postgres pid $(cat "$DIR/postgres/pid"))"
+    printf 'running in %s (pids:' "$DIR"
+    for name in minio seaweedfs fakegcs azurite postgres; do printf ' %s %s' "$name" "$(cat "$DIR/$name/pid")"; done
+    printf ')\n'
     grep ENDPOINT "$DIR/env"
   else
     echo "not running"

@@ -5,6 +5,8 @@
 // server fails the test; under a plain `go test ./...` the test is skipped with a message that
 // says how to run it.
 //
+// FakeGCS and Azurite return the cloud emulators the same way.
+//
 // scripts/servers.sh starts the same servers once for quick runs of `go test` while developing.
 // FaultProxy puts an internal/faultproxy proxy in front of a server; FreeLoopbackPort finds a
 // port for a test that must name one before listening.

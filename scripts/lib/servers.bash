@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Starts and stops the real servers wharf's tests use (MinIO, SeaweedFS, PostgreSQL), each on free loopback
+# Starts and stops the real servers wharf's tests use (MinIO, SeaweedFS, fake-gcs-server, Azurite,
+# PostgreSQL), each on free loopback
 # ports with a fresh data directory under one run directory. Sourced by scripts/test.sh and
 # scripts/servers.sh; it defines functions only.
 #
@@ -16,6 +17,8 @@ SERVERS_READY_TIMEOUT=${WHARF_SERVER_READY_TIMEOUT:-60}
 SERVERS_STOP_GRACE_MINIO=20
 SERVERS_STOP_GRACE_SEAWEEDFS=3
 SERVERS_STOP_GRACE_POSTGRES=15
+SERVERS_STOP_GRACE_FAKEGCS=5
+SERVERS_STOP_GRACE_AZURITE=5
 
 servers_log() { printf 'servers: %s\n' "$*" >&2; }
 
@@ -133,6 +136,41 @@ EOF
     "$key" "$secret" "${p[6]}" >"$dir/ready"
 }
 
+start_fakegcs() {
+  local dir=$1 port
+  mkdir -p "$dir/data"
+  port=$(free_ports 1)
+  LAUNCH_ENV=()
+  launch "$dir" "$(tool_path fakegcs fake-gcs-server)" -host 127.0.0.1 -port "$port" -scheme http \
+    -backend filesystem -filesystem-root "$dir/data" -public-host "127.0.0.1:$port" \
+    -external-url "http://127.0.0.1:$port" -log-level warn
+  printf 'export WHARF_TEST_FAKEGCS_ENDPOINT=http://127.0.0.1:%s\n' "$port" >"$dir/env"
+  printf 'curl -fsS -o /dev/null -m 2 http://127.0.0.1:%s/storage/v1/b\n' "$port" >"$dir/ready"
+}
+
+# The well-known development account every Azure tool knows, plus one with a random key so a
+# test can plant a key nobody else has (the secrets scan).
+AZURITE_DEV_ACCOUNT=devstoreaccount1
+AZURITE_DEV_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+
+start_azurite() {
+  local dir=$1 port account key
+  mkdir -p "$dir/data"
+  port=$(free_ports 1)
+  account="wharf$(random_hex 4)"
+  key=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
+  LAUNCH_ENV=(AZURITE_ACCOUNTS="$account:$key;$AZURITE_DEV_ACCOUNT:$AZURITE_DEV_KEY")
+  launch "$dir" "$(tool_path azurite azurite-blob)" --blobHost 127.0.0.1 --blobPort "$port" \
+    --location "$dir/data" --silent --disableTelemetry --skipApiVersionCheck
+  {
+    printf 'export WHARF_TEST_AZURITE_ENDPOINT=http://127.0.0.1:%s\n' "$port"
+    printf 'export WHARF_TEST_AZURITE_ACCOUNT=%s\n' "$account"
+    printf 'export WHARF_TEST_AZURITE_KEY=%s\n' "$key"
+  } >"$dir/env"
+  # Any HTTP answer means it listens (an unsigned request gets an error status).
+  printf 'curl -sS -o /dev/null -m 2 http://127.0.0.1:%s/\n' "$port" >"$dir/ready"
+}
+
 # pg_bin: the newest installed PostgreSQL server's bin directory (Debian's postgresql package).
 pg_bin() {
   local d
@@ -194,15 +232,18 @@ wait_ready() {
 
 servers_start() {
   local run=$1 name
-  mkdir -p "$run/minio" "$run/seaweedfs" "$run/postgres"
+  mkdir -p "$run/minio" "$run/seaweedfs" "$run/fakegcs" "$run/azurite" "$run/postgres"
   chmod 700 "$run" # the env, s3.json and ready files hold the run's keys
   start_minio "$run/minio"
   start_seaweedfs "$run/seaweedfs"
+  start_fakegcs "$run/fakegcs"
+  start_azurite "$run/azurite"
   start_postgres "$run/postgres" || return 1
-  for name in minio seaweedfs postgres; do
+  for name in minio seaweedfs fakegcs azurite postgres; do
     wait_ready "$run/$name" "$name" || return 1
   done
-  { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env" "$run/postgres/env"; } >"$run/env"
+  { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env" "$run/fakegcs/env" \
+    "$run/azurite/env" "$run/postgres/env"; } >"$run/env"
   chmod 600 "$run/env"
 }
 
@@ -229,6 +270,8 @@ servers_stop() {
   [ -d "$run" ] || return 0
   stop_one "$run/minio" "$SERVERS_STOP_GRACE_MINIO"
   stop_one "$run/seaweedfs" "$SERVERS_STOP_GRACE_SEAWEEDFS"
+  stop_one "$run/fakegcs" "$SERVERS_STOP_GRACE_FAKEGCS"
+  stop_one "$run/azurite" "$SERVERS_STOP_GRACE_AZURITE"
   stop_one "$run/postgres" "$SERVERS_STOP_GRACE_POSTGRES"
   if [ -f "$run/postgres/datadir" ]; then
     rm -rf "$(cat "$run/postgres/datadir")"
