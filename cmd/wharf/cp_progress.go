@@ -42,8 +42,9 @@ func (a *app) newProgress(p *cpPlan) *cpProgress {
 	return c
 }
 
-// start draws the bar to w (width 0: the terminal's).
-func (c *cpProgress) start(w io.Writer, tasks []transfer.Task, width int) {
+// start draws the bar to w (width 0: the terminal's), with extra container options (tests
+// force a terminal onto a buffer).
+func (c *cpProgress) start(w io.Writer, tasks []transfer.Task, width int, extra ...mpb.ContainerOption) {
 	var total int64
 	for _, t := range tasks {
 		total += max(t.Size, 0)
@@ -52,6 +53,7 @@ func (c *cpProgress) start(w io.Writer, tasks []transfer.Task, width int) {
 	if width > 0 {
 		opts = append(opts, mpb.WithWidth(width))
 	}
+	opts = append(opts, extra...)
 	c.p = mpb.New(opts...)
 	files := decor.Any(func(decor.Statistics) string {
 		return fmt.Sprintf("%d/%d files", c.files.Load(), c.totalFiles)

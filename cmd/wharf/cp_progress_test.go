@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
+)
+
+// syncBuffer is a bytes.Buffer the bar's goroutine and the test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestCopyProgressBar draws the bar into a buffer as it would on a terminal: its last frame
+// shows the files done of all, the bytes moved of the total, and a rate.
+func TestCopyProgressBar(t *testing.T) {
+	tasks := []transfer.Task{{Src: "a", Dst: "a", Size: 2 << 20}, {Src: "b", Dst: "b", Size: 1 << 20}}
+	var out syncBuffer
+	c := &cpProgress{totalFiles: len(tasks)}
+	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
+	c.Bytes(2 << 20)
+	c.Done(tasks[0], store.ObjectInfo{}, nil)
+	time.Sleep(3 * progressTick) // let the bar draw an unfinished frame
+	if got := out.String(); !strings.Contains(got, "1/2 files") {
+		t.Errorf("mid-copy frame lacks 1/2 files:\n%q", got)
+	}
+	c.Bytes(1 << 20)
+	c.Done(tasks[1], store.ObjectInfo{}, nil)
+	c.finish(true)
+	got := out.String()
+	for _, want := range []string{"2/2 files", "3.0 MiB / 3.0 MiB", "/s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("final frame lacks %q:\n%q", want, got)
+		}
+	}
+}
+
+// A failed file is not counted done, and a failed copy's bar stops short of its total.
+func TestCopyProgressBarFailure(t *testing.T) {
+	tasks := []transfer.Task{{Src: "a", Dst: "a", Size: 1 << 20}, {Src: "b", Dst: "b", Size: 1 << 20}}
+	var out syncBuffer
+	c := &cpProgress{totalFiles: len(tasks)}
+	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
+	c.Bytes(1 << 20)
+	c.Done(tasks[0], store.ObjectInfo{}, nil)
+	c.Done(tasks[1], store.ObjectInfo{}, store.ErrNotExist)
+	c.finish(false)
+	got := out.String()
+	if strings.Contains(got, "2/2 files") || strings.Contains(got, "2.0 MiB / 2.0 MiB") {
+		t.Errorf("a failed copy drew as complete:\n%q", got)
+	}
+	if c.files.Load() != 1 {
+		t.Errorf("files done = %d, want 1", c.files.Load())
+	}
+}
+
+// Off a terminal (a buffer, --quiet, --format json) the copy draws nothing.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	var errb bytes.Buffer
+	a := &app{streams: streams{err: &errb}, format: "pretty"}
+	c := a.newProgress(&cpPlan{})
+	c.Bytes(10)
+	c.finish(true)
+	if c.p != nil || errb.Len() != 0 {
+		t.Errorf("drew a bar off a terminal: %q", errb.String())
+	}
+	b := a.newExportBar("orders")
+	b.update(export.Progress{Chunks: 2, ChunksDone: 1})
+	if b.p != nil || errb.Len() != 0 {
+		t.Errorf("drew an export bar off a terminal: %q", errb.String())
+	}
+}
+
+func TestExportBarStats(t *testing.T) {
+	b := &exportBar{start: time.Now().Add(-2 * time.Second)}
+	b.last = export.Progress{Chunks: 4, ChunksDone: 3, Rows: 1500, Bytes: 4 << 20}
+	got := b.stats()
+	for _, want := range []string{"3/4 chunks", "1500 rows", "4.0 MiB"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stats %q lacks %q", got, want)
+		}
+	}
+}
