@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wharfdata/wharf/internal/testenv"
+	"github.com/wharfdata/wharf/store"
+)
+
+// leakScan holds credential values planted for a test and fails the test, naming the secret
+// and where it was seen (never its value), when any text it is shown contains one of them
+// in plain, URL-escaped or path-escaped form.
+type leakScan struct {
+	t       *testing.T
+	secrets map[string]string // name → value
+	scanned int
+}
+
+func newLeakScan(t *testing.T) *leakScan { return &leakScan{t: t, secrets: map[string]string{}} }
+
+func (l *leakScan) plant(name, value string) {
+	if len(value) < 8 {
+		l.t.Fatalf("planted secret %s is too short to scan for", name)
+	}
+	l.secrets[name] = value
+}
+
+func (l *leakScan) check(where, text string) {
+	l.t.Helper()
+	l.scanned++
+	for name, v := range l.secrets {
+		for _, form := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+			if strings.Contains(text, form) {
+				l.t.Errorf("secret %s leaked into %s", name, where)
+				break
+			}
+		}
+	}
+}
+
+// checkTree scans every file under dir (state databases, journals, manifests, downloads).
+func (l *leakScan) checkTree(dir string) {
+	l.t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		l.check("file "+p, string(b))
+		return nil
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// checkStore scans every object below the store's root, its bytes and its metadata.
+func (l *leakScan) checkStore(ctx context.Context, name string, s store.Store) {
+	l.t.Helper()
+	n := 0
+	for o, err := range store.Walk(ctx, s, "") {
+		if err != nil {
+			l.t.Fatalf("scanning %s: %v", name, err)
+		}
+		r, err := s.Get(ctx, o.Key, nil)
+		if err != nil {
+			l.t.Fatalf("scanning %s: %v", name, err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			l.t.Fatalf("scanning %s/%s: %v", name, o.Key, err)
+		}
+		l.check(fmt.Sprintf("object %s/%s", name, o.Key), string(b)+fmt.Sprint(r.Info.Metadata))
+		n++
+	}
+	if n == 0 {
+		l.t.Fatalf("%s holds no object to scan", name)
+	}
+}
+
+// run runs the binary with --log-level debug (the most it ever says) and scans its output.
+func (l *leakScan) run(c cli, args ...string) result {
+	l.t.Helper()
+	r := c.run(l.t, append([]string{"--log-level", "debug"}, args...)...)
+	l.check(fmt.Sprintf("the output of wharf %s", strings.Join(args, " ")), r.out+r.err)
+	return r
+}
+
+func randomSecret(t *testing.T, prefix string) string {
+	var b [18]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// TestSecretsNeverLeak plants known credential values for every store and source wharf
+// talks to, runs every command with them, succeeding and failing, at debug log level, and
+// asserts that no output, log line, local file or written object contains any of them.
+func TestSecretsNeverLeak(t *testing.T) {
+	ctx := context.Background()
+	l := newLeakScan(t)
+
+	// S3: MinIO's real secret key, a planted session token, and a planted wrong secret.
+	minio := testenv.MinIO(t)
+	l.plant("s3 secret key", minio.SecretKey)
+	token := randomSecret(t, "session-token-")
+	l.plant("s3 session token", token)
+	wrongSecret := randomSecret(t, "wrong-secret-")
+	l.plant("s3 wrong secret key", wrongSecret)
+	s3env := func(secret string, extra ...string) cli {
+		return cli{env: append([]string{"AWS_ACCESS_KEY_ID=" + minio.AccessKey,
+			"AWS_SECRET_ACCESS_KEY=" + secret, "AWS_REGION=" + minio.Region}, extra...)}
+	}
+	good, withToken, wrong := s3env(minio.SecretKey), s3env(minio.SecretKey, "AWS_SESSION_TOKEN="+token), s3env(wrongSecret)
+	ep := []string{"--endpoint", minio.Endpoint}
+	bucket := "s3://" + randomBucket(t)
+	local := t.TempDir()
+	writeFiles(t, local, map[string]string{"a.csv": "id\n1\n", "tree/b.csv": "id\n2\n", "tree/c/d.csv": "id\n3\n"})
+	down := t.TempDir()
+
+	steps := []struct {
+		c    cli
+		code int
+		args []string
+	}{
+		{good, 0, []string{"mb", bucket}},
+		{good, 0, []string{"cp", filepath.Join(local, "a.csv"), bucket + "/in/a.csv"}},
+		{good, 0, []string{"cp", "-r", filepath.Join(local, "tree"), bucket + "/in/tree/"}},
+		{good, 0, []string{"ls", "-r", bucket}},
+		{good, 0, []string{"cat", bucket + "/in/a.csv"}},
+		{good, 0, []string{"stat", "--format", "json", bucket + "/in/a.csv"}},
+		{good, 0, []string{"cp", "-r", bucket + "/in/", down + "/"}},
+		{good, 0, []string{"probe", bucket + "/probe/"}},
+		{good, 0, []string{"probe", "--contention", "2", "--rounds", "2", bucket + "/contention/"}},
+		{good, 1, []string{"cp", "--if-absent", filepath.Join(local, "a.csv"), bucket + "/in/a.csv"}},
+		{good, 1, []string{"cat", bucket + "/in/missing.csv"}},
+		{good, 1, []string{"ls", bucket + "-missing"}},
+		{good, 0, []string{"rm", bucket + "/in/tree/b.csv"}},
+		{withToken, 1, []string{"ls", bucket}},
+		{withToken, 1, []string{"cp", filepath.Join(local, "a.csv"), bucket + "/token/a.csv"}},
+		{wrong, 1, []string{"ls", bucket}},
+		{wrong, 1, []string{"cp", filepath.Join(local, "a.csv"), bucket + "/wrong/a.csv"}},
+		{wrong, 1, []string{"--format", "json", "stat", bucket + "/in/a.csv"}},
+	}
+	for _, s := range steps {
+		s.c.env = append(s.c.env, "WHARF_ENDPOINT_ALLOWLIST=127.0.0.1")
+		l.run(s.c, append(ep, s.args...)...).must(t, s.code)
+	}
+
+	// Export from PostgreSQL to MinIO with every credential in the config as a reference,
+	// then with a planted wrong database password.
+	pg := testenv.Postgres(t)
+	l.plant("postgres password", pg.Password)
+	table := pgMixedTable(t, pg)
+	dir := t.TempDir()
+	pwFile := filepath.Join(t.TempDir(), "pg-password")
+	must(t, os.WriteFile(pwFile, []byte(pg.Password+"\n"), 0o600))
+	ak, sk := minio.Refs(t)
+	cfg := pgConfig(t, dir, pg.URL, pwFile, table)
+	body := strings.Replace(readFile(t, cfg), "destination: ./out/{export}/", "destination: "+bucket+`/exports/{export}/
+    store:
+      endpoint: `+minio.Endpoint+`
+      region: `+minio.Region+`
+      access_key_id: `+ak+`
+      secret_access_key: `+sk, 1)
+	must(t, os.WriteFile(cfg, []byte(body), 0o644))
+	l.run(cli{}, "export", "-c", cfg, "--validate").must(t, 0)
+	l.run(cli{}, "validate", "-c", cfg, "--deep", "--format", "json").must(t, 0)
+	l.run(cli{}, "runs", "-c", cfg, "--format", "json").must(t, 0)
+	if pg.Password != "" {
+		wrongPG := randomSecret(t, "wrong-pg-")
+		l.plant("postgres wrong password", wrongPG)
+		must(t, os.WriteFile(pwFile, []byte(wrongPG+"\n"), 0o600))
+		// A new destination, so the run reaches the source instead of refusing as complete.
+		must(t, os.WriteFile(cfg, []byte(strings.Replace(body, "/exports/", "/again/", 1)), 0o644))
+		r := l.run(cli{}, "export", "-c", cfg).must(t, 1)
+		if !strings.Contains(r.err, "127.0.0.1") {
+			t.Errorf("the wrong-password failure does not name the host: %q", r.err)
+		}
+		l.run(cli{}, "runs", "-c", cfg).must(t, 0)
+	}
+
+	// Everything written: local files (downloads, the state database and journal) and every
+	// object in the bucket.
+	l.checkTree(down)
+	l.checkTree(dir)
+	s, err := store.OpenURL(ctx, bucket, store.Config{Endpoint: minio.Endpoint, Region: minio.Region,
+		AccessKeyID: ak, SecretAccessKey: sk})
+	must(t, err)
+	defer s.Close()
+	l.checkStore(ctx, bucket, s)
+	if l.scanned < len(steps)+8 {
+		t.Fatalf("scanned only %d texts", l.scanned)
+	}
+}
