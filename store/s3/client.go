@@ -139,7 +139,7 @@ func credentialsFor(cfg *store.Config, awsCfg aws.Config) (aws.CredentialsProvid
 	case cfg.Anonymous:
 		return aws.AnonymousCredentials{}, nil
 	case cfg.Credentials == "role":
-		return newRoleProvider(awsCfg), nil
+		return newRoleProvider(awsCfg, cfg.Log()), nil
 	case cfg.AccessKeyID != "" || cfg.SecretAccessKey != "":
 		return staticCredentials(cfg)
 	}

@@ -25,11 +25,39 @@
 //	r2://account-id/bucket/prefix         Cloudflare R2 at https://<account-id>.r2.cloudflarestorage.com,
 //	                                      region "auto"
 //
-// Only the checked endpoint is used: AWS_ENDPOINT_URL in the environment is ignored, so the
-// endpoint rules and WHARF_ENDPOINT_ALLOWLIST cannot be bypassed. Credentials: anonymous (none
-// sent), static keys given as references (env://, file://), "role" (ECS container endpoint,
-// then STS web identity, then IMDSv2; refreshed 300 s before expiry), or with none given the
-// SDK's default chain (environment, profile, SSO…).
+// S3 requests go only to the checked endpoint: AWS_ENDPOINT_URL in the environment is ignored
+// for them, so the endpoint rules and WHARF_ENDPOINT_ALLOWLIST cannot be bypassed. Credentials: anonymous (none
+// sent), static keys given as references (env://, file://), "role" (below), or with none given
+// the SDK's default chain (environment, profile, SSO…).
+//
+// # Workload-role credentials
+//
+// With credentials: role, keys come only from these sources, through the SDK's own providers,
+// in this order; the first that answers wins, a failing or unconfigured one is passed over,
+// and each has 10 s to answer:
+//
+//	ECS container endpoint   AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on 169.254.170.2), else
+//	                         AWS_CONTAINER_CREDENTIALS_FULL_URI (https, or http to loopback or
+//	                         the ECS/EKS agent addresses only), with
+//	                         AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (read at each fetch) or
+//	                         AWS_CONTAINER_AUTHORIZATION_TOKEN
+//	STS web identity         AWS_WEB_IDENTITY_TOKEN_FILE (read at each fetch) and AWS_ROLE_ARN,
+//	                         AWS_ROLE_SESSION_NAME optional; AssumeRoleWithWebIdentity at the
+//	                         SDK's STS endpoint (AWS_ENDPOINT_URL_STS or AWS_ENDPOINT_URL when
+//	                         set: https, or http on loopback only)
+//	IMDSv2                   the instance role, with a session token (never IMDSv1), at
+//	                         AWS_EC2_METADATA_SERVICE_ENDPOINT when set, else 169.254.169.254;
+//	                         AWS_EC2_METADATA_DISABLED=true turns it off
+//
+// The sources are read from the environment when the store opens. Keys are cached and
+// refreshed 300 s before they expire (keys that arrive with less left are refreshed halfway to
+// their expiry). A refresh asks only the source the current keys came from; if it fails while
+// they are still valid, wharf logs a warning, keeps signing with them, and the next request
+// tries again. While one request refreshes, others sign with the still-valid keys. Expired
+// keys never sign: once they expire every source is tried again in order, and none answering
+// fails the request with store.ErrRoleUnavailable (WHARF_ROLE_UNAVAILABLE), naming each source
+// and why (not configured, or its error), and when keys had expired, when. Keys or anonymous
+// beside credentials: role are refused by store.Config.Check (WHARF_CREDENTIAL_CONFLICT).
 //
 // # Errors
 //
@@ -45,7 +73,8 @@
 //	501 NotImplemented                               store.ErrUnsupported
 //	429, 500, 502, 503, 504, SlowDown                store.ErrUnavailable, FaultThrottled
 //	reset, timeout, truncated body                   store.ErrUnavailable, FaultTransport
-//	role credentials from no source                  store.ErrRoleUnavailable, naming each source
+//	role credentials from no source, or expired      store.ErrRoleUnavailable, naming each source
+//	and no source answering a refresh
 //
 // Every *store.Error carries the HTTP status and S3 code. The caller's context error passes
 // through unwrapped. No error or log line holds a credential.
