@@ -1,0 +1,68 @@
+// Package spool is the contract between the programs that produce files and the ship service
+// that uploads them: a directory that files enter finished, durable and numbered, and leave
+// only after their upload is recorded.
+//
+// # Layout
+//
+//	spool.json    format version, the spool's epoch (random, 64 bits, made once by Init), creation time
+//	ready/        finalized files: ready/<dataset>/<first:020>_<last:020>.<ext>
+//	tmp/          files being finalized
+//	catalog.log   the catalog: one JSON record per line, append-only
+//	ship.lock     the owner's lock; holds the owner's PID
+//
+// # Adding a file
+//
+// Add (and Create, for a program writing a file itself) puts the file in tmp/ (a hard link of
+// the source when moving on one file system, otherwise a copy), hashing it with sha256 as it
+// is read, fsyncs it, and then, holding an flock on catalog.log: gives it the spool's next
+// sequence numbers (first, and last = first + records - 1), renames it into ready/, fsyncs
+// the directory, and appends a finalized record and then an eligible record, each fsynced.
+// Sequence numbers are unique and contiguous across concurrent adders in any number of
+// processes. A moved source is removed only after both records are durable.
+//
+// # The catalog
+//
+// Each line is one JSON object whose "type" is one of:
+//
+//	finalized  {id, dataset, path, size, sha256, first, last, time, ext, at}
+//	eligible   {id, at}
+//	uploaded   {id, key, etag, outcome, at}
+//	deleted    {id, at}
+//
+// id is the file's first sequence number; path is relative to the spool; time is the file's
+// event time (its date=/hour= partition), at the wall time of the record, both RFC 3339 UTC.
+// A file goes through the four in that order and no other. Replay checks every record against
+// the ones before it: sequence numbers contiguous from 1, each record for a known file in the
+// state before its own. A torn last line — no trailing newline, or the last line not JSON: an
+// append a crash interrupted — is ignored with a warning naming the path and line, and cut
+// away under the lock before the next append. Any other bad line is ErrCorrupt, naming the
+// path and line.
+//
+// # Guarantees
+//
+//   - Nothing lost: a source is removed only after its file is fsynced in ready/ and both of
+//     its records are fsynced; a crash at any point leaves every file either recorded and whole
+//     in ready/, or unrecorded with its source where it was.
+//   - Nothing recorded that is not whole: a file is recorded only after it is durable in
+//     ready/; a failed add leaves nothing in ready/ and nothing in the catalog.
+//   - Nothing deleted before it is shipped: Remove refuses a file not recorded uploaded.
+//   - One owner: Open takes ship.lock with flock; a second owner is refused (ErrLocked, naming
+//     the lock and the PID holding it). Adders need no ownership and run beside the owner.
+//   - A move retried after a crash spools the file once: on one file system the retry finds
+//     the hard link the interrupted add placed in ready/ and finishes that add. A move across
+//     file systems (a copy, then the source removed) or a copy (Copy) retried after a crash
+//     that came after its records, before the add returned, spools the file a second time,
+//     under new sequence numbers.
+//
+// Open also finishes what crashes left: a file recorded finalized but not eligible is made
+// eligible, a file in tmp/ that no live adder holds is removed, and a file in ready/ named like
+// a spool file that the catalog does not record is removed (its add never completed, so its
+// source was kept).
+//
+// # Errors
+//
+// Failures are *Error values (operation, path, catalog line, kind, cause) whose kind is
+// ErrNotSpool, ErrExists, ErrLocked, ErrCorrupt, ErrInput, ErrState or ErrIO, or
+// store.ErrNotExist for a missing source and store.ErrForbidden for a directory wharf may not
+// write; each has a WHARF_… code that store.Code finds. A cancelled context passes through.
+package spool
