@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/wharfdata/wharf/internal/secret"
 )
@@ -87,10 +88,10 @@ func (c *Config) Check(loc Location) error {
 			Err: fmt.Errorf("credentials: role is not available for R2 (%s)", loc)}
 	case c.Anonymous && (keys || c.AccountKey != "" || c.SASToken != "" || c.ServiceAccountFile != ""):
 		return &Error{Op: "config", Key: "anonymous", Kind: ErrCredentialConflict,
-			Err: errors.New("anonymous cannot be combined with credentials")}
+			Err: fmt.Errorf("anonymous cannot be combined with credentials (%s given): give one", strings.Join(c.givenCredentials(), ", "))}
 	case c.AccountKey != "" && c.SASToken != "":
 		return &Error{Op: "config", Key: "account_key", Kind: ErrCredentialConflict,
-			Err: errors.New("account_key and sas_token are mutually exclusive: give one")}
+			Err: errors.New("account_key and sas_token are mutually exclusive: give one of account_key or sas_token")}
 	case (c.AccessKeyID == "") != (c.SecretAccessKey == ""):
 		return &Error{Op: "config", Key: "access_key_id", Kind: ErrCredentialUnbound,
 			Err: errors.New("access_key_id and secret_access_key must be given together")}
@@ -99,6 +100,17 @@ func (c *Config) Check(loc Location) error {
 }
 
 type credField struct{ name, ref string }
+
+// givenCredentials names the credential fields c sets (never their values).
+func (c *Config) givenCredentials() []string {
+	var out []string
+	for _, f := range c.credentialFields() {
+		if f.ref != "" {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
 
 func (c *Config) credentialFields() []credField {
 	return []credField{

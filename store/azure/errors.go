@@ -1,0 +1,276 @@
+package azure
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+
+	"github.com/wharfdata/wharf/internal/secret"
+	"github.com/wharfdata/wharf/store"
+)
+
+// call names the request an error came from, for the mapping.
+type call struct {
+	op  string // "get", "head", "put", "delete", "list", "copy", "make-bucket"
+	key string
+	// ifMatch is set for a put carrying If-Match: a BlobNotFound answer to it is a failed
+	// condition, not a missing object.
+	ifMatch bool
+	// conditional is set for a conditional put: InvalidBlockList on its commit means another
+	// writer committed first.
+	conditional bool
+}
+
+// mapError is the one place SDK errors become store errors. A context error passes through
+// unwrapped when the caller's ctx is done; while ctx is alive it is an attempt's own timeout,
+// a transport fault. The cause's text is rebuilt from the answer's status, code and message,
+// and scrubbed of every credential: the SDK's own texts can hold a request URL, and with a SAS
+// token that URL holds the signature.
+func (c *Container) mapError(ctx context.Context, cl call, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var body *bodyError
+	if errors.As(err, &body) {
+		return readError(ctx, cl.key, body.err)
+	}
+	e := &store.Error{Op: cl.op, Key: cl.key}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		e.Status, e.Code = re.StatusCode, re.ErrorCode
+		e.Kind, e.Fault = classify(cl, e.Status, e.Code)
+		e.Err = &cause{text: c.redact(answerText(re)), err: re}
+		c.explain(e)
+		return e
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its text quotes the request URL, SAS signature included
+	}
+	e.Err = &cause{text: c.redact(err.Error()), err: err}
+	switch {
+	case store.IsTransport(err) || store.IsContext(err):
+		e.Kind, e.Fault = store.ErrUnavailable, store.FaultTransport
+	default:
+		e.Kind = store.ErrUnavailable
+	}
+	return e
+}
+
+// explain adds what a user needs to act on e: the container's name when it is missing, the
+// SAS token's expiry when the store refused it after that, the racing writer when staged
+// blocks were discarded.
+func (c *Container) explain(e *store.Error) {
+	switch {
+	case e.Kind == store.ErrBucketMissing:
+		e.Err = fmt.Errorf("container %s does not exist in account %s (create it with wharf mb): %w", c.container, c.account, e.Err)
+	case e.Kind == store.ErrForbidden && !c.creds.sasExpiry.IsZero() && time.Now().After(c.creds.sasExpiry):
+		e.Err = fmt.Errorf("the SAS token (%s) expired at %s: %w", c.creds.source, c.creds.sasExpiry.UTC().Format(time.RFC3339), e.Err)
+	case e.Code == "InvalidBlockList":
+		e.Err = fmt.Errorf("another write to the key committed first and discarded this upload's staged blocks: %w", e.Err)
+	case e.Kind == store.ErrForbidden && c.creds.mode == modeAnonymous:
+		e.Err = fmt.Errorf("%s refused to an anonymous request: %w", e.Op, e.Err)
+	case e.Kind == store.ErrForbidden:
+		e.Err = fmt.Errorf("%s refused (%s from %s): %w", e.Op, c.creds.mode, c.creds.source, e.Err)
+	}
+}
+
+// classify maps an Azure error code and HTTP status to a kind and fault. Codes win over
+// statuses.
+func classify(cl call, status int, code string) (*store.Kind, store.Fault) {
+	switch code {
+	case "BlobNotFound":
+		if cl.ifMatch {
+			return store.ErrPreconditionFailed, store.FaultNone
+		}
+		return store.ErrNotExist, store.FaultNone
+	case "CannotVerifyCopySource":
+		if status == 404 {
+			return store.ErrNotExist, store.FaultNone
+		}
+		return store.ErrForbidden, store.FaultNone
+	case "ContainerNotFound", "ResourceNotFound":
+		return store.ErrBucketMissing, store.FaultNone
+	case "BlobAlreadyExists", "ConditionNotMet", "TargetConditionNotMet", "SourceConditionNotMet":
+		return store.ErrPreconditionFailed, store.FaultNone
+	case "InvalidBlockList":
+		// Another commit to the key discarded this upload's staged blocks.
+		if cl.conditional {
+			return store.ErrPreconditionFailed, store.FaultNone
+		}
+		return store.ErrUnavailable, store.FaultNone
+	case "AuthenticationFailed", "AuthorizationFailure", "AuthorizationPermissionMismatch",
+		"AuthorizationResourceTypeMismatch", "AuthorizationServiceMismatch",
+		"AuthorizationProtocolMismatch", "AuthorizationSourceIPMismatch",
+		"InsufficientAccountPermissions", "AccountIsDisabled", "NoAuthenticationInformation",
+		"InvalidAuthenticationInfo", "KeyBasedAuthenticationNotPermitted",
+		"PublicAccessNotPermitted":
+		return store.ErrForbidden, store.FaultNone
+	case "InvalidMetadata", "MetadataTooLarge", "InvalidResourceName", "OutOfRangeInput":
+		return store.ErrKeyInvalid, store.FaultNone
+	case "ServerBusy", "InternalError", "OperationTimedOut", "ContainerBeingDeleted",
+		"IngressOverAccountLimit", "EgressOverAccountLimit", "TooManyRequests":
+		return store.ErrUnavailable, store.FaultThrottled
+	case "UnsupportedHeader", "UnsupportedQueryParameter", "UnsupportedHttpVerb",
+		"FeatureNotSupported", "NotImplemented":
+		return store.ErrUnsupported, store.FaultNone
+	}
+	return classifyStatus(cl, status)
+}
+
+func classifyStatus(cl call, status int) (*store.Kind, store.Fault) {
+	switch {
+	case status == 404 && (cl.op == "get" || cl.op == "head"):
+		return store.ErrNotExist, store.FaultNone
+	case status == 404:
+		return store.ErrBucketMissing, store.FaultNone
+	case status == 412 || status == 409:
+		return store.ErrPreconditionFailed, store.FaultNone
+	case status == 401 || status == 403:
+		return store.ErrForbidden, store.FaultNone
+	case status == 501 || status == 405:
+		return store.ErrUnsupported, store.FaultNone
+	case status == 408:
+		return store.ErrUnavailable, store.FaultTransport
+	case status == 429 || status >= 500:
+		return store.ErrUnavailable, store.FaultThrottled
+	}
+	return store.ErrUnsupported, store.FaultNone
+}
+
+// azureError is the XML body of an Azure Storage error answer.
+type azureError struct {
+	Code    string `xml:"Code"`
+	Message string `xml:"Message"`
+	Detail  string `xml:"AuthenticationErrorDetail"`
+}
+
+// answerText summarises an error answer in one line: the method and path of the request (never
+// its query), and the service's message and authentication detail without request ids.
+func answerText(re *azcore.ResponseError) string {
+	var b strings.Builder
+	if r := re.RawResponse; r != nil && r.Request != nil {
+		fmt.Fprintf(&b, "%s %s: ", r.Request.Method, r.Request.URL.EscapedPath())
+	}
+	var ae azureError
+	if re.RawResponse != nil {
+		if body, err := runtime.Payload(re.RawResponse); err == nil && len(body) > 0 {
+			_ = xml.Unmarshal(body, &ae)
+		}
+	}
+	msg := firstLine(ae.Message)
+	if msg == "" && re.RawResponse != nil {
+		msg = re.RawResponse.Status
+	}
+	b.WriteString(msg)
+	if d := longOpaque.ReplaceAllString(firstLine(ae.Detail), "[REDACTED]"); d != "" {
+		b.WriteString(" (")
+		b.WriteString(d)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// firstLine returns the first line of an answer's text that is not its request id or time.
+func firstLine(s string) string {
+	for line := range strings.Lines(s) {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "RequestId:") && !strings.HasPrefix(line, "Time:") {
+			return line
+		}
+	}
+	return ""
+}
+
+// cause is an SDK error with a text of wharf's making. It unwraps to the SDK's error for
+// errors.As, but its text never holds a credential.
+type cause struct {
+	text string
+	err  error
+}
+
+func (c *cause) Error() string { return c.text }
+func (c *cause) Unwrap() error { return c.err }
+
+// longOpaque matches long base64 runs: the request signature an authentication failure's
+// detail quotes.
+var longOpaque = regexp.MustCompile(`[A-Za-z0-9+/]{32,}={0,2}`)
+
+// sigParam matches a SAS signature in any URL a text may quote.
+var sigParam = regexp.MustCompile(`(?i)(sig=)[^&\s"']+`)
+
+// redact removes every credential this container holds from s, in every encoding a URL or a
+// message may give it, and any SAS signature a quoted URL carries.
+func (c *Container) redact(s string) string {
+	for _, v := range c.secrets {
+		if r := v.Reveal(); r != "" {
+			s = strings.ReplaceAll(s, r, "[REDACTED]")
+		}
+	}
+	return sigParam.ReplaceAllString(s, "${1}[REDACTED]")
+}
+
+// secretForms returns the strings that must never appear in a message: the key and the SAS
+// token, raw and URL-escaped, and the SAS signature in each of its encodings.
+func secretForms(c creds) []secret.Value {
+	var out []secret.Value
+	add := func(s string) {
+		if s != "" {
+			out = append(out, secret.New(s), secret.New(url.QueryEscape(s)), secret.New(url.PathEscape(s)))
+		}
+	}
+	add(c.key.Reveal())
+	if tok := c.sas.Reveal(); tok != "" {
+		add(tok)
+		if q, err := url.ParseQuery(tok); err == nil {
+			add(q.Get("sig"))
+		}
+		for p := range strings.SplitSeq(tok, "&") {
+			if v, ok := strings.CutPrefix(p, "sig="); ok {
+				add(v)
+			}
+		}
+	}
+	return out
+}
+
+// bodyError is the caller's body failing, as opposed to the store: it is never retried.
+type bodyError struct{ err error }
+
+func (b *bodyError) Error() string { return "reading the body: " + b.err.Error() }
+func (b *bodyError) Unwrap() error { return b.err }
+
+// readError reports the caller's body failing: the context's error when it ended, else
+// ErrUnavailable naming the key and wrapping the body's error.
+func readError(ctx context.Context, key string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if store.IsContext(err) {
+		return err
+	}
+	return &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
+}
+
+// settle strips the fault from an error leaving the block-upload path: each request in it was
+// already retried by the policy, and the whole object must not be sent again.
+func settle(err error) error {
+	var e *store.Error
+	if errors.As(err, &e) && e.Fault != store.FaultNone {
+		c := *e
+		c.Fault = store.FaultNone
+		return &c
+	}
+	return err
+}

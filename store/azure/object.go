@@ -1,0 +1,347 @@
+package azure
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// Get opens key, pinned to opts.IfMatch and limited to opts' byte range when given. The
+// returned Info.Size is the whole object's size, also for a range read.
+func (c *Container) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+	if opts == nil {
+		opts = &store.GetOptions{}
+	}
+	o := &blob.DownloadStreamOptions{AccessConditions: ifMatch(opts.IfMatch)}
+	if opts.Offset > 0 || opts.Length > 0 {
+		o.Range = blob.HTTPRange{Offset: opts.Offset, Count: opts.Length}
+	}
+	resp, err := c.blob(key).DownloadStream(ctx, o)
+	if err != nil {
+		return c.getFailed(ctx, key, opts, err)
+	}
+	info := objectInfo(key, resp.ContentLength, resp.ETag, resp.LastModified, resp.ContentType, resp.Metadata)
+	if total, ok := rangeTotal(deref(resp.ContentRange)); ok {
+		info.Size = total
+	}
+	return &store.Object{Info: info, ReadCloser: resp.Body}, nil
+}
+
+// getFailed maps a failed Get. A range starting at or past the end of the object (Azure
+// answers 416, also for any range of an empty blob) is an empty read, not an error: a resumed
+// read that broke after its last byte lands there.
+func (c *Container) getFailed(ctx context.Context, key string, opts *store.GetOptions, err error) (*store.Object, error) {
+	mapped := c.mapError(ctx, call{op: "get", key: key}, err)
+	var e *store.Error
+	if !errors.As(mapped, &e) || e.Status != 416 {
+		return nil, mapped
+	}
+	info, herr := c.Head(ctx, key)
+	if herr != nil {
+		return nil, herr
+	}
+	if opts.IfMatch != "" && info.ETag != unquote(opts.IfMatch) {
+		return nil, &store.Error{Op: "get", Key: key, Kind: store.ErrPreconditionFailed, Status: 412}
+	}
+	if info.Size > opts.Offset {
+		return nil, mapped
+	}
+	return &store.Object{Info: info, ReadCloser: io.NopCloser(strings.NewReader(""))}, nil
+}
+
+// Head returns key's metadata: ErrNotExist when the key is absent, ErrBucketMissing when the
+// container is.
+func (c *Container) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+	p, err := c.blob(key).GetProperties(ctx, nil)
+	if err != nil {
+		return store.ObjectInfo{}, c.mapError(ctx, call{op: "head", key: key}, err)
+	}
+	return objectInfo(key, p.ContentLength, p.ETag, p.LastModified, p.ContentType, p.Metadata), nil
+}
+
+// Delete removes key and its snapshots; a missing key is success. opts.IfMatch makes it
+// conditional.
+func (c *Container) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+	o := &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}
+	if opts != nil {
+		o.AccessConditions = ifMatch(opts.IfMatch)
+	}
+	_, err := c.blob(key).Delete(ctx, o)
+	err = c.mapError(ctx, call{op: "delete", key: key}, err)
+	var e *store.Error
+	if errors.As(err, &e) && e.Code == "BlobNotFound" {
+		return nil
+	}
+	return err
+}
+
+// List returns one page of keys under opts.Prefix.
+func (c *Container) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
+	if opts == nil {
+		opts = &store.ListOptions{}
+	}
+	var maxResults *int32
+	if opts.MaxKeys > 0 {
+		maxResults = to.Ptr(int32(min(opts.MaxKeys, 5000)))
+	}
+	var (
+		items    []*container.BlobItem
+		prefixes []*container.BlobPrefix
+		next     *string
+		err      error
+	)
+	if opts.Delimiter != "" {
+		var resp container.ListBlobsHierarchyResponse
+		resp, err = c.client.NewListBlobsHierarchyPager(opts.Delimiter, &container.ListBlobsHierarchyOptions{
+			Prefix: optString(opts.Prefix), Marker: optString(opts.Token), MaxResults: maxResults,
+		}).NextPage(ctx)
+		if resp.Segment != nil {
+			items, prefixes = resp.Segment.BlobItems, resp.Segment.BlobPrefixes
+		}
+		next = resp.NextMarker
+	} else {
+		var resp container.ListBlobsFlatResponse
+		resp, err = c.client.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
+			Prefix: optString(opts.Prefix), Marker: optString(opts.Token), MaxResults: maxResults,
+		}).NextPage(ctx)
+		if resp.Segment != nil {
+			items = resp.Segment.BlobItems
+		}
+		next = resp.NextMarker
+	}
+	if err != nil {
+		return store.Page{}, c.mapError(ctx, call{op: "list", key: opts.Prefix}, err)
+	}
+	return listPage(items, prefixes, next), nil
+}
+
+// listPage merges one answer's blobs and prefixes into a page, in sorted order.
+func listPage(items []*container.BlobItem, prefixes []*container.BlobPrefix, next *string) store.Page {
+	page := store.Page{Objects: make([]store.ObjectInfo, 0, len(items)), Next: deref(next)}
+	for _, it := range items {
+		info := store.ObjectInfo{Key: deref(it.Name)}
+		if p := it.Properties; p != nil {
+			info.Size = deref(p.ContentLength)
+			info.ETag = etagString(p.ETag)
+			info.LastModified = deref(p.LastModified)
+			info.ContentType = deref(p.ContentType)
+		}
+		page.Objects = append(page.Objects, info)
+	}
+	for _, p := range prefixes {
+		page.Prefixes = append(page.Prefixes, deref(p.Name))
+	}
+	return page
+}
+
+// maxBatch is the most sub-requests one blob batch takes.
+const maxBatch = 256
+
+// DeleteMany removes keys (container-relative: no prefix of the store's URL is added) with blob
+// batch requests of up to 256 deletes, each request under the retry policy. Missing keys are
+// success. The first key the service refuses fails the call, naming it.
+func (c *Container) DeleteMany(ctx context.Context, keys []string) error {
+	for start := 0; start < len(keys); start += maxBatch {
+		batch := keys[start:min(start+maxBatch, len(keys))]
+		req := store.Request{Op: "delete", Key: batch[0], Replayable: true}
+		if err := c.policy.Do(ctx, req, func(ctx context.Context) error { return c.deleteBatch(ctx, batch) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Container) deleteBatch(ctx context.Context, keys []string) error {
+	if len(keys) == 1 {
+		return c.Delete(ctx, keys[0], nil)
+	}
+	bb, err := c.client.NewBatchBuilder()
+	if err != nil {
+		return c.mapError(ctx, call{op: "delete", key: keys[0]}, err)
+	}
+	for _, k := range keys {
+		if err := bb.Delete(k, &container.BatchDeleteOptions{DeleteOptions: blob.DeleteOptions{
+			DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude),
+		}}); err != nil {
+			return c.mapError(ctx, call{op: "delete", key: k}, err)
+		}
+	}
+	resp, err := c.client.SubmitBatch(ctx, bb, nil)
+	if err != nil {
+		return c.mapError(ctx, call{op: "delete", key: keys[0]}, err)
+	}
+	for i, r := range resp.Responses {
+		if r.Error == nil {
+			continue
+		}
+		key := keys[0]
+		if r.ContentID != nil && *r.ContentID >= 0 && *r.ContentID < len(keys) {
+			key = keys[*r.ContentID]
+		} else if i < len(keys) {
+			key = keys[i]
+		}
+		err := c.mapError(ctx, call{op: "delete", key: key}, r.Error)
+		var e *store.Error
+		if errors.As(err, &e) && e.Code == "BlobNotFound" {
+			continue
+		}
+		return err
+	}
+	return nil
+}
+
+// Copy copies src to dst server-side (Copy Blob), waiting while the service reports the copy
+// pending. opts.IfNoneMatch and opts.IfMatch apply to dst. With opts.Metadata set it replaces
+// the source's; Copy Blob cannot set a content type, so with opts.ContentType set the copy is
+// streamed through Get and Put instead. A missing src is ErrNotExist.
+func (c *Container) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if opts == nil {
+		opts = &store.PutOptions{}
+	}
+	if opts.ContentType != "" {
+		return c.copyStream(ctx, src, dst, opts)
+	}
+	o := &blob.StartCopyFromURLOptions{AccessConditions: putConditions(opts)}
+	if opts.Metadata != nil {
+		o.Metadata = encodeMetadata(opts.Metadata)
+	}
+	cl := call{op: "copy", key: dst}
+	resp, err := c.blob(dst).StartCopyFromURL(ctx, c.blob(src).URL(), o)
+	if err != nil {
+		return store.ObjectInfo{}, c.mapError(ctx, cl, err)
+	}
+	if s := deref(resp.CopyStatus); s != blob.CopyStatusTypeSuccess && s != "" {
+		if err := c.awaitCopy(ctx, dst, deref(resp.CopyID)); err != nil {
+			return store.ObjectInfo{}, err
+		}
+	}
+	info := store.ObjectInfo{Key: dst, ETag: etagString(resp.ETag), LastModified: deref(resp.LastModified)}
+	// The copy's answer has no size: a Head fills it in, when it still sees this copy.
+	if head, err := c.Head(ctx, dst); err == nil && (info.ETag == "" || head.ETag == info.ETag) {
+		info = head
+	}
+	return info, nil
+}
+
+// awaitCopy polls dst until the copy with id is no longer pending.
+func (c *Container) awaitCopy(ctx context.Context, dst, id string) error {
+	wait := 50 * time.Millisecond
+	for {
+		p, err := c.blob(dst).GetProperties(ctx, nil)
+		if err != nil {
+			return c.mapError(ctx, call{op: "copy", key: dst}, err)
+		}
+		switch s := deref(p.CopyStatus); {
+		case id != "" && deref(p.CopyID) != id:
+			return &store.Error{Op: "copy", Key: dst, Kind: store.ErrPreconditionFailed,
+				Err: errors.New("another copy or write replaced the destination while the copy ran")}
+		case s == blob.CopyStatusTypeSuccess:
+			return nil
+		case s != blob.CopyStatusTypePending:
+			return &store.Error{Op: "copy", Key: dst, Kind: store.ErrUnavailable,
+				Err: errors.New("the service ended the copy with status " + string(s) + ": " + deref(p.CopyStatusDescription))}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// copyStream copies src to dst through Get and Put, never staging it on disk.
+func (c *Container) copyStream(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	obj, err := c.Get(ctx, src, nil)
+	if err != nil {
+		var e *store.Error
+		if errors.As(err, &e) {
+			e.Op = "copy"
+		}
+		return store.ObjectInfo{}, err
+	}
+	defer obj.Close()
+	o := *opts
+	o.Size = obj.Info.Size
+	if o.Metadata == nil {
+		o.Metadata = obj.Info.Metadata
+	}
+	return c.Put(ctx, dst, obj, &o)
+}
+
+func objectInfo(key string, size *int64, etag *azcore.ETag, mod *time.Time, ctype *string, md map[string]*string) store.ObjectInfo {
+	return store.ObjectInfo{
+		Key: key, Size: deref(size), ETag: etagString(etag),
+		LastModified: deref(mod), ContentType: deref(ctype),
+		Metadata: decodeMetadata(md),
+	}
+}
+
+// ifMatch returns access conditions holding If-Match etag, or nil for "".
+func ifMatch(etag string) *blob.AccessConditions {
+	if etag == "" {
+		return nil
+	}
+	return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: quoteETag(etag)}}
+}
+
+// putConditions returns the access conditions of a put: If-None-Match * or If-Match.
+func putConditions(opts *store.PutOptions) *blob.AccessConditions {
+	if opts.IfNoneMatch {
+		return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}
+	}
+	return ifMatch(opts.IfMatch)
+}
+
+// quoteETag returns the header form of the contract's unquoted etag.
+func quoteETag(etag string) *azcore.ETag {
+	if etag == "*" || strings.HasPrefix(etag, `"`) {
+		return to.Ptr(azcore.ETag(etag))
+	}
+	return to.Ptr(azcore.ETag(`"` + etag + `"`))
+}
+
+func etagString(etag *azcore.ETag) string {
+	if etag == nil {
+		return ""
+	}
+	return unquote(string(*etag))
+}
+
+func unquote(s string) string { return strings.Trim(s, `"`) }
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// rangeTotal parses the complete length from a Content-Range value ("bytes 0-99/1234").
+func rangeTotal(cr string) (int64, bool) {
+	_, total, ok := strings.Cut(cr, "/")
+	if !ok || total == "*" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(total, 10, 64)
+	return n, err == nil
+}
+
+// deref returns *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
