@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/wharfdata/wharf/ship"
+	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -43,15 +45,26 @@ func usageErr(err error) error {
 }
 
 // exitCode maps err to the process's exit code. ctx is the command's context: an error after
-// it was cancelled is an interruption whatever the error says.
+// it was cancelled is an interruption whatever the error says, unless its code is one that a
+// cancellation cannot cause (standingCodes): a long-running service that stopped on a fatal
+// error and was then told to stop still exits with that error.
 func exitCode(ctx context.Context, err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case ctx.Err() != nil && !standingCodes[errCode(err)]:
 		return exitInterrupted
 	}
 	return codeExit(errCode(err))
+}
+
+// standingCodes are the codes of errors found in the data, never caused by a cancellation.
+var standingCodes = map[string]bool{
+	ship.ErrObjectKeyCollision.Code():    true,
+	spool.ErrCorrupt.Code():              true,
+	store.ErrCoordinationUnproven.Code(): true,
 }
 
 // usageCodes are the codes of mistakes in the command line or the configuration: nothing was

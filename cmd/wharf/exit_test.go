@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -59,6 +60,14 @@ func TestExitCodeAfterCancel(t *testing.T) {
 	err := store.NewError("get", "k", store.ErrUnavailable, errors.New("connection reset"))
 	if got := exitCode(ctx, err); got != exitInterrupted {
 		t.Errorf("exitCode after cancel = %d, want %d", got, exitInterrupted)
+	}
+	// A collision found before the stop is still the collision.
+	collision := fmt.Errorf("ship: %w", store.NewError("put", "k", ship.ErrObjectKeyCollision, errors.New("different bytes")))
+	if got := exitCode(ctx, collision); got != exitFailed {
+		t.Errorf("exitCode of a collision after cancel = %d, want %d", got, exitFailed)
+	}
+	if got := exitCode(ctx, fmt.Errorf("stopping: %w", context.Canceled)); got != exitInterrupted {
+		t.Errorf("exitCode of context.Canceled = %d, want %d", got, exitInterrupted)
 	}
 }
 

@@ -31,6 +31,7 @@ const demoRows = 1000
 type fileConfig struct {
 	State   string       `yaml:"state"`
 	Exports []fileExport `yaml:"exports"`
+	Ship    any          `yaml:"ship"` // the ship service's section: wharf ship checks it
 }
 
 type fileExport struct {

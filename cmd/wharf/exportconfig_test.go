@@ -163,3 +163,15 @@ func TestPausesParse(t *testing.T) {
 		t.Errorf("parsed %+v", p)
 	}
 }
+
+// One wharf.yaml can hold the exports and the ship service's section: export leaves the
+// ship section to `wharf ship`.
+func TestConfigAcceptsShipSection(t *testing.T) {
+	c, _, err := loadYAML(t, minimalExport+"ship:\n  spool: ./spool\n  to: s3://lake/raw\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.exports) != 1 {
+		t.Errorf("exports = %d, want 1", len(c.exports))
+	}
+}

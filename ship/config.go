@@ -1,0 +1,267 @@
+package ship
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// PutMode is how uploads guard their key (Config.ConditionalPut).
+type PutMode string
+
+// The put modes.
+const (
+	// PutAuto is PutCreate where the startup probe proved conditional create, PutOverwrite
+	// elsewhere.
+	PutAuto PutMode = "auto"
+	// PutCreate sends every upload as create-if-absent; the service refuses to start on a
+	// store that does not enforce it.
+	PutCreate PutMode = "create"
+	// PutOverwrite sends plain puts, checking the key by HEAD before and verifying it after:
+	// a collision is caught, but only after the fact if another writer races.
+	PutOverwrite PutMode = "overwrite"
+)
+
+// RetentionMode says what happens to a local file once its upload is recorded.
+type RetentionMode string
+
+// The retention modes.
+const (
+	DeleteAfterUpload RetentionMode = "delete_after_upload" // remove it at once
+	KeepFor           RetentionMode = "keep_for"            // remove it Retention.KeepFor after the upload
+	Keep              RetentionMode = "keep"                // never remove it
+)
+
+// Size limits of S3-style multipart uploads, which part_size must respect.
+const (
+	MinPartSize = 5 << 20
+	MaxPartSize = 5 << 30
+)
+
+// ListenOff disables the HTTP endpoints.
+const ListenOff = "off"
+
+// Retry is the per-file backoff: before retry n (n ≥ 1) the service waits
+// min(Initial·2^(n-1), Max), drawn uniformly from its upper half when Jitter is set. Attempts
+// never run out.
+type Retry struct {
+	Initial time.Duration
+	Max     time.Duration
+	Jitter  bool
+}
+
+// Delay returns the wait before retry n (n ≥ 1). rnd returns a uniform draw in [0, 1).
+func (r Retry) Delay(n int, rnd func() float64) time.Duration {
+	d := r.Initial
+	for i := 1; i < n && d < r.Max; i++ {
+		d *= 2
+	}
+	d = min(d, r.Max)
+	if r.Jitter && d > 0 {
+		d = d/2 + time.Duration(rnd()*float64(d/2))
+	}
+	return d
+}
+
+// Retention is the local retention policy.
+type Retention struct {
+	Mode    RetentionMode
+	KeepFor time.Duration // with KeepFor: how long after the upload the file stays
+}
+
+// Config configures the ship service. DefaultConfig gives every default; Check validates.
+type Config struct {
+	Spool    string // the spool directory
+	To       string // the destination store URL: s3://bucket/prefix, gs://…, az://…, file://…
+	Pipeline string // written into every key
+	Node     string // this machine's id, written into every key and object
+
+	UploadConcurrency  int   // files in flight (and part buffers across all uploads)
+	MultipartThreshold int64 // bytes: at or below, one put; above, a multipart upload
+	PartSize           int64 // bytes per part of a multipart upload, 5 MiB to 5 GiB
+
+	ConditionalPut PutMode
+	Retry          Retry
+	Retention      Retention
+
+	Grace        time.Duration // how long uploads in flight may finish after a stop
+	PollInterval time.Duration // how often the spool's catalog is re-read for new files
+	Listen       string        // host:port of /metrics, /status, /healthz; ListenOff for none
+	ListenRemote bool          // allow a Listen address that is not loopback
+	// Drain makes Run return once no file is waiting and none is in flight (for batch runs
+	// and benchmarks); without it Run serves until its context ends.
+	Drain bool
+
+	Store store.Config // how to open To: endpoint, region, credential references
+}
+
+// DefaultConfig returns the defaults: 2 uploads in flight, multipart above 32 MiB in 8 MiB
+// parts, conditional_put auto, retry from 1 s to 60 s with jitter, delete after upload (with
+// keep_for 30m when that mode is chosen), a 30 s grace, the catalog re-read every second, and
+// the HTTP endpoints on 127.0.0.1:9464.
+func DefaultConfig() Config {
+	return Config{
+		UploadConcurrency:  2,
+		MultipartThreshold: 32 << 20,
+		PartSize:           8 << 20,
+		ConditionalPut:     PutAuto,
+		Retry:              Retry{Initial: time.Second, Max: 60 * time.Second, Jitter: true},
+		Retention:          Retention{Mode: DeleteAfterUpload, KeepFor: 30 * time.Minute},
+		Grace:              30 * time.Second,
+		PollInterval:       time.Second,
+		Listen:             "127.0.0.1:9464",
+	}
+}
+
+// segment is a safe key segment: a letter or digit, then letters, digits, '.', '_', '-'.
+var segment = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// CheckSegment reports whether v is usable as the named key segment (pipeline, node,
+// dataset): 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit.
+func CheckSegment(field, v string) error {
+	if !segment.MatchString(v) {
+		return fmt.Errorf("%s %q: want 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", field, v)
+	}
+	return nil
+}
+
+// Check validates c. A failure is store.ErrConfig naming the field (the config key).
+func (c *Config) Check() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Spool == "" {
+		add(errors.New("spool: required (the spool directory; make one with `wharf spool init DIR`)"))
+	}
+	if c.To == "" {
+		add(errors.New("to: required (the destination URL, such as s3://bucket/prefix)"))
+	} else if _, err := store.ParseURL(c.To); err != nil {
+		return err
+	} else if strings.HasPrefix(c.To, "stdout:") || c.To == "-" {
+		add(errors.New("to: standard output cannot hold objects: give a store URL"))
+	}
+	add(CheckSegment("pipeline", c.Pipeline))
+	add(CheckSegment("node", c.Node))
+	if c.UploadConcurrency < 1 || c.UploadConcurrency > 256 {
+		add(fmt.Errorf("upload_concurrency %d: want 1 to 256", c.UploadConcurrency))
+	}
+	if c.PartSize < MinPartSize || c.PartSize > MaxPartSize {
+		add(fmt.Errorf("part_size %s: want 5MiB to 5GiB (the multipart part limits)", FormatSize(c.PartSize)))
+	}
+	if c.MultipartThreshold < 0 || c.MultipartThreshold > MaxPartSize {
+		add(fmt.Errorf("multipart_threshold %s: want 0 to 5GiB (the largest single put)", FormatSize(c.MultipartThreshold)))
+	}
+	switch c.ConditionalPut {
+	case PutAuto, PutCreate, PutOverwrite:
+	default:
+		add(fmt.Errorf("conditional_put %q: want auto, create or overwrite", c.ConditionalPut))
+	}
+	add(c.checkRetry())
+	add(c.checkRetention())
+	if c.Grace < 0 {
+		add(fmt.Errorf("grace %s: want 0 or more", c.Grace))
+	}
+	if c.PollInterval <= 0 {
+		add(fmt.Errorf("poll_interval %s: want more than 0", c.PollInterval))
+	}
+	add(c.checkListen())
+	if len(errs) == 0 {
+		return nil
+	}
+	return &store.Error{Op: "config", Kind: store.ErrConfig, Err: errors.Join(errs...)}
+}
+
+func (c *Config) checkRetry() error {
+	r := c.Retry
+	switch {
+	case r.Initial <= 0:
+		return fmt.Errorf("retry.initial %s: want more than 0", r.Initial)
+	case r.Max < r.Initial:
+		return fmt.Errorf("retry.max %s: want at least retry.initial (%s)", r.Max, r.Initial)
+	}
+	return nil
+}
+
+func (c *Config) checkRetention() error {
+	switch c.Retention.Mode {
+	case DeleteAfterUpload, Keep:
+		return nil
+	case KeepFor:
+		if c.Retention.KeepFor <= 0 {
+			return fmt.Errorf("local_retention.keep_for %s: want more than 0 with mode keep_for", c.Retention.KeepFor)
+		}
+		return nil
+	}
+	return fmt.Errorf("local_retention.mode %q: want delete_after_upload, keep_for or keep", c.Retention.Mode)
+}
+
+func (c *Config) checkListen() error {
+	if c.Listen == ListenOff {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %q: want host:port (127.0.0.1:9464) or off", c.Listen)
+	}
+	if !c.ListenRemote && !loopback(host) {
+		return fmt.Errorf("listen %q: not a loopback address; /status and /metrics describe the spool and the destination, so set listen_remote: true to serve them beyond this machine", c.Listen)
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// FormatSize prints n bytes as the largest whole binary unit: 8MiB, 5GiB, 1234B.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// ParseSize reads a size: a whole number of bytes, or one with a unit B, KiB, MiB, GiB (also
+// KB, MB, GB as binary units, and K, M, G), with or without a space: "8MiB", "32 MiB", "1048576".
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("size %q: want a number with an optional unit (8MiB)", s)
+	}
+	var n int64
+	if _, err := fmt.Sscan(t[:i], &n); err != nil {
+		return 0, fmt.Errorf("size %q: %v", s, err)
+	}
+	mult := map[string]int64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+	m, ok := mult[strings.ToLower(strings.TrimSpace(t[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("size %q: unknown unit (want B, KiB, MiB or GiB)", s)
+	}
+	if n > (1<<62)/m {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
+	return n * m, nil
+}

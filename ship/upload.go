@@ -1,0 +1,301 @@
+package ship
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/wharfdata/wharf/spool"
+	"github.com/wharfdata/wharf/store"
+)
+
+// ErrObjectKeyCollision: an object with other content is at the key of a file being shipped.
+// The keys are deterministic, so this means another spool with the same epoch, or another
+// machine with the same node id, shipped there: the service stops rather than overwrite.
+var ErrObjectKeyCollision = store.NewKind("WHARF_OBJECT_KEY_COLLISION", "an object with different content is already at the key")
+
+// The outcomes of an upload, as metrics, logs and the spool's uploaded record name them.
+const (
+	OutcomeOK            = "ok"             // the service wrote the object
+	OutcomeConflictEqual = "conflict_equal" // the object was already there, with the same content
+	OutcomeRetry         = "retry"          // the attempt failed and the file will be tried again
+	OutcomeFatal         = "fatal"          // the attempt failed for good: the service stops
+)
+
+// result is what one successful upload did.
+type result struct {
+	key     string // relative to the store
+	etag    string
+	outcome string
+}
+
+// upload makes one attempt at shipping f and reports what happened. The error is fatal
+// (isFatal) or transient.
+func (s *Shipper) upload(ctx context.Context, f spool.File) (result, error) {
+	if err := checkFile(f); err != nil {
+		return result{}, &store.Error{Op: "ship", Key: f.Path, Kind: store.ErrConfig, Err: err}
+	}
+	key := ObjectKey(s.cfg.Pipeline, s.cfg.Node, s.epoch, f)
+	large := f.Size > s.cfg.MultipartThreshold
+	if large || s.mode == PutOverwrite {
+		// A multipart upload costs a lot to send for nothing, and an overwrite would replace
+		// what is there: look first.
+		info, err := s.st.Head(ctx, key)
+		switch {
+		case err == nil:
+			return s.existing(ctx, f, key, info)
+		case !errors.Is(err, store.ErrNotExist):
+			return result{}, err
+		}
+	}
+	b, err := openBody(f)
+	if err != nil {
+		return result{}, err
+	}
+	defer b.Close()
+	info, err := s.put(ctx, f, key, b, large)
+	switch {
+	case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrOutcomeUnknown):
+		return s.refused(ctx, f, key, err)
+	case err != nil:
+		return result{}, err
+	}
+	if b.complete() && b.sum() != strings.ToLower(f.SHA256) {
+		return result{}, s.changed(ctx, f, key, info, b.sum())
+	}
+	if s.mode == PutOverwrite {
+		return s.verifyAfter(ctx, f, key)
+	}
+	return result{key: key, etag: info.ETag, outcome: OutcomeOK}, nil
+}
+
+// verifyAfter reads back an overwrite put: without conditional writes another writer may
+// have raced it.
+func (s *Shipper) verifyAfter(ctx context.Context, f spool.File, key string) (result, error) {
+	after, err := s.st.Head(ctx, key)
+	if err != nil {
+		return result{}, fmt.Errorf("verifying %s after the put: %w", s.where(key), err)
+	}
+	same, err := s.same(ctx, f, key, after)
+	if err != nil {
+		return result{}, err
+	}
+	if !same {
+		return result{}, s.collision(f, key, after)
+	}
+	return result{key: key, etag: after.ETag, outcome: OutcomeOK}, nil
+}
+
+// put sends b to key: in one request, or as a multipart upload with part buffers taken from
+// the shared budget.
+func (s *Shipper) put(ctx context.Context, f spool.File, key string, b *body, large bool) (store.ObjectInfo, error) {
+	opts := &store.PutOptions{Size: f.Size, ContentType: contentType(f.Ext),
+		Metadata: Metadata(s.cfg.Node, f), IfNoneMatch: s.mode == PutCreate}
+	var r io.Reader = b
+	if s.opts.Hooks.Body != nil {
+		r = s.opts.Hooks.Body(f, b)
+	}
+	if !large {
+		// One request: a part larger than the body keeps every backend from splitting it.
+		opts.PartSize, opts.Concurrency = max(f.Size+1, MinPartSize), 1
+		return s.st.Put(ctx, key, r, opts)
+	}
+	held, err := s.parts.acquire(ctx, partsOf(f.Size, s.cfg.PartSize))
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	defer s.parts.release(held)
+	opts.PartSize, opts.Concurrency = s.cfg.PartSize, held
+	return s.st.Put(ctx, key, r, opts)
+}
+
+// refused settles a conditional put that failed its condition or lost its answer: one HEAD
+// says whether the object is there, and whose it is.
+func (s *Shipper) refused(ctx context.Context, f spool.File, key string, putErr error) (result, error) {
+	info, err := s.st.Head(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrNotExist) && errors.Is(putErr, store.ErrOutcomeUnknown):
+		return result{}, fmt.Errorf("the put's answer was lost and nothing is at the key: %w", putErr)
+	case err != nil:
+		return result{}, fmt.Errorf("checking %s after %v: %w", s.where(key), putErr, err)
+	}
+	var se *store.Error
+	if errors.As(putErr, &se) && se.PutID != "" && info.Metadata[store.MetaPutID] == se.PutID {
+		// Our own put landed; its answer was lost.
+		same, err := s.same(ctx, f, key, info)
+		if err != nil {
+			return result{}, err
+		}
+		if !same {
+			return result{}, s.collision(f, key, info)
+		}
+		return result{key: key, etag: info.ETag, outcome: OutcomeOK}, nil
+	}
+	return s.existing(ctx, f, key, info)
+}
+
+// existing settles a key that already holds an object: success when it is f's content,
+// ErrObjectKeyCollision when it is not.
+func (s *Shipper) existing(ctx context.Context, f spool.File, key string, info store.ObjectInfo) (result, error) {
+	same, err := s.same(ctx, f, key, info)
+	if err != nil {
+		return result{}, err
+	}
+	if !same {
+		return result{}, s.collision(f, key, info)
+	}
+	return result{key: key, etag: info.ETag, outcome: OutcomeConflictEqual}, nil
+}
+
+// same reports whether the object described by info holds f's content: its size and its
+// wharf-sha256. An object of the right size without wharf-sha256 (a file store killed between
+// writing an object and its metadata) is read and hashed; when it matches, its metadata is
+// written again.
+func (s *Shipper) same(ctx context.Context, f spool.File, key string, info store.ObjectInfo) (bool, error) {
+	if info.Size != f.Size {
+		return false, nil
+	}
+	if sum := info.Metadata[store.MetaSHA256]; sum != "" {
+		return strings.EqualFold(sum, f.SHA256), nil
+	}
+	sum, err := s.hashObject(ctx, key, info.ETag)
+	if err != nil {
+		return false, err
+	}
+	if !strings.EqualFold(sum, f.SHA256) {
+		return false, nil
+	}
+	s.log.Warn("object has the file's content but not its metadata: writing it again", "file_id", f.ID, "key", s.where(key))
+	return true, s.repair(ctx, f, key, info.ETag)
+}
+
+func (s *Shipper) hashObject(ctx context.Context, key, etag string) (string, error) {
+	obj, err := s.st.Get(ctx, key, &store.GetOptions{IfMatch: etag})
+	if err != nil {
+		return "", fmt.Errorf("reading %s to verify it: %w", s.where(key), err)
+	}
+	defer obj.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, obj); err != nil {
+		return "", fmt.Errorf("reading %s to verify it: %w", s.where(key), err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// repair writes f again over an object with the same content but missing metadata: replace
+// if the ETag still matches (create mode), or a plain put (overwrite mode).
+func (s *Shipper) repair(ctx context.Context, f spool.File, key, etag string) error {
+	b, err := openBody(f)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	opts := &store.PutOptions{Size: f.Size, ContentType: contentType(f.Ext), Metadata: Metadata(s.cfg.Node, f),
+		PartSize: s.cfg.PartSize, Concurrency: 1}
+	if s.mode == PutCreate {
+		opts.IfMatch = etag
+	}
+	if f.Size <= s.cfg.MultipartThreshold {
+		opts.PartSize = max(f.Size+1, MinPartSize)
+	}
+	n, err := s.parts.acquire(ctx, 1)
+	if err != nil {
+		return err
+	}
+	defer s.parts.release(n)
+	if _, err := s.st.Put(ctx, key, b, opts); err != nil {
+		return fmt.Errorf("writing the metadata of %s again: %w", s.where(key), err)
+	}
+	return nil
+}
+
+// collision is the fatal error for f meeting other content at key.
+func (s *Shipper) collision(f spool.File, key string, info store.ObjectInfo) error {
+	theirs := info.Metadata[store.MetaSHA256]
+	if theirs == "" {
+		theirs = "not recorded"
+	}
+	return &store.Error{Op: "ship", Key: s.where(key), Kind: ErrObjectKeyCollision, Err: fmt.Errorf(
+		"file %d (%s, %d bytes, sha256 %s) would go there, but the object has %d bytes, sha256 %s "+
+			"(node %s): keys are unique per spool epoch (%016x) and node id (%s), so either this spool's epoch "+
+			"or this node id is also used by another spool or machine; fix the misconfiguration (a copied "+
+			"spool directory, a reused node id) and restart; nothing was overwritten",
+		f.ID, f.Path, f.Size, strings.ToLower(f.SHA256), info.Size, theirs, orUnknown(info.Metadata[MetaNode]),
+		s.epoch, s.cfg.Node)}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// changed handles a spooled file whose bytes no longer match the catalog's sha256: the object
+// just written holds them, so it is removed (only if it is still ours), and the error is fatal.
+func (s *Shipper) changed(ctx context.Context, f spool.File, key string, info store.ObjectInfo, got string) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	undo := "removed"
+	if err := s.st.Delete(dctx, key, &store.DeleteOptions{IfMatch: info.ETag}); err != nil {
+		undo = fmt.Sprintf("could not be removed (%v): remove it by hand", err)
+	}
+	return &spool.Error{Op: "ship", Path: f.Path, Kind: spool.ErrCorrupt, Err: fmt.Errorf(
+		"file %d changed on disk after it was spooled: its sha256 is now %s, the catalog recorded %s; the object written from it at %s %s",
+		f.ID, got, strings.ToLower(f.SHA256), s.where(key), undo)}
+}
+
+// partsOf is how many parts of size part a body of size n needs.
+func partsOf(n, part int64) int {
+	if part <= 0 {
+		return 1
+	}
+	return int(max((n+part-1)/part, 1))
+}
+
+// isFatal reports whether err stops the service: a collision, a spool that lost or changed a
+// file, or a mistake in the configuration that no retry can fix. Everything else (the store
+// unreachable, throttling, refusals that an operator may fix meanwhile) is retried.
+func isFatal(err error) bool {
+	for _, k := range []error{ErrObjectKeyCollision, spool.ErrCorrupt, spool.ErrState, spool.ErrInput,
+		spool.ErrNotSpool, store.ErrKeyInvalid, store.ErrConfig, store.ErrUnsupported,
+		store.ErrCredentialLiteral, store.ErrCredentialConflict, store.ErrEndpointUnsupported,
+		store.ErrEndpointInsecure, store.ErrEndpointNotAllowed} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// budget bounds the part buffers of multipart uploads across the service.
+type budget chan struct{}
+
+// acquire takes one part buffer, waiting for it, then up to want-1 more that are free.
+func (b budget) acquire(ctx context.Context, want int) (int, error) {
+	select {
+	case b <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	n := 1
+	for n < want {
+		select {
+		case b <- struct{}{}:
+			n++
+		default:
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+func (b budget) release(n int) {
+	for range n {
+		<-b
+	}
+}
