@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,6 +161,47 @@ func TestSecretsNeverLeak(t *testing.T) {
 		s.c.env = append(s.c.env, "WHARF_ENDPOINT_ALLOWLIST=127.0.0.1")
 		l.run(s.c, append(ep, s.args...)...).must(t, s.code)
 	}
+
+	// Azure: Azurite's account key made at random for this run, and a planted SAS token
+	// (well formed, with a signature Azurite refuses), by environment and by config reference.
+	azc, azep, az := azuriteCLI(t)
+	l.plant("azure account key", az.Key)
+	sig := randomSecret(t, "sig")
+	l.plant("azure sas signature", sig)
+	sas := "sv=2023-11-03&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00:00:00Z&spr=http&sig=" + sig
+	sasEnv := cli{env: []string{"AZURE_STORAGE_ACCOUNT=" + az.Account, "AZURE_STORAGE_SAS_TOKEN=" + sas}}
+	both := cli{env: append(slices.Clone(azc.env), "AZURE_STORAGE_SAS_TOKEN=?"+sas)}
+	container := "az://" + az.Account + "/" + randomBucket(t)
+	azSteps := []struct {
+		c    cli
+		code int
+		args []string
+	}{
+		{azc, 0, []string{"mb", container}},
+		{azc, 0, []string{"cp", "-r", filepath.Join(local, "tree"), container + "/tree/"}},
+		{azc, 0, []string{"ls", "-r", container}},
+		{azc, 0, []string{"cat", container + "/tree/b.csv"}},
+		{azc, 0, []string{"probe", container + "/probe/"}},
+		{azc, 1, []string{"cat", container + "/missing"}},
+		{azc, 1, []string{"ls", container + "-missing/"}},
+		{sasEnv, 1, []string{"ls", container}},
+		{sasEnv, 1, []string{"cp", filepath.Join(local, "a.csv"), container + "/sas/a.csv"}},
+		{both, 0, []string{"ls", container}}, // the key wins over the SAS variable
+	}
+	for _, s := range azSteps {
+		l.run(s.c, append(azep, s.args...)...).must(t, s.code)
+	}
+	// Export to Azure with the planted SAS token by reference: refused at the first write.
+	sasFile := filepath.Join(t.TempDir(), "sas")
+	must(t, os.WriteFile(sasFile, []byte(sas+"\n"), 0o600))
+	azCfg := quickstart(t, "    destination: ./out/{export}/{date}/", "    destination: "+container+`/exports/{export}/
+    store:
+      endpoint: `+az.Endpoint+`
+      sas_token: file://`+sasFile)
+	if r := l.run(cli{}, "export", "-c", azCfg).must(t, 1); !strings.Contains(r.err, "access denied") || !strings.Contains(r.err, "[WHARF_EXPORT_WRITE_FAILED]") {
+		t.Errorf("export with a refused SAS token: %q", r.err)
+	}
+	l.checkTree(filepath.Dir(azCfg))
 
 	// Export from PostgreSQL to MinIO with every credential in the config as a reference,
 	// then with a planted wrong database password.
