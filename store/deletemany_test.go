@@ -59,3 +59,15 @@ func TestDeleteManyFallsBack(t *testing.T) {
 		t.Errorf("a still there: %v", err)
 	}
 }
+
+// A prefixed store lists with nil options like any other.
+func TestPrefixedListNilOptions(t *testing.T) {
+	s := store.WithPrefix(mem.New(), "p/")
+	if _, err := s.Put(context.Background(), "k", strings.NewReader("v"), nil); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.List(context.Background(), nil)
+	if err != nil || len(page.Objects) != 1 || page.Objects[0].Key != "k" {
+		t.Fatalf("List(nil) = %+v, %v", page, err)
+	}
+}

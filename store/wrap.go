@@ -184,8 +184,11 @@ func (p *prefixed) Delete(ctx context.Context, key string, opts *DeleteOptions) 
 }
 
 func (p *prefixed) List(ctx context.Context, opts *ListOptions) (Page, error) {
-	o := *opts
-	o.Prefix = p.p + opts.Prefix
+	var o ListOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Prefix = p.p + o.Prefix
 	page, err := p.s.List(ctx, &o)
 	if err != nil {
 		return page, err

@@ -5,6 +5,7 @@ package main
 import (
 	_ "github.com/wharfdata/wharf/store/azure"
 	_ "github.com/wharfdata/wharf/store/file"
+	_ "github.com/wharfdata/wharf/store/gcs"
 	_ "github.com/wharfdata/wharf/store/mem"
 	_ "github.com/wharfdata/wharf/store/s3"
 	_ "github.com/wharfdata/wharf/store/stdout"

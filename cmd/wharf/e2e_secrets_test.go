@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/url"
@@ -236,6 +240,30 @@ func TestSecretsNeverLeak(t *testing.T) {
 		l.run(cli{}, "runs", "-c", cfg).must(t, 0)
 	}
 
+	// GCS: a service-account key whose private key is planted, its token endpoint a loopback
+	// port nothing listens on, given by GOOGLE_APPLICATION_CREDENTIALS and by config reference.
+	gcs := testenv.FakeGCS(t)
+	keyFile, pemKey := serviceAccountKey(t, fmt.Sprintf("http://127.0.0.1:%d/token", testenv.FreeLoopbackPort(t)))
+	l.plant("gcs private key", pemKey)
+	l.plant("gcs private key body", strings.Split(pemKey, "\n")[1])
+	gsBucket := "gs://" + randomBucket(t)
+	emu := cli{env: []string{"STORAGE_EMULATOR_HOST=" + gcs.Endpoint}}
+	adc := cli{env: []string{"GOOGLE_APPLICATION_CREDENTIALS=" + keyFile}}
+	l.run(emu, "mb", gsBucket).must(t, 0)
+	l.run(emu, "cp", "-r", filepath.Join(local, "tree"), gsBucket+"/tree/").must(t, 0)
+	l.run(adc, "--endpoint", gcs.Endpoint, "ls", gsBucket).must(t, 1)
+	l.run(adc, "--endpoint", gcs.Endpoint, "cp", filepath.Join(local, "a.csv"), gsBucket+"/adc/a.csv").must(t, 1)
+	broken := filepath.Join(t.TempDir(), "broken.json")
+	must(t, os.WriteFile(broken, []byte(strings.Replace(readFile(t, keyFile), `"type": "service_account"`, `"type": "user"`, 1)), 0o600))
+	gsCfg := quickstart(t, "    destination: ./out/{export}/{date}/", "    destination: "+gsBucket+`/exports/{export}/
+    store:
+      endpoint: `+gcs.Endpoint+`
+      service_account_file: file://`+keyFile)
+	l.run(cli{}, "export", "-c", gsCfg).must(t, 1)
+	must(t, os.WriteFile(gsCfg, []byte(strings.Replace(readFile(t, gsCfg), keyFile, broken, 1)), 0o644))
+	l.run(cli{}, "export", "-c", gsCfg).must(t, 2)
+	l.checkTree(filepath.Dir(gsCfg))
+
 	// Everything written: local files (downloads, the state database and journal) and every
 	// object in the bucket.
 	l.checkTree(down)
@@ -248,4 +276,24 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if l.scanned < len(steps)+8 {
 		t.Fatalf("scanned only %d texts", l.scanned)
 	}
+}
+
+// serviceAccountKey writes a service-account JSON key with a fresh RSA private key and the
+// given token endpoint, and returns its path and the key's PEM.
+func serviceAccountKey(t *testing.T, tokenURI string) (path, pemKey string) {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	must(t, err)
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	must(t, err)
+	pemKey = string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	body, err := json.MarshalIndent(map[string]string{
+		"type": "service_account", "project_id": "wharf-test", "private_key_id": randomSecret(t, ""),
+		"private_key": pemKey, "client_email": "wharf@wharf-test.iam.gserviceaccount.com",
+		"client_id": "1", "token_uri": tokenURI,
+	}, "", "  ")
+	must(t, err)
+	path = filepath.Join(t.TempDir(), "key.json")
+	must(t, os.WriteFile(path, body, 0o600))
+	return path, pemKey
 }

@@ -1,0 +1,143 @@
+package gcs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"cloud.google.com/go/auth"
+	"cloud.google.com/go/auth/credentials"
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// EmulatorHostEnv is the variable Google's SDKs and tools read to reach a Cloud Storage
+// emulator: "host:port" (plain HTTP) or a URL.
+const EmulatorHostEnv = "STORAGE_EMULATOR_HOST"
+
+// defaultEndpoint is Cloud Storage itself.
+const defaultEndpoint = "https://storage.googleapis.com"
+
+// target is where a Bucket sends its requests.
+type target struct {
+	endpoint string // scheme://host[:port], no path
+	emulator bool   // an endpoint other than Cloud Storage (from the config or the environment)
+	fromEnv  bool   // the endpoint came from STORAGE_EMULATOR_HOST
+	// xmlReads reads objects through the XML API, whose answer carries the user metadata (a
+	// JSON API read's does not, on Cloud Storage). Emulators read through the JSON API:
+	// fake-gcs-server serves path-style XML reads only when the Host is its -public-host, and
+	// sends the metadata headers on JSON reads too.
+	xmlReads bool
+}
+
+// targetFor resolves the endpoint: the config's, else STORAGE_EMULATOR_HOST (as Google's SDKs
+// read it: "host:port" means http://host:port), else Cloud Storage. An endpoint from the
+// environment passes the same checks as a configured one (plaintext on loopback only, the
+// allowlist), so the environment cannot send data where the config could not.
+func targetFor(cfg *store.Config) (target, error) {
+	if cfg.Endpoint != "" {
+		return target{endpoint: strings.TrimRight(cfg.Endpoint, "/"), emulator: true}, nil
+	}
+	host := os.Getenv(EmulatorHostEnv)
+	if host == "" {
+		return target{endpoint: defaultEndpoint, xmlReads: true}, nil
+	}
+	ep := host
+	if !strings.Contains(host, "://") {
+		ep = "http://" + host
+	}
+	u, err := url.Parse(ep)
+	if err != nil || u.Host == "" {
+		return target{}, &store.Error{Op: "endpoint", Key: EmulatorHostEnv, Kind: store.ErrEndpointUnsupported,
+			Err: fmt.Errorf("%s=%q is not host:port or an http(s) URL", EmulatorHostEnv, host)}
+	}
+	ep = u.Scheme + "://" + u.Host
+	if err := store.CheckEndpoint(ep, cfg.Allowlist); err != nil {
+		return target{}, fmt.Errorf("%s: %w", EmulatorHostEnv, err)
+	}
+	return target{endpoint: ep, emulator: true, fromEnv: true}, nil
+}
+
+// credentialSource says how requests authenticate.
+type credentialSource struct {
+	anonymous bool
+	creds     *auth.Credentials // from a service-account key; nil: application default credentials
+	projectID string            // the key's project_id
+}
+
+// credentialsFor picks the credentials cfg asks for: none (anonymous, or an emulator named by
+// STORAGE_EMULATOR_HOST, as Google's SDKs do), a service-account key read from its reference,
+// or else application default credentials, found on first use.
+func credentialsFor(cfg *store.Config, t target) (credentialSource, error) {
+	if cfg.Credentials != "" {
+		return credentialSource{}, &store.Error{Op: "config", Key: "credentials", Kind: store.ErrConfig,
+			Err: fmt.Errorf("credentials: %q is for S3; gs:// uses a service_account_file or application default credentials (workload identity included)", cfg.Credentials)}
+	}
+	if cfg.ServiceAccountFile == "" {
+		return credentialSource{anonymous: cfg.Anonymous || t.fromEnv}, nil
+	}
+	key, err := readServiceAccount(cfg.ServiceAccountFile)
+	if err != nil {
+		return credentialSource{}, err
+	}
+	creds, err := key.credentials(detectOptions(cfg.RetryPolicy()))
+	if err != nil {
+		return credentialSource{}, err
+	}
+	return credentialSource{creds: creds, projectID: key.projectID}, nil
+}
+
+// detectOptions are the options of Google's auth library: the scope wharf needs (read and write
+// objects, create buckets), and token requests over wharf's HTTP client.
+func detectOptions(policy *store.RetryPolicy) *credentials.DetectOptions {
+	return &credentials.DetectOptions{Scopes: []string{storage.ScopeFullControl}, Client: store.NewHTTPClient(policy)}
+}
+
+// newClient builds the SDK client: one HTTP request per call (the SDK's retries off, and a
+// Get's reader never reopens a body on its own), over store.NewHTTPClient under the
+// authorization layer, at exactly the endpoint t names. The SDK reads STORAGE_EMULATOR_HOST
+// itself; passing the endpoint and the HTTP client explicitly makes its reading a no-op, so
+// targetFor's checked answer is the only one.
+func newClient(ctx context.Context, cfg *store.Config, t target, cs credentialSource) (*storage.Client, *authTransport, error) {
+	policy := cfg.RetryPolicy()
+	base := store.NewHTTPClient(policy).Transport
+	var at *authTransport
+	if !cs.anonymous {
+		at = &authTransport{base: base, detect: detector(cs, policy)}
+		base = at
+	}
+	hc := &http.Client{Transport: guardTransport{base: base}}
+	reads := storage.WithJSONReads()
+	if t.xmlReads {
+		reads = storage.WithXMLReads()
+	}
+	client, err := storage.NewClient(ctx,
+		option.WithHTTPClient(hc),
+		option.WithoutAuthentication(), // auth is in hc; the SDK must not look for credentials itself
+		option.WithEndpoint(t.endpoint+"/storage/v1/"),
+		reads,
+		storage.WithDisabledClientMetrics(), // no telemetry leaves the machine
+	)
+	if err != nil {
+		return nil, nil, &store.Error{Op: "open", Key: t.endpoint, Kind: store.ErrConfig, Err: err}
+	}
+	// Every SDK retry off. storage.RetryNever alone is not enough: with it the SDK gives a
+	// resumable upload no retry settings, and the upload library then retries chunks with its
+	// own defaults (5xx, 429, 408, up to 32 s per chunk). "Always retry, if the error says so"
+	// with an error test that never says so reaches every path, chunks included.
+	client.SetRetry(storage.WithPolicy(storage.RetryAlways), storage.WithErrorFunc(func(error) bool { return false }))
+	return client, at, nil
+}
+
+// detector returns how authTransport finds its credentials on first use.
+func detector(cs credentialSource, policy *store.RetryPolicy) func() (*auth.Credentials, error) {
+	if cs.creds != nil {
+		return func() (*auth.Credentials, error) { return cs.creds, nil }
+	}
+	return func() (*auth.Credentials, error) { return credentials.DetectDefault(detectOptions(policy)) }
+}

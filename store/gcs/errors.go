@@ -1,0 +1,161 @@
+package gcs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// call names the request an error came from, for the mapping.
+type call struct {
+	op  string // "get", "head", "put", "delete", "list", "copy", "make-bucket"
+	key string
+}
+
+// mapError is the one place SDK errors become store errors. A context error passes through
+// unwrapped when the caller's ctx is done; while ctx is alive it is an attempt's own timeout,
+// a transport fault. A 404 maps to ErrNotExist here: the callers that can meet a missing
+// bucket (notFound) ask the bucket before they say so. The SDK's messages hold the operation,
+// status, reason and the server's message, never a credential.
+func mapError(ctx context.Context, c call, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var se *store.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	e := &store.Error{Op: c.op, Key: c.key, Err: err}
+	var api *googleapi.Error
+	if errors.As(err, &api) {
+		e.Status, e.Code = api.Code, reason(api)
+	}
+	var ce *credentialsError
+	switch {
+	case errors.As(err, &ce):
+		// Forbidden, unless the token endpoint could not be reached (a request of its own
+		// failed in transport: a file that cannot be read is no transport fault).
+		e.Kind = store.ErrForbidden
+		var ue *url.Error
+		if errors.As(ce.err, &ue) && store.IsTransport(ue.Err) {
+			e.Kind, e.Fault = store.ErrUnavailable, store.FaultTransport
+		}
+	case errors.Is(err, storage.ErrBucketNotExist):
+		e.Kind, e.Status, e.Code = store.ErrBucketMissing, http.StatusNotFound, orCode(e.Code, "notFound")
+	case errors.Is(err, storage.ErrObjectNotExist):
+		e.Kind, e.Status, e.Code = store.ErrNotExist, http.StatusNotFound, orCode(e.Code, "notFound")
+	case e.Status != 0:
+		e.Kind, e.Fault = classify(e.Status)
+	case errors.Is(err, errReopen), store.IsTransport(err), store.IsContext(err):
+		e.Kind, e.Fault = store.ErrUnavailable, store.FaultTransport
+	default:
+		e.Kind = store.ErrUnavailable
+	}
+	return e
+}
+
+// classify maps an HTTP status to a kind and fault. GCS answers a failed generation
+// precondition with 412; 409 (a conflicting request) is a failed condition too, as the store
+// contract normalises it.
+func classify(status int) (*store.Kind, store.Fault) {
+	switch {
+	case status == http.StatusNotFound:
+		return store.ErrNotExist, store.FaultNone
+	case status == http.StatusPreconditionFailed || status == http.StatusConflict:
+		return store.ErrPreconditionFailed, store.FaultNone
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return store.ErrForbidden, store.FaultNone
+	case status == http.StatusRequestTimeout:
+		return store.ErrUnavailable, store.FaultTransport
+	case status == http.StatusTooManyRequests || status >= 500 && status != http.StatusNotImplemented:
+		return store.ErrUnavailable, store.FaultThrottled
+	}
+	return store.ErrUnsupported, store.FaultNone
+}
+
+// xmlCode finds the error code in an XML API answer ("<Code>PreconditionFailed</Code>").
+var xmlCode = regexp.MustCompile(`<Code>([A-Za-z]+)</Code>`)
+
+// reason returns GCS's reason for err ("conditionNotMet", "notFound", "rateLimitExceeded"),
+// or the XML API's code.
+func reason(api *googleapi.Error) string {
+	for _, it := range api.Errors {
+		if it.Reason != "" {
+			return it.Reason
+		}
+	}
+	if m := xmlCode.FindStringSubmatch(api.Body); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func orCode(code, fallback string) string {
+	if code != "" {
+		return code
+	}
+	return fallback
+}
+
+// kindOf returns the kind of a mapped error, or nil.
+func kindOf(err error) error {
+	var e *store.Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return nil
+}
+
+// bucketMissing returns an ErrBucketMissing for op on key that names the bucket, wrapping the
+// SDK's error (never a mapped ErrNotExist).
+func (b *Bucket) bucketMissing(op, key string, cause error) *store.Error {
+	return &store.Error{Op: op, Key: key, Kind: store.ErrBucketMissing, Status: http.StatusNotFound, Code: "notFound",
+		Err: fmt.Errorf("bucket %s does not exist (create it with wharf mb): %w", b.name, cause)}
+}
+
+// notFound turns a mapped ErrNotExist into ErrBucketMissing, naming the bucket, when the
+// bucket itself is absent: GCS answers 404 for a missing object and a missing bucket alike. When the bucket's state
+// cannot be learned (no storage.buckets.get permission, say), the error stays as it was.
+func (b *Bucket) notFound(ctx context.Context, c call, mapped error) error {
+	var e *store.Error
+	switch {
+	case !errors.As(mapped, &e):
+		return mapped
+	case e.Kind == store.ErrBucketMissing: // the SDK said so (a listing): name the bucket
+		return b.bucketMissing(c.op, c.key, e.Err)
+	case e.Kind != store.ErrNotExist:
+		return mapped
+	}
+	exists, err := b.bucketExists(ctx)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err == nil && !exists:
+		return b.bucketMissing(c.op, c.key, e.Err)
+	}
+	return mapped
+}
+
+// bucketExists asks for the bucket's metadata: false when GCS says it does not exist; an error
+// when it cannot tell.
+func (b *Bucket) bucketExists(ctx context.Context) (bool, error) {
+	_, err := b.bucket.Attrs(ctx)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, storage.ErrBucketNotExist):
+		return false, nil
+	}
+	return false, err
+}

@@ -1,0 +1,248 @@
+package gcs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/storage"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func init() {
+	store.Register("gs", Open)
+}
+
+// EmulatorProject is the project id MakeBucket gives an emulator when nothing names one:
+// emulators accept any.
+const EmulatorProject = "wharf"
+
+// Bucket is a Google Cloud Storage bucket. It makes one HTTP request per SDK call (two for a
+// resumable upload's start and each chunk): retries are the store's RetryPolicy, applied by
+// store.Open's wrapper.
+type Bucket struct {
+	client   *storage.Client
+	bucket   *storage.BucketHandle
+	name     string
+	loc      store.Location
+	target   target
+	auth     *authTransport // nil when anonymous
+	project  string         // the service-account key's project_id, if any
+	location string         // where MakeBucket creates the bucket (the config's region)
+	policy   *store.RetryPolicy
+	partSize int64
+	log      *slog.Logger
+}
+
+var (
+	_ store.Store        = (*Bucket)(nil)
+	_ store.Copier       = (*Bucket)(nil)
+	_ store.BucketMaker  = (*Bucket)(nil)
+	_ store.BatchDeleter = (*Bucket)(nil)
+	_ store.Describer    = (*Bucket)(nil)
+)
+
+// Open opens the bucket of loc (a gs:// location) with cfg, which has passed
+// store.Config.Check. It reads the service-account key, if one is given, but makes no request.
+func Open(ctx context.Context, loc store.Location, cfg *store.Config) (store.Store, error) {
+	return New(ctx, loc, cfg)
+}
+
+// New is Open returning the concrete *Bucket.
+func New(ctx context.Context, loc store.Location, cfg *store.Config) (*Bucket, error) {
+	t, err := targetFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newBucket(ctx, loc, cfg, t)
+}
+
+func newBucket(ctx context.Context, loc store.Location, cfg *store.Config, t target) (*Bucket, error) {
+	cs, err := credentialsFor(cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	client, at, err := newClient(ctx, cfg, t, cs)
+	if err != nil {
+		return nil, err
+	}
+	return &Bucket{
+		client:   client,
+		bucket:   client.Bucket(loc.Bucket),
+		name:     loc.Bucket,
+		loc:      loc.Root(),
+		target:   t,
+		auth:     at,
+		project:  cs.projectID,
+		location: cfg.Region,
+		policy:   cfg.RetryPolicy(),
+		partSize: cfg.PartSize,
+		log:      cfg.Log(),
+	}, nil
+}
+
+// Describe names the bucket and, for an emulator, its endpoint; never a credential.
+func (b *Bucket) Describe() store.Description {
+	d := store.Description{Scheme: "gs", Location: b.loc.String()}
+	if b.target.emulator {
+		d.Endpoint = b.target.endpoint
+	}
+	return d
+}
+
+// Close releases the SDK client.
+func (b *Bucket) Close() error { return b.client.Close() }
+
+// MakeBucket creates the bucket, in the location the config's region names (GCS's default,
+// the US multi-region, without one), in the project named by GOOGLE_CLOUD_PROJECT, else the
+// service-account key's project_id, else the project of application default credentials; on
+// an emulator, with none of those, in project EmulatorProject. A bucket that already exists
+// and that the caller can read is success; one it cannot read (another project's) is
+// ErrForbidden.
+func (b *Bucket) MakeBucket(ctx context.Context) error {
+	project, err := b.projectID(ctx)
+	if err != nil {
+		return err
+	}
+	var attrs *storage.BucketAttrs
+	if b.location != "" {
+		attrs = &storage.BucketAttrs{Location: b.location}
+	}
+	err = b.bucket.Create(ctx, project, attrs)
+	if err == nil {
+		return nil
+	}
+	mapped := mapError(ctx, call{op: "make-bucket", key: b.name}, err)
+	var e *store.Error
+	if !errors.As(mapped, &e) || e.Status != 409 {
+		return mapped
+	}
+	// 409: the name is taken. Ours if we can read it; GCS names are global.
+	if _, aerr := b.bucket.Attrs(ctx); aerr != nil {
+		e.Kind = store.ErrForbidden
+		e.Err = fmt.Errorf("bucket name %s is taken, and not readable with these credentials: %w", b.name, err)
+		return e
+	}
+	return nil
+}
+
+// projectID finds the project a new bucket goes in.
+func (b *Bucket) projectID(ctx context.Context) (string, error) {
+	if p := os.Getenv("GOOGLE_CLOUD_PROJECT"); p != "" {
+		return p, nil
+	}
+	if b.project != "" {
+		return b.project, nil
+	}
+	if b.auth != nil {
+		if creds, err := b.auth.credentials(); err == nil {
+			if p, err := creds.ProjectID(ctx); err == nil && p != "" {
+				return p, nil
+			}
+		}
+	}
+	if b.target.emulator {
+		return EmulatorProject, nil
+	}
+	return "", &store.Error{Op: "make-bucket", Key: b.name, Kind: store.ErrConfig,
+		Err: errors.New("no project to create the bucket in: set GOOGLE_CLOUD_PROJECT, or use a service-account key or default credentials that name one")}
+}
+
+// Copy copies src to dst server-side (a rewrite). opts.IfNoneMatch and opts.IfMatch become
+// generation preconditions on dst, where the server honours them (fake-gcs-server ignores
+// them). With opts.Metadata or opts.ContentType set, they replace the source's; otherwise the
+// source's are kept. A missing src is ErrNotExist.
+func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if opts == nil {
+		opts = &store.PutOptions{}
+	}
+	c := call{op: "copy", key: dst}
+	dh := b.bucket.Object(dst)
+	conds, err := putConditions(c, opts)
+	if err != nil {
+		return store.ObjectInfo{}, err
+	}
+	if conds != nil {
+		dh = dh.If(*conds)
+	}
+	cp := dh.CopierFrom(b.bucket.Object(src))
+	if opts.Metadata != nil || opts.ContentType != "" {
+		cp.Metadata = opts.Metadata
+		cp.ContentType = opts.ContentType
+	}
+	attrs, err := cp.Run(ctx)
+	if err != nil {
+		return store.ObjectInfo{}, b.notFound(ctx, c, mapError(ctx, c, err))
+	}
+	return objectInfo(dst, attrs), nil
+}
+
+// putConditions returns the generation preconditions of a put or copy: DoesNotExist for
+// create-if-absent, GenerationMatch for replace-if-match; nil when unconditional. An IfMatch
+// that is not a generation matches no object: ErrPreconditionFailed without a request.
+func putConditions(c call, opts *store.PutOptions) (*storage.Conditions, error) {
+	switch {
+	case opts.IfNoneMatch:
+		return &storage.Conditions{DoesNotExist: true}, nil
+	case opts.IfMatch != "":
+		gen, err := parseGeneration(c, opts.IfMatch)
+		if err != nil {
+			return nil, err
+		}
+		return &storage.Conditions{GenerationMatch: gen}, nil
+	}
+	return nil, nil
+}
+
+// parseGeneration reads an ETag as a GCS generation (a positive decimal number).
+func parseGeneration(c call, etag string) (int64, error) {
+	gen, err := strconv.ParseInt(strings.Trim(etag, `"`), 10, 64)
+	if err != nil || gen <= 0 {
+		return 0, &store.Error{Op: c.op, Key: c.key, Kind: store.ErrPreconditionFailed,
+			Err: fmt.Errorf("ETag %q is not a GCS generation, so no object matches it", etag)}
+	}
+	return gen, nil
+}
+
+// etag is the contract's ETag of a generation ("" when the answer carried none).
+func etag(gen int64) string {
+	if gen <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(gen, 10)
+}
+
+// objectInfo converts SDK attributes. LastModified is kept to the second, as reads report it
+// (Last-Modified), so that Head, List and Get agree.
+func objectInfo(key string, a *storage.ObjectAttrs) store.ObjectInfo {
+	return store.ObjectInfo{
+		Key: key, Size: a.Size, ETag: etag(a.Generation), LastModified: seconds(a.Updated),
+		ContentType: a.ContentType, Metadata: lowerKeys(a.Metadata),
+	}
+}
+
+func seconds(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Truncate(time.Second).UTC()
+}
+
+// lowerKeys returns md with lowercase keys (the contract's), or nil when empty. GCS keeps the
+// case a writer gave; wharf writes lowercase keys.
+func lowerKeys(md map[string]string) map[string]string {
+	if len(md) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}
