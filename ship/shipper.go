@@ -219,6 +219,11 @@ func (s *Shipper) decide(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if errors.Is(err, store.ErrBucketMissing) {
+				// Not an outage: waiting cannot make the bucket appear, and wharf never
+				// creates one behind the user's back.
+				return fmt.Errorf("probing %s: %w (make it first, e.g. wharf mb %s)", s.loc, err, s.loc)
+			}
 			err = fmt.Errorf("probing %s: %w", s.loc, err)
 			if s.cfg.ConditionalPut == PutOverwrite {
 				// overwrite does not depend on the probe: the uploads will retry.

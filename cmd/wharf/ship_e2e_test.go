@@ -395,3 +395,19 @@ func httpGet(url string) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+// A destination bucket that does not exist stops the service at once with
+// WHARF_BUCKET_MISSING naming it (waiting would not make it appear), and nothing is deleted.
+func TestE2EShipBucketMissing(t *testing.T) {
+	d := fileShipDest(t)
+	d.url += "-missing"
+	sp := newShipSpool(t, rand.New(rand.NewPCG(5, 6)), []int{100})
+	r := d.c.run(t, d.shipArgs(sp)...)
+	if r.code != 1 || !strings.Contains(r.err, "[WHARF_BUCKET_MISSING]") || !strings.Contains(r.err, "bucket-missing") ||
+		!strings.Contains(r.err, "wharf mb") {
+		t.Fatalf("exit %d, stderr %s; want exit 1 and WHARF_BUCKET_MISSING naming the bucket and how to make it", r.code, r.err)
+	}
+	if _, err := os.Stat(sp.files[0].Path); err != nil {
+		t.Errorf("the file was removed: %v", err)
+	}
+}
