@@ -166,6 +166,15 @@ func TestSecretsNeverLeak(t *testing.T) {
 		l.run(s.c, append(ep, s.args...)...).must(t, s.code)
 	}
 
+	// The ship service to MinIO with the real keys: its logs, summary and spool.
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	l.run(cli{}, "spool", "init", spoolDir).must(t, 0)
+	l.run(cli{}, "spool", "add", "--spool", spoolDir, "--dataset", "events", "--copy", filepath.Join(local, "a.csv")).must(t, 0)
+	l.run(good, append(ep, "ship", "--spool", spoolDir, "--to", bucket+"/shipped", "--pipeline", "p", "--node", "n",
+		"--drain", "--listen", "off", "--log-level", "debug")...).must(t, 0)
+	l.run(cli{}, "spool", "status", "--spool", spoolDir, "--format", "json").must(t, 0)
+	l.checkTree(spoolDir)
+
 	// Azure: Azurite's account key made at random for this run, and a planted SAS token
 	// (well formed, with a signature Azurite refuses), by environment and by config reference.
 	azc, azep, az := azuriteCLI(t)
