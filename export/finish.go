@@ -87,7 +87,8 @@ func (r *runner) fail(ctx context.Context, cause error) (*Result, error) {
 	r.wroteMu.Unlock()
 	switch {
 	case wrote:
-		if err := r.dst.Delete(wctx, SuccessKey, nil); err != nil {
+		// The cause is often this very delete failing (the first write of a run): say it once.
+		if err := r.dst.Delete(wctx, SuccessKey, nil); err != nil && !strings.Contains(cause.Error(), err.Error()) {
 			errs = append(errs, err)
 		}
 		errs = append(errs, putManifest(wctx, r.dst, m))

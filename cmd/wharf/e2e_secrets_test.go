@@ -213,6 +213,8 @@ func TestSecretsNeverLeak(t *testing.T) {
       sas_token: file://`+sasFile)
 	if r := l.run(cli{}, "export", "-c", azCfg).must(t, 1); !strings.Contains(r.err, "access denied") || !strings.Contains(r.err, "[WHARF_EXPORT_WRITE_FAILED]") {
 		t.Errorf("export with a refused SAS token: %q", r.err)
+	} else if n := strings.Count(r.err, `delete "exports/orders/_SUCCESS"`); n != 1 {
+		t.Errorf("the refused delete of _SUCCESS is reported %d times, want once: %q", n, r.err)
 	}
 	l.checkTree(filepath.Dir(azCfg))
 
