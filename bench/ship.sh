@@ -7,15 +7,17 @@
 #
 # Environment: SETS (default "small large"), RUNS (default 1; the median is printed),
 # SMALL_FILES / SMALL_SIZE (default 10000 / 64K), LARGE_FILES / LARGE_SIZE (default 8 / 256M),
-# CONCURRENCY (wharf's --upload-concurrency, default 16), PART_SIZE (default 8MiB),
-# BENCH_DIR (scratch space, default a fresh temp dir).
+# CONCURRENCY (wharf's --upload-concurrency, default 32: its fastest here, see bench/README.md),
+# PART_SIZE (default 8MiB), S5CMD_FLAGS (flags before s5cmd's cp, e.g. "--numworkers 64";
+# default none), WHARF_BIN (a wharf binary to time instead of building one, e.g. an older build
+# to compare), BENCH_DIR (scratch space, default a fresh temp dir).
 #
-# Each run spools the set afresh (untimed: `wharf spool add` moves hard links of the files in),
-# then times `wharf ship --drain` from start to exit: the startup probe, every upload, its
-# catalog record and local retention (delete_after_upload), all fsynced. s5cmd (its defaults:
-# 256 workers, 5 parts of 50 MiB per file) copies the same directory to another prefix. Peak
-# RSS comes from GNU time -v; wharf's is compared with its bound,
-# CONCURRENCY x PART_SIZE + 64 MiB.
+# Each run spools the set afresh (untimed: four `wharf spool add` processes at once move hard
+# links of the files in), then times `wharf ship --drain` from start to exit: the startup
+# probe, every upload, its catalog record and local retention (delete_after_upload), all
+# fsynced. s5cmd (its defaults: 256 workers, 5 parts of 50 MiB per file) copies the same
+# directory to another prefix. Peak RSS comes from GNU time -v; wharf's is compared with its
+# bound, CONCURRENCY x PART_SIZE + 64 MiB.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/servers.bash
@@ -25,7 +27,7 @@ S5CMD_VERSION=v2.3.0 # the same pinned build as bench/cp.sh, in the same cache
 S5CMD=$SERVERS_TESTBIN/s5cmd-$S5CMD_VERSION/s5cmd
 RUNS=${RUNS:-1}
 SETS=${SETS:-small large}
-CONCURRENCY=${CONCURRENCY:-16}
+CONCURRENCY=${CONCURRENCY:-32}
 PART_SIZE=${PART_SIZE:-8MiB}
 if [ "${SCALE:-full}" = small ]; then
   SMALL_FILES=${SMALL_FILES:-500} LARGE_FILES=${LARGE_FILES:-2} LARGE_SIZE=${LARGE_SIZE:-32M}
@@ -68,9 +70,13 @@ cleanup() { servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ]
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-log "building wharf"
-go build -o "$WORK/wharf" ./cmd/wharf
-WHARF=$WORK/wharf
+if [ -n "${WHARF_BIN:-}" ]; then
+  WHARF=$WHARF_BIN
+else
+  log "building wharf"
+  go build -o "$WORK/wharf" ./cmd/wharf
+  WHARF=$WORK/wharf
+fi
 
 mkdir -p "$RUN_DIR/minio"
 start_minio "$RUN_DIR/minio"
@@ -107,7 +113,7 @@ spool_set() {
   mkdir -p "$links"
   ln "$WORK/data/$name"/*.ndjson "$links/"
   find "$links" -name '*.ndjson' -print0 | sort -z |
-    xargs -0 -n 1000 "$WHARF" -q spool add --spool "$sp" --dataset "$name" --time 2026-11-29T12:00:00Z
+    xargs -0 -n 500 -P 4 "$WHARF" -q spool add --spool "$sp" --dataset "$name" --time 2026-11-29T12:00:00Z
   rmdir "$links"
   echo "$sp"
 }
@@ -125,6 +131,7 @@ timed() {
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
+read -ra s5flags <<<"${S5CMD_FLAGS:-}"
 part_bytes=$(numfmt --from=iec "$(echo "$PART_SIZE" | sed 's/i\?B$//')")
 bound_mib=$(((CONCURRENCY * part_bytes >> 20) + 64))
 for set in $SETS; do
@@ -141,7 +148,7 @@ for set in $SETS; do
     [ "$got" -eq "$files" ] || log "WARNING: wharf shipped $got objects, want $files"
     wt+=("$s"); wr+=("$r")
     log "$set wharf run $run: ${s}s, RSS ${r} KiB"
-    read -r s r < <(timed "$WORK/time.txt" "$S5CMD" --endpoint-url "$EP" cp "$WORK/data/$set/*" "s3://bench/s5cmd-$set-$run/")
+    read -r s r < <(timed "$WORK/time.txt" "$S5CMD" --endpoint-url "$EP" "${s5flags[@]}" cp "$WORK/data/$set/*" "s3://bench/s5cmd-$set-$run/")
     st+=("$s"); sr+=("$r")
     log "$set s5cmd run $run: ${s}s, RSS ${r} KiB"
     rm -rf "$sp"

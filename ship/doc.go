@@ -21,7 +21,10 @@
 //     HEAD after it; auto is create where the probe proved it, overwrite elsewhere.
 //   - A file is recorded uploaded (Spool.Uploaded) only after the store accepted it and, in
 //     overwrite mode, after the verification; local retention runs only after that record. A
-//     file that was never recorded uploaded is never deleted.
+//     file that was never recorded uploaded is never deleted. The removal runs beside the
+//     uploads (the next upload does not wait for it), and the spool commits the records and
+//     removals of files finishing together in groups, one fsync each (see package spool);
+//     a stop or a drain waits for the removals under way.
 //   - Each file is retried with exponential backoff and jitter, without limit; only a fatal
 //     error (a collision, a spooled file that changed or vanished, a configuration error)
 //     stops the service.

@@ -3,6 +3,8 @@ package ship
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync"
 	"time"
 
 	"github.com/wharfdata/wharf/spool"
@@ -23,6 +25,7 @@ type done struct {
 	res     result
 	err     error
 	dur     time.Duration
+	retain  bool // the upload is recorded and local retention removes the file now
 }
 
 // loop ships until ctx ends, the spool is drained (Config.Drain), or a fatal error.
@@ -54,6 +57,7 @@ func (s *Shipper) loop(ctx context.Context) error {
 		}
 		queue = s.start(work, queue, shipped, &inflight, results)
 		if s.cfg.Drain && inflight == 0 && len(queue) == 0 && !dirty && s.idle() {
+			s.removers.Wait()
 			s.log.Info("drained: nothing left to ship")
 			return nil
 		}
@@ -72,6 +76,7 @@ func (s *Shipper) loop(ctx context.Context) error {
 		wait.Stop()
 	}
 	s.stop(ctx, &inflight, results, cancelWork)
+	s.removers.Wait()
 	if err := s.fatalErr(); err != nil {
 		if !s.cfg.Drain && ctx.Err() == nil {
 			// Stay up, unhealthy, so that /healthz and /status say why, until told to stop.
@@ -133,7 +138,13 @@ func (s *Shipper) start(work context.Context, queue []spool.File, shipped map[ui
 		s.stat.inflight[f.ID] = f
 		s.mu.Unlock()
 		*inflight++
-		go func() { results <- s.attempt(work, f, attempt) }()
+		go func() {
+			d := s.attempt(work, f, attempt)
+			results <- d
+			if d.retain {
+				s.removeAfter(work, f)
+			}
+		}()
 	}
 	return queue
 }
@@ -159,18 +170,28 @@ func (s *Shipper) idle() bool {
 	return len(s.stat.retry) == 0
 }
 
-// attempt makes one attempt at f: the upload, then the spool's record, then local retention.
+// attempt makes one attempt at f: the upload, then the spool's record. With
+// delete_after_upload, a recorded file is marked as retaining (so that no retention pass
+// removes it twice) and done.retain says that the caller removes it, after reporting the
+// attempt: the next upload does not wait for the removal.
 func (s *Shipper) attempt(ctx context.Context, f spool.File, n int) done {
 	start := s.now()
 	res, err := s.upload(ctx, f)
 	if err == nil {
 		err = s.record(ctx, f, res)
 	}
-	return done{f: f, attempt: n, res: res, err: err, dur: s.now().Sub(start)}
+	d := done{f: f, attempt: n, res: res, err: err, dur: s.now().Sub(start)}
+	if err == nil && s.cfg.Retention.Mode == DeleteAfterUpload {
+		d.retain = true
+		s.removers.Add(1) // before the loop hears of the attempt, so that it waits for the removal
+		s.mu.Lock()
+		s.stat.retaining[f.ID] = true
+		s.mu.Unlock()
+	}
+	return d
 }
 
-// record writes the uploaded record (even after a stop: the object is in the store), then
-// applies delete_after_upload.
+// record writes the uploaded record, even after a stop: the object is in the store.
 func (s *Shipper) record(ctx context.Context, f spool.File, res result) error {
 	s.point("after-put", f)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
@@ -180,10 +201,20 @@ func (s *Shipper) record(ctx context.Context, f spool.File, res result) error {
 		return fmt.Errorf("recording the upload of file %d (%s): %w", f.ID, s.where(res.key), err)
 	}
 	s.point("after-record", f)
-	if s.cfg.Retention.Mode == DeleteAfterUpload {
-		s.remove(rctx, f)
-	}
 	return nil
+}
+
+// removeAfter applies delete_after_upload to f, whose upload attempt recorded it and marked it
+// as retaining. Removals of files recorded together run at once and share the spool's
+// directory and catalog fsyncs (its group commit).
+func (s *Shipper) removeAfter(ctx context.Context, f spool.File) {
+	defer s.removers.Done()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	s.remove(rctx, f)
+	s.mu.Lock()
+	delete(s.stat.retaining, f.ID)
+	s.mu.Unlock()
 }
 
 func (s *Shipper) point(name string, f spool.File) {
@@ -258,7 +289,13 @@ func (s *Shipper) snapshot(ctx context.Context) ([]spool.File, error) {
 	pending := s.sp.Pending()
 	stats := s.sp.Stats()
 	var retained []spool.File
+	var removing map[uint64]bool
 	if err == nil && s.cfg.Retention.Mode != Keep {
+		// The removals under way now may end before retain looks: a file they removed must
+		// not be removed again, though Retained, read after this, may still list it.
+		s.mu.Lock()
+		removing = maps.Clone(s.stat.retaining)
+		s.mu.Unlock()
 		retained = s.sp.Retained()
 	}
 	switch {
@@ -284,28 +321,58 @@ func (s *Shipper) snapshot(ctx context.Context) ([]spool.File, error) {
 	s.mu.Lock()
 	s.stat.backlog = bl
 	s.mu.Unlock()
-	s.retain(ctx, retained)
+	s.retain(ctx, retained, removing)
 	return pending, nil
 }
 
 // retain applies local retention to files whose upload is recorded: delete_after_upload
 // removes any left (a stop or a crash between the record and the removal), keep_for removes
-// those uploaded KeepFor ago or more.
-func (s *Shipper) retain(ctx context.Context, retained []spool.File) {
+// those uploaded KeepFor ago or more. The removals run beside the loop, retainWorkers at
+// once so that the spool commits them in groups. Files in flight, or being removed now or
+// when retained was read (removing), are left to their own removal.
+func (s *Shipper) retain(ctx context.Context, retained []spool.File, removing map[uint64]bool) {
 	now := s.now()
+	var todo []spool.File
+	s.mu.Lock()
 	for _, f := range retained {
-		if ctx.Err() != nil {
-			return
-		}
 		if s.cfg.Retention.Mode == KeepFor && now.Before(f.UploadedAt.Add(s.cfg.Retention.KeepFor)) {
 			continue
 		}
-		s.mu.Lock()
 		_, busy := s.stat.inflight[f.ID] // its own attempt removes it
-		s.mu.Unlock()
-		if busy {
+		if busy || removing[f.ID] || s.stat.retaining[f.ID] {
 			continue
 		}
-		s.remove(ctx, f)
+		s.stat.retaining[f.ID] = true
+		todo = append(todo, f)
 	}
+	s.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	s.removers.Add(1)
+	go func() {
+		defer s.removers.Done()
+		files := make(chan spool.File)
+		var wg sync.WaitGroup
+		for range min(len(todo), retainWorkers) {
+			wg.Go(func() {
+				for f := range files {
+					if ctx.Err() == nil {
+						s.remove(ctx, f)
+					}
+					s.mu.Lock()
+					delete(s.stat.retaining, f.ID)
+					s.mu.Unlock()
+				}
+			})
+		}
+		for _, f := range todo {
+			files <- f
+		}
+		close(files)
+		wg.Wait()
+	}()
 }
+
+// retainWorkers is how many removals a retention pass runs at once.
+const retainWorkers = 16

@@ -2,6 +2,7 @@ package ship
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wharfdata/wharf/internal/faultproxy"
 	"github.com/wharfdata/wharf/internal/testenv"
@@ -26,7 +28,7 @@ var bucketSeq atomic.Int64
 // minioDest makes a fresh bucket on srv and returns the destination URL (with a prefix), the
 // store config to reach it, and the store opened on that URL. The bucket is emptied when the
 // test ends.
-func minioDest(t *testing.T, srv testenv.S3Server) (string, store.Config, store.Store) {
+func minioDest(t testing.TB, srv testenv.S3Server) (string, store.Config, store.Store) {
 	t.Helper()
 	ak, sk := srv.Refs(t)
 	cfg := store.Config{Endpoint: srv.Endpoint, Region: srv.Region, AccessKeyID: ak, SecretAccessKey: sk}
@@ -40,7 +42,9 @@ func minioDest(t *testing.T, srv testenv.S3Server) (string, store.Config, store.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx := t.Context()
+		// t.Context() is already cancelled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		objs, err := store.ListAll(ctx, st, "")
 		if err == nil {
 			keys := make([]string, len(objs))

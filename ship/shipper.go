@@ -82,6 +82,10 @@ type Shipper struct {
 
 	m *metrics
 
+	// removers counts the local retention under way beside the upload loop (retain,
+	// removeAfter); the loop waits for it before it returns.
+	removers sync.WaitGroup
+
 	mu   sync.Mutex // guards what follows
 	stat status
 }
@@ -109,7 +113,7 @@ func New(cfg Config, opts Options) (*Shipper, error) {
 		s.opts.OpenStore = store.OpenURL
 	}
 	s.stat = status{state: StateStarting, started: s.now(), retry: map[uint64]*retryState{},
-		inflight: map[uint64]spool.File{}}
+		inflight: map[uint64]spool.File{}, retaining: map[uint64]bool{}}
 	s.m = newMetrics(s)
 	return s, nil
 }

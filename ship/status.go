@@ -76,6 +76,7 @@ type status struct {
 	probeFailing time.Time // when the probe started failing; zero once it succeeded
 	backlog      backlog
 	inflight     map[uint64]spool.File
+	retaining    map[uint64]bool // files whose local retention is under way, after their attempt
 	retry        map[uint64]*retryState
 	uploaded     int64
 	lastErr      *ErrorInfo

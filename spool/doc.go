@@ -38,6 +38,15 @@
 // away under the lock before the next append. Any other bad line is ErrCorrupt, naming the
 // path and line.
 //
+// The owner's records are committed in groups. Concurrent Uploaded and Remove calls queue
+// their records; the first caller to find no commit under way leads one, appending every
+// queued record in one write and fsyncing the catalog once, and the others wait for it (or
+// lead the next). Each call returns only after a catalog fsync that covers its own record; a
+// failed write or fsync fails every call whose record it carried, and is truncated away.
+// Remove removes its file and fsyncs the directory (once for all the removals of a group,
+// overlapping that group's catalog fsync) before its deleted record is written by the next
+// group.
+//
 // # Guarantees
 //
 //   - Nothing lost: a source is removed only after its file is fsynced in ready/ and both of

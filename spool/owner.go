@@ -28,11 +28,17 @@ type Spool struct {
 	log  *slog.Logger
 	lock *os.File // ship.lock, flocked for as long as the Spool is open
 
-	mu         sync.Mutex
-	cat        *os.File // catalog.log, O_APPEND
+	mu         sync.Mutex // guards what follows; a group commit's leader holds it
+	cat        *os.File   // catalog.log, O_APPEND
 	rd         *reader
 	warnedTorn int64 // the offset of the torn line last warned about
 	closed     bool
+
+	// The group commit of Uploaded and Remove (group.go).
+	gmu      sync.Mutex    // guards queue
+	queue    []*commitReq  // requests waiting for a group
+	lead     chan struct{} // holds a token while a caller leads a group
+	unlinked *unlinked     // the last group's removals, waiting for their deleted records (mu)
 }
 
 // ownerLockTries and ownerLockPause bound how long Open waits for ship.lock: long enough to
@@ -61,7 +67,7 @@ func Open(dir string, opts OpenOptions) (*Spool, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Spool{info: info, log: orDiscard(opts.Logger), warnedTorn: -1}
+	s := &Spool{info: info, log: orDiscard(opts.Logger), warnedTorn: -1, lead: make(chan struct{}, 1)}
 	if err := s.takeOwnerLock(); err != nil {
 		return nil, err
 	}
@@ -217,12 +223,8 @@ func checkReady(op string, f *File) error {
 // appendOwn appends one of the owner's records (the catalog lock held, everything read),
 // cutting a torn last line first, and applies it.
 func (s *Spool) appendOwn(op string, rec *record) error {
-	if t := s.rd.torn; t != nil {
-		if err := truncSync(s.cat, s.rd.off); err != nil {
-			return ioErr(op, s.rd.path, err)
-		}
-		s.log.Warn("spool: removed the torn last record of the catalog", "path", s.rd.path, "line", t.Line)
-		s.rd.torn = nil
+	if err := s.cutTorn(op); err != nil {
+		return err
 	}
 	end, err := appendRecord(s.cat, s.rd.off, rec)
 	if err != nil {
@@ -373,41 +375,29 @@ func (s *Spool) Next() uint64 {
 }
 
 // Uploaded records that the file id is in the store at key: an uploaded record, appended and
-// fsynced. outcome says how the upload ended (the ship service writes "ok" or
-// "conflict_equal"). Errors: ErrState (the file is not eligible: unknown, already uploaded
-// or not yet eligible), ErrInput (no key or outcome), ErrCorrupt, ErrIO, ctx's error.
+// fsynced before Uploaded returns. outcome says how the upload ended (the ship service writes
+// "ok" or "conflict_equal"). Concurrent calls (and Remove calls) share one write and one fsync
+// (a group commit), each returning only once an fsync covering its own record has returned;
+// a failed write or fsync fails every call of its group, and none of their records stays.
+// ctx bounds the wait for a group to take the record, not the group's write and fsync.
+// Errors: ErrState (the file is not eligible: unknown, already uploaded or not yet eligible),
+// ErrInput (no key or outcome), ErrCorrupt, ErrIO, ctx's error.
 func (s *Spool) Uploaded(ctx context.Context, id uint64, key, etag, outcome string) error {
-	const op = "uploaded"
 	if key == "" || outcome == "" {
-		return newErr(op, s.info.Dir, ErrInput, fmt.Errorf("file %d: an uploaded record needs a key and an outcome", id))
+		return newErr(opUploaded, s.info.Dir, ErrInput, fmt.Errorf("file %d: an uploaded record needs a key and an outcome", id))
 	}
-	return s.do(ctx, op, func() error {
-		if err := s.want(op, id, Eligible); err != nil {
-			return err
-		}
-		return s.appendOwn(op, &record{Type: recUploaded, ID: id, Key: key, ETag: etag, Outcome: outcome, At: time.Now().UTC()})
-	})
+	return s.commit(ctx, &commitReq{op: opUploaded, id: id, key: key, etag: etag, outcome: outcome})
 }
 
-// Remove is local retention: it removes the ready file of id, which must be recorded uploaded,
-// fsyncs its directory, then appends a deleted record. A file already gone from ready/ is
-// recorded deleted all the same. Errors: ErrState (the file is not recorded uploaded: it is
-// never removed), ErrIO, store.ErrForbidden, ctx's error.
+// Remove is local retention: it removes the ready file of id, whose uploaded record must be
+// durable already, fsyncs its directory, then appends a deleted record and fsyncs it. A file
+// already gone from ready/ is recorded deleted all the same. Concurrent calls are committed
+// in groups, as with Uploaded: one group removes their files and fsyncs each directory once
+// (while its own catalog write is fsynced); the next writes their deleted records with its
+// own and fsyncs them once. Errors: ErrState (the file is not recorded uploaded: it is never
+// removed), ErrIO, store.ErrForbidden, ctx's error (only while waiting for a group).
 func (s *Spool) Remove(ctx context.Context, id uint64) error {
-	const op = "remove"
-	return s.do(ctx, op, func() error {
-		if err := s.want(op, id, Uploaded); err != nil {
-			return err
-		}
-		f := s.rd.st.files[id]
-		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return ioErr(op, f.Path, err)
-		}
-		if err := syncDir(filepath.Dir(f.Path)); err != nil {
-			return err
-		}
-		return s.appendOwn(op, &record{Type: recDeleted, ID: id, At: time.Now().UTC()})
-	})
+	return s.commit(ctx, &commitReq{op: opRemove, id: id})
 }
 
 // want checks that file id is in state st.
