@@ -5,7 +5,8 @@
 #   bench/cp.sh                 install the peers if needed, then run everything (3 runs each)
 #   bench/cp.sh install         only install s5cmd and rclone into the per-user cache
 #
-# Environment: RUNS (default 3), TOOLS (default "wharf s5cmd rclone"), SETS (default
+# Environment: RUNS (default 3), TOOLS (default "wharf wharf-nofsync s5cmd rclone";
+# wharf-nofsync is wharf cp --no-fsync, downloads only, as durable as the peers), SETS (default
 # "large small"), DIRS (default "up down"; with "down" alone wharf's upload that the downloads
 # read is made once, untimed), BENCH_DIR (scratch space, default a fresh temp dir; needs ~3 GiB),
 # WHARF_JOBS (wharf's -j, default its own default).
@@ -25,7 +26,7 @@ TESTBIN=$SERVERS_TESTBIN
 S5CMD=$TESTBIN/s5cmd-$S5CMD_VERSION/s5cmd
 RCLONE=$TESTBIN/rclone-$RCLONE_VERSION/rclone
 RUNS=${RUNS:-3}
-TOOLS=${TOOLS:-wharf s5cmd rclone}
+TOOLS=${TOOLS:-wharf wharf-nofsync s5cmd rclone}
 SETS=${SETS:-large small}
 DIRS=${DIRS:-up down}
 
@@ -125,6 +126,7 @@ run_tool() {
   case "$tool-$dir" in
     wharf-up) "$WHARF" --endpoint "$EP" cp -r "${WHARF_FLAGS[@]}" "$local_src" "s3://bench/$prefix/" ;;
     wharf-down) "$WHARF" --endpoint "$EP" cp -r "${WHARF_FLAGS[@]}" "s3://bench/wharf-$set-1/" "$down" ;;
+    wharf-nofsync-down) "$WHARF" --endpoint "$EP" cp -r --no-fsync "${WHARF_FLAGS[@]}" "s3://bench/wharf-$set-1/" "$down" ;;
     s5cmd-up) "$S5CMD" --endpoint-url "$EP" cp "$local_src/*" "s3://bench/$prefix/" ;;
     s5cmd-down) "$S5CMD" --endpoint-url "$EP" cp "s3://bench/wharf-$set-1/*" "$down/" ;;
     rclone-up) "$RCLONE" copy "${RCLONE_FLAGS[@]}" "$local_src" "bench:bench/$prefix" ;;
@@ -156,6 +158,7 @@ for set in $SETS; do
   fi
   for dir in $DIRS; do
     for tool in $TOOLS; do
+      [ "$tool-$dir" = wharf-nofsync-up ] && continue # --no-fsync only changes downloads
       times=(); rsss=()
       for run in $(seq 1 "$RUNS"); do
         read -r s r < <(measure "$tool" "$dir" "$set" "$run")
@@ -168,16 +171,19 @@ for set in $SETS; do
   done
   for dir in $DIRS; do
     for tool in $TOOLS; do
-      s=${SECS[$set,$dir,$tool]}
-      printf '%-5s %-4s %-6s median %7.3fs  %8.1f MiB/s  %8.1f files/s  peak RSS %6.1f MiB\n' \
+      s=${SECS[$set,$dir,$tool]:-}
+      [ -n "$s" ] || continue
+      printf '%-5s %-4s %-13s median %7.3fs  %8.1f MiB/s  %8.1f files/s  peak RSS %6.1f MiB\n' \
         "$set" "$dir" "$tool" "$s" "$(echo "$bytes / 1048576 / $s" | bc -l)" "$(echo "$files / $s" | bc -l)" \
         "$(echo "${RSS[$set,$dir,$tool]} / 1024" | bc -l)"
     done
-    for peer in $TOOLS; do
-      [ "$peer" = wharf ] && continue
-      [ -n "${SECS[$set,$dir,wharf]:-}" ] || continue
-      printf '%-5s %-4s wharf/%-6s throughput ratio %.2f\n' "$set" "$dir" "$peer" \
-        "$(echo "${SECS[$set,$dir,$peer]} / ${SECS[$set,$dir,wharf]}" | bc -l)"
+    for ours in wharf wharf-nofsync; do
+      [ -n "${SECS[$set,$dir,$ours]:-}" ] || continue
+      for peer in $TOOLS; do
+        [[ "$peer" == wharf* ]] && continue
+        printf '%-5s %-4s %s/%-6s throughput ratio %.2f\n' "$set" "$dir" "$ours" "$peer" \
+          "$(echo "${SECS[$set,$dir,$peer]} / ${SECS[$set,$dir,$ours]}" | bc -l)"
+      done
     done
   done
 done

@@ -71,6 +71,15 @@ const writebackChunk = 8 << 20
 // left).
 var flushers = make(chan struct{}, 4)
 
+// writer returns the writer of f's bytes from offset off on, through w: one that starts
+// their writeback as they arrive when the mode will fsync them, w itself otherwise.
+func (l *Local) writer(w io.Writer, f *os.File, off int64) io.Writer {
+	if l.Durability == DurableNone {
+		return w
+	}
+	return &writeback{w: w, f: f, off: off}
+}
+
 // writeback passes writes to w (writing f from offset off on) and, every writebackChunk bytes,
 // asks the kernel to start writing those pages to disk: the disk works while the network is
 // read, and the fsync before the rename has little left to do.

@@ -32,7 +32,7 @@ func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectIn
 		first.Close()
 		return store.ObjectInfo{}, nil, err
 	}
-	p := &parts{r: r, f: pf.f, key: t.Src, etag: etag, path: path, cancel: cancel}
+	p := &parts{r: r, l: l, f: pf.f, key: t.Src, etag: etag, path: path, cancel: cancel}
 	p.run(ctx, first, size)
 	if err = p.err; err == nil {
 		err = ctx.Err() // cancelled before every part had started
@@ -47,6 +47,7 @@ func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectIn
 // parts is one parallel download in flight.
 type parts struct {
 	r      *runner
+	l      *Local
 	f      *os.File
 	key    string
 	etag   string
@@ -100,7 +101,7 @@ func (p *parts) part(ctx context.Context, body *store.Object, off, n int64) erro
 		}
 	}
 	defer body.Close()
-	w := &writeback{w: io.NewOffsetWriter(p.f, off), f: p.f, off: off}
+	w := p.l.writer(io.NewOffsetWriter(p.f, off), p.f, off)
 	got, err := copyCtx(ctx, w, newCounter(body, p.r.o.Progress))
 	if err != nil {
 		return writeErr(ctx, p.path, err)

@@ -28,14 +28,34 @@ import (
 // temporary file and never leaves a partial file at the key. Missing directories are made.
 type Local struct {
 	root string
-	// NoSync skips the fsync of each file before its rename; Sync then flushes the whole file
-	// system once. Faster, but a power loss before Sync may leave an empty file under a
-	// final name.
-	NoSync bool
+	// Durability is how much of each file is on the disk when Put returns (DurableEach, the
+	// zero value, unless set).
+	Durability Durability
 
 	mu   sync.Mutex
 	dirs map[string]bool // directories known to exist
 }
+
+// Durability is how much of a file written to Local is on the disk, not just in the page
+// cache, by the time the copy reports it done. Whatever the mode, a file appears under its
+// final name only complete: a crash of the process never leaves a partial file there. The
+// modes differ in what a power loss or kernel crash shortly afterwards can do.
+type Durability int
+
+const (
+	// DurableEach fsyncs every file before renaming it into place, and Sync fsyncs the
+	// directories: once Sync returns, every file survives a power loss.
+	DurableEach Durability = iota
+	// DurableAtEnd skips the fsync of each file; Sync flushes the whole file system once
+	// (syncfs(2)) and the directories. Same guarantee once Sync returns; before that, a power
+	// loss may leave an empty or short file under a final name.
+	DurableAtEnd
+	// DurableNone leaves the bytes to the kernel's own writeback, as most copy tools do:
+	// nothing is fsynced, and Sync does nothing. A power loss or kernel crash within the
+	// kernel's writeback delay (some 30 s on Linux) may leave empty or short files under
+	// final names.
+	DurableNone
+)
 
 // NewLocal returns the directory root (which need not exist yet) as a Local.
 func NewLocal(root string) *Local { return &Local{root: root, dirs: map[string]bool{}} }
@@ -194,7 +214,7 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	if err != nil {
 		return nil, 0, err
 	}
-	n, err := copyCtx(ctx, &writeback{w: p.f, f: p.f}, body)
+	n, err := copyCtx(ctx, l.writer(p.f, p.f, 0), body)
 	if err != nil {
 		p.abort()
 		return nil, n, writeErr(ctx, path, err)
@@ -255,7 +275,7 @@ func (l *Local) mkdir(dir string) error {
 
 // commit syncs the temporary file and moves it to path.
 func (l *Local) commit(f *os.File, tmp, path string, ifAbsent bool) error {
-	if !l.NoSync {
+	if l.Durability == DurableEach || l.Durability == DurableAtEnd && !haveSyncFS {
 		if err := f.Sync(); err != nil {
 			return LocalError("sync", path, err)
 		}
@@ -279,21 +299,24 @@ func (l *Local) commit(f *os.File, tmp, path string, ifAbsent bool) error {
 	return nil
 }
 
-// Sync makes what Put wrote durable: with NoSync, one syncfs(2) of the file system (every
-// file at once, far cheaper than one fsync each); then an fsync of each directory written
-// into, so that the renames survive a crash.
+// Sync makes what Put wrote durable: with DurableAtEnd, one syncfs(2) of the file system
+// (every file at once, far cheaper than one fsync each); then an fsync of each directory
+// written into, so that the renames survive a crash. With DurableNone it does nothing.
 func (l *Local) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.Durability == DurableNone {
+		return nil
+	}
 	var err error
 	for dir := range l.dirs {
 		d, oerr := os.Open(dir)
 		if oerr != nil {
 			continue
 		}
-		if l.NoSync && err == nil {
+		if l.Durability == DurableAtEnd && err == nil {
 			err = syncFS(d)
-			l.NoSync = false // once is enough: it flushes the whole file system
+			l.Durability = DurableEach // once is enough: it flushes the whole file system
 			if err != nil {
 				err = LocalError("sync", l.root, err)
 			}

@@ -6,6 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// haveSyncFS says whether syncFS flushes the whole file system.
+const haveSyncFS = true
+
 // syncFS flushes the whole file system holding f (syncfs(2)).
 func syncFS(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
 

@@ -4,8 +4,11 @@ package transfer
 
 import "os"
 
-// syncFS flushes f; other systems have no syncfs(2), and f is a directory here, so the files
-// written into it were each fsynced by Put (NoSync is ignored).
+// haveSyncFS says whether syncFS flushes the whole file system. Other systems have no
+// syncfs(2): there DurableAtEnd fsyncs each file as DurableEach does.
+const haveSyncFS = false
+
+// syncFS flushes f alone.
 func syncFS(f *os.File) error { return f.Sync() }
 
 // startWriteback does nothing: the fsync before the rename writes everything.

@@ -44,6 +44,11 @@ are written to a temporary file beside them and renamed into place when complete
 --if-absent no existing object or file is ever replaced: the store itself refuses
 (If-None-Match), the other copies go on, and wharf exits 1 with WHARF_PRECONDITION_FAILED.
 
+A file written to a local path is fsynced before it is renamed into place, so once cp
+exits 0 the files survive a power loss. --no-fsync leaves them to the kernel's writeback,
+as s5cmd and rclone do: faster for large downloads, and a crash of wharf still never leaves
+a partial file, but a power loss in the following seconds may leave files empty or short.
+
 On a terminal a progress bar shows bytes, files, rate and ETA; otherwise wharf prints one
 summary line (or one JSON object with --format json).`,
 		Example: `  wharf cp ./examples/data/orders/2024-01-01.csv s3://my-bucket/orders/
@@ -69,12 +74,14 @@ summary line (or one JSON object with --format json).`,
 	f.StringVar(&o.partSizeText, "part-size", "16MiB", "part size of large uploads and downloads (at least 5MiB for S3)")
 	f.BoolVar(&o.ifAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be copied, and copy nothing")
+	f.BoolVar(&o.noFsync, "no-fsync", false, "do not fsync files written to a local DST: faster, but a power loss soon after may leave them empty or short (see docs/cli.md)")
 	return cmd
 }
 
 // cpOptions are cp's flags.
 type cpOptions struct {
 	recursive, ifAbsent, dryRun bool
+	noFsync                     bool
 	jobs                        int
 	partSizeText                string
 	partSize                    int64
@@ -93,6 +100,12 @@ func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error 
 	if o.jobs < 1 {
 		return usageErr(fmt.Errorf("cp: -j %d: want at least 1", o.jobs))
 	}
+	switch {
+	case o.noFsync && !isLocalPath(dstRaw):
+		return usageErr(fmt.Errorf("cp: --no-fsync is for copies to a local path, and %s is not one (a store makes its own writes durable)", dstRaw))
+	case o.noFsync && srcRaw == "-":
+		return usageErr(fmt.Errorf("cp: --no-fsync is for copies from a file or a store: a copy of standard input is always fsynced"))
+	}
 	if srcRaw == "-" || dstRaw == "-" || dstRaw == "stdout://" {
 		return a.cpStdio(ctx, srcRaw, dstRaw, o)
 	}
@@ -101,6 +114,9 @@ func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error 
 		return err
 	}
 	defer p.close()
+	if o.noFsync && p.dst.local != nil {
+		p.dst.local.Durability = transfer.DurableNone
+	}
 	if o.dryRun {
 		return a.reportDryRun(p)
 	}

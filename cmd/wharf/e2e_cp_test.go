@@ -196,6 +196,7 @@ func TestE2EDiskFullDownload(t *testing.T) {
 		{"cp", "file://" + src + "/big.bin", mnt + "/"},
 		{"cp", "--part-size", "1MiB", "file://" + src + "/big.bin", mnt + "/"},
 		{"cp", "-r", "file://" + src, mnt + "/tree"},
+		{"cp", "-r", "--no-fsync", "--part-size", "1MiB", "file://" + src, mnt + "/tree"},
 	} {
 		r := wharf(t, args...).must(t, 1)
 		if !strings.Contains(r.err, "no space left on device") || !strings.Contains(r.err, filepath.Join(mnt, "")) ||
@@ -212,5 +213,54 @@ func TestE2EDiskFullDownload(t *testing.T) {
 		if len(left) > 0 {
 			t.Errorf("wharf %v left %q", args, left)
 		}
+	}
+}
+
+// TestE2ECopyNoFsync copies down with --no-fsync, small files and one in parallel parts: the
+// files are whole under their final names and no temporary file is left. The flag is refused
+// where it cannot apply.
+func TestE2ECopyNoFsync(t *testing.T) {
+	src, root := t.TempDir(), t.TempDir()
+	files := map[string]string{"big.bin": strings.Repeat("0123456789abcdef", 12<<16)} // 12 MiB
+	for k, v := range tree {
+		files[k] = v
+	}
+	writeFiles(t, src, files)
+	st := "file://" + root + "/store"
+	wharf(t, "cp", "-r", src, st).must(t, 0)
+	down := filepath.Join(root, "down")
+	r := wharf(t, "cp", "-r", "--no-fsync", "--part-size", "5MiB", st, down).must(t, 0)
+	if !strings.HasPrefix(r.out, "copied 5 files, ") {
+		t.Errorf("summary %q", r.out)
+	}
+	for k, v := range files {
+		if got := readFile(t, filepath.Join(down, filepath.FromSlash(k))); got != v {
+			t.Errorf("%s: %d bytes, want %d", k, len(got), len(v))
+		}
+	}
+	filepath.WalkDir(down, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), "wharf-tmp") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+	// One object to a local file.
+	one := filepath.Join(root, "one.bin")
+	wharf(t, "cp", "--no-fsync", st+"/big.bin", one).must(t, 0)
+	if got := readFile(t, one); got != files["big.bin"] {
+		t.Errorf("one.bin: %d bytes, want %d", len(got), len(files["big.bin"]))
+	}
+	for _, args := range [][]string{
+		{"cp", "-r", "--no-fsync", src, st + "/again/"},
+		{"cp", "--no-fsync", st + "/a.txt", "-"},
+		{"cp", "--no-fsync", "-", filepath.Join(root, "stdin.txt")},
+	} {
+		r := wharf(t, args...).must(t, 2)
+		if !strings.Contains(r.err, "--no-fsync is for copies") || !strings.Contains(r.err, "WHARF_USAGE") {
+			t.Errorf("wharf %v: %q", args, r.err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "store", "again")); err == nil {
+		t.Errorf("a refused --no-fsync copy wrote %s/again", st)
 	}
 }
