@@ -9,35 +9,56 @@ import (
 	"github.com/wharfdata/wharf/store"
 )
 
-// writeChunks writes the chunks whose indexes are in todo, Parallel at a time. The first
-// failure cancels the others and is returned.
-func (r *runner) writeChunks(ctx context.Context, chunks []ChunkRecord, todo []int) error {
+// writeChunks writes the chunks of p whose indexes are in todo, then each chunk planned
+// after them as soon as it is planned, Parallel at a time. The plan is made here, one range
+// ahead of the workers. The first failure cancels the others and is returned.
+func (r *runner) writeChunks(ctx context.Context, p *runPlan, todo []int) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	jobs := make(chan int)
+	jobs := make(chan *ChunkRecord)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
-	for range min(r.parallel(), max(1, len(todo))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for idx := range jobs {
-				if err := r.writeChunk(ctx, &chunks[idx]); err != nil {
-					once.Do(func() { first = err; cancel(err) })
+	failed := func(err error) { once.Do(func() { first = err; cancel(err) }) }
+	for range r.parallel() {
+		wg.Go(func() {
+			for c := range jobs {
+				if err := r.writeChunk(ctx, c); err != nil {
+					failed(err)
 				}
 			}
-		}()
+		})
 	}
-	for _, idx := range todo {
+	send := func(c *ChunkRecord) bool {
 		select {
-		case jobs <- idx:
+		case jobs <- c:
+			return true
 		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
+			return false
 		}
 	}
+	func() {
+		for _, idx := range todo {
+			if !send(p.chunks[idx]) {
+				return
+			}
+		}
+		for {
+			idx, ok, err := r.more(ctx, p)
+			if err == nil && ok && r.res.Resumed {
+				// Planned after the interrupt: nothing of ours is at its key, and anything
+				// that is there is quarantined (M9).
+				_, err = r.reconcileChunk(ctx, p.chunks[idx])
+			}
+			if err != nil {
+				failed(err)
+				return
+			}
+			if !ok || !send(p.chunks[idx]) {
+				return
+			}
+		}
+	}()
 	close(jobs)
 	wg.Wait()
 	if first != nil {

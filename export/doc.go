@@ -11,7 +11,9 @@
 // pipe into store.Put in record batches of Options.BatchRows rows, so memory is bounded by
 // the batch and one Parquet row group per chunk in flight, whatever the table's size. Each
 // chunk is one part, named part-<run_id>-<chunk>.<ext>: a resume rewrites the same key, and
-// a later run's parts land beside an earlier run's, never over them.
+// a later run's parts land beside an earlier run's, never over them. The chunk plan is made
+// while chunks are written, one range ahead of them, and each range is journaled before its
+// chunk starts; a resume keeps the journaled ranges and plans the rest after them.
 //
 // The trust contract at the resolved prefix:
 //

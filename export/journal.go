@@ -51,6 +51,8 @@ CREATE INDEX IF NOT EXISTS runs_export ON runs(export, started_at);
 CREATE TABLE IF NOT EXISTS chunks (
   run_id TEXT NOT NULL, idx INTEGER NOT NULL, range TEXT NOT NULL, status TEXT NOT NULL,
   part TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (run_id, idx));
+CREATE TABLE IF NOT EXISTS plans (
+  run_id TEXT PRIMARY KEY, complete INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors (
   export TEXT PRIMARY KEY, column_name TEXT NOT NULL, value TEXT NOT NULL, run_id TEXT NOT NULL,
   updated_at TEXT NOT NULL);`
@@ -196,20 +198,39 @@ func (j *Journal) Cursor(ctx context.Context, export string) (Bound, error) {
 	return b, j.fail(json.Unmarshal([]byte(v), &b))
 }
 
-// SavePlan records the chunks of a run as pending.
-func (j *Journal) SavePlan(ctx context.Context, runID string, ranges []Range) error {
-	tx, err := j.db.BeginTx(ctx, nil)
-	if err != nil {
-		return j.fail(err)
+// BeginPlan records that the plan of a run is being made: its chunks are added one at a
+// time with AddChunk, and EndPlan marks it whole.
+func (j *Journal) BeginPlan(ctx context.Context, runID string) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO plans (run_id, complete) VALUES (?, 0) ON CONFLICT (run_id) DO NOTHING`, runID)
+	return j.fail(err)
+}
+
+// AddChunk records chunk idx of a run's plan as pending.
+func (j *Journal) AddChunk(ctx context.Context, runID string, idx int, r Range) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO chunks (run_id, idx, range, status) VALUES (?, ?, ?, 'pending')`,
+		runID, idx, mustJSON(r))
+	return j.fail(err)
+}
+
+// EndPlan records that every chunk of a run's plan has been added.
+func (j *Journal) EndPlan(ctx context.Context, runID string) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO plans (run_id, complete) VALUES (?, 1)
+  ON CONFLICT (run_id) DO UPDATE SET complete = 1`, runID)
+	return j.fail(err)
+}
+
+// PlanComplete reports whether a run's plan was made whole. A run journaled before plans
+// were made incrementally has no plans row: its chunks were saved all at once, so it is
+// complete if it has any.
+func (j *Journal) PlanComplete(ctx context.Context, runID string) (bool, error) {
+	var complete int
+	err := j.db.QueryRowContext(ctx, `SELECT complete FROM plans WHERE run_id = ?`, runID).Scan(&complete)
+	if errors.Is(err, sql.ErrNoRows) {
+		var n int
+		err = j.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks WHERE run_id = ?`, runID).Scan(&n)
+		return n > 0, j.fail(err)
 	}
-	defer tx.Rollback()
-	for i, r := range ranges {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (run_id, idx, range, status) VALUES (?, ?, ?, 'pending')`,
-			runID, i, mustJSON(r)); err != nil {
-			return j.fail(err)
-		}
-	}
-	return j.fail(tx.Commit())
+	return complete == 1, j.fail(err)
 }
 
 // Chunks returns the chunks of a run in order.

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -67,7 +66,7 @@ func (s *source) readPgx(ctx context.Context, pc *pgx.Conn, e *Export, cols []Co
 		return 0, s.d.classify(err, s.what(e))
 	}
 	defer rows.Close()
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schemaOf(cols))
+	b := array.NewRecordBuilder(arrowMem, schemaOf(cols))
 	defer b.Release()
 	fds := rows.FieldDescriptions()
 	if len(fds) != len(cols) {

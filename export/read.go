@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // schemaOf returns the Arrow schema of cols; every column is nullable.
@@ -37,7 +36,7 @@ func (s *source) readSQL(ctx context.Context, e *Export, cols []Column, r Range,
 		return 0, s.d.classify(err, s.what(e))
 	}
 	defer rows.Close()
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schemaOf(cols))
+	b := array.NewRecordBuilder(arrowMem, schemaOf(cols))
 	defer b.Release()
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))

@@ -15,11 +15,10 @@ import (
 //     to _quarantine/<run_id>/<key> and only then deleted.
 //
 // A fresh run has no objects at its keys and writes every chunk.
-func (r *runner) reconcile(ctx context.Context, chunks []ChunkRecord) ([]int, error) {
+func (r *runner) reconcile(ctx context.Context, chunks []*ChunkRecord) ([]int, error) {
 	r.prog.Chunks = len(chunks)
 	var todo []int
-	for i := range chunks {
-		c := &chunks[i]
+	for i, c := range chunks {
 		if !r.res.Resumed {
 			todo = append(todo, i)
 			continue

@@ -164,16 +164,20 @@ func (r *runner) export(ctx context.Context) error {
 	if err := r.setWindow(ctx); err != nil {
 		return err
 	}
-	chunks, err := r.chunks(ctx)
+	p, err := r.plan(ctx)
 	if err != nil {
 		return err
 	}
-	todo, err := r.reconcile(ctx, chunks)
+	todo, err := r.reconcile(ctx, p.chunks)
 	if err != nil {
 		return err
 	}
-	if err := r.writeChunks(ctx, chunks, todo); err != nil {
+	if err := r.writeChunks(ctx, p, todo); err != nil {
 		return err
+	}
+	chunks := make([]ChunkRecord, len(p.chunks))
+	for i, c := range p.chunks {
+		chunks[i] = *c
 	}
 	return r.succeed(ctx, chunks)
 }
@@ -203,25 +207,63 @@ func (r *runner) setWindow(ctx context.Context) error {
 	return r.j.updateWindow(ctx, r.rec.RunID, r.rec.Window)
 }
 
-// chunks returns the run's plan: the one journaled by the interrupted run being resumed, or
-// a new one.
-func (r *runner) chunks(ctx context.Context) ([]ChunkRecord, error) {
+// runPlan is a run's plan as far as it is made: the chunks journaled so far, and the ranges
+// still to come (nil once the plan is whole).
+type runPlan struct {
+	chunks []*ChunkRecord
+	rest   *ranges
+}
+
+// plan returns the run's plan: the one journaled by the interrupted run being resumed, or a
+// new one. A plan is made while chunks are written (each range costs the source an index
+// scan); whatever part of it an interrupted run journaled, a resume keeps and continues.
+func (r *runner) plan(ctx context.Context) (*runPlan, error) {
+	p := &runPlan{}
 	if r.res.Resumed {
 		cs, err := r.j.Chunks(ctx, r.rec.RunID)
-		if err != nil || len(cs) > 0 {
-			return cs, err
+		if err != nil {
+			return nil, err
+		}
+		for i := range cs {
+			p.chunks = append(p.chunks, &cs[i])
+		}
+		complete, err := r.j.PlanComplete(ctx, r.rec.RunID)
+		if err != nil || complete {
+			return p, err
 		}
 	}
-	ranges, err := r.src.plan(ctx, r.e, r.window)
+	if err := r.j.BeginPlan(ctx, r.rec.RunID); err != nil {
+		return nil, err
+	}
+	var after *Range
+	if n := len(p.chunks); n > 0 {
+		after = &p.chunks[n-1].Range
+	}
+	p.rest = r.src.planRanges(r.e, r.window, after)
+	return p, nil
+}
+
+// more plans and journals the next chunk of p, returning its index; ok is false once the
+// plan is whole (and journaled so).
+func (r *runner) more(ctx context.Context, p *runPlan) (idx int, ok bool, err error) {
+	if p.rest == nil {
+		return 0, false, nil
+	}
+	rg, ok, err := p.rest.next(ctx)
 	if err != nil {
-		return nil, err
+		return 0, false, err
 	}
-	if err := r.j.SavePlan(ctx, r.rec.RunID, ranges); err != nil {
-		return nil, err
+	if !ok {
+		p.rest = nil
+		return 0, false, r.j.EndPlan(ctx, r.rec.RunID)
 	}
-	cs := make([]ChunkRecord, len(ranges))
-	for i, rg := range ranges {
-		cs[i] = ChunkRecord{Index: i, Range: rg, Status: "pending"}
+	idx = len(p.chunks)
+	if err := r.j.AddChunk(ctx, r.rec.RunID, idx, rg); err != nil {
+		return 0, false, err
 	}
-	return cs, nil
+	r.wroteMu.Lock()
+	p.chunks = append(p.chunks, &ChunkRecord{Index: idx, Range: rg, Status: "pending"})
+	r.prog.Chunks = len(p.chunks)
+	r.wroteMu.Unlock()
+	return idx, true, nil
 }

@@ -148,26 +148,66 @@ func (s *source) bound(ctx context.Context, e *Export, query string, args []any)
 	return boundOf(v)
 }
 
-// plan splits the rows within w into ranges of at most e.ChunkRows rows of the chunking key
-// (more when one key value repeats across a boundary), plus one range for NULL keys if any.
-func (s *source) plan(ctx context.Context, e *Export, w window) ([]Range, error) {
-	k := quoteIdent(e.ChunkKey)
-	clause, args := s.where(w, []string{k + " IS NOT NULL"}, nil)
-	first := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1", s.d.boundExpr(k), relation(e), clause, k)
-	lo, err := s.bound(ctx, e, first, args)
-	if err != nil {
-		return nil, err
+// ranges is a plan built one range at a time: ranges of at most e.ChunkRows rows of the
+// chunking key within w, in key order (more rows when one key value repeats across a
+// boundary), then one range for NULL keys if there are any. Each range costs the source an
+// index scan of its rows, so a run plans while its first chunks are read.
+type ranges struct {
+	s       *source
+	e       *Export
+	w       window
+	lo      Bound // the first key of the next range; zero when the keyed ranges are done
+	started bool
+	after   *Range // the last range of a plan being continued; nil for a new plan
+	done    bool
+}
+
+// planRanges returns the plan of the rows within w that follows after: the whole plan
+// when after is nil, the rest of an interrupted one otherwise.
+func (s *source) planRanges(e *Export, w window, after *Range) *ranges {
+	return &ranges{s: s, e: e, w: w, after: after}
+}
+
+// next returns the next range of the plan; ok is false once there are no more.
+func (p *ranges) next(ctx context.Context) (r Range, ok bool, err error) {
+	if p.done {
+		return Range{}, false, nil
 	}
-	var out []Range
-	for !lo.IsZero() {
-		r, next, err := s.nextRange(ctx, e, w, lo)
-		if err != nil {
-			return nil, err
+	if !p.started {
+		p.started = true
+		switch {
+		case p.after == nil:
+			p.lo, err = p.s.keyAfter(ctx, p.e, p.w, Bound{})
+		case p.after.Null: // the NULL range is always the last
+			p.done = true
+			return Range{}, false, nil
+		default:
+			p.lo, err = p.s.keyAfter(ctx, p.e, p.w, p.after.Hi)
 		}
-		out = append(out, r)
-		lo = next
+		if err != nil {
+			return Range{}, false, err
+		}
 	}
-	return s.addNullRange(ctx, e, w, out)
+	if !p.lo.IsZero() {
+		r, p.lo, err = p.s.nextRange(ctx, p.e, p.w, p.lo)
+		return r, err == nil, err
+	}
+	p.done = true
+	nulls, err := p.s.hasNullKeys(ctx, p.e, p.w)
+	return Range{Null: true}, nulls && err == nil, err
+}
+
+// keyAfter returns the smallest chunking key within w greater than after (any key when after
+// is zero), or a zero Bound when there is none.
+func (s *source) keyAfter(ctx context.Context, e *Export, w window, after Bound) (Bound, error) {
+	k := quoteIdent(e.ChunkKey)
+	conds, args := []string{k + " IS NOT NULL"}, []any(nil)
+	if !after.IsZero() {
+		conds, args = []string{fmt.Sprintf("%s > %s", k, s.d.param(1))}, []any{after.Value()}
+	}
+	clause, args := s.where(w, conds, args)
+	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1", s.d.boundExpr(k), relation(e), clause, k)
+	return s.bound(ctx, e, q, args)
 }
 
 // nextRange returns the range starting at lo and the first key after it (zero at the end).
@@ -183,23 +223,19 @@ func (s *source) nextRange(ctx context.Context, e *Export, w window, lo Bound) (
 		hi, err = s.max(ctx, e, e.ChunkKey, w)
 		return Range{Lo: lo, Hi: hi}, Bound{}, err
 	}
-	clause, args = s.where(w, []string{fmt.Sprintf("%s > %s", k, s.d.param(1))}, []any{hi.Value()})
-	q = fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1", s.d.boundExpr(k), relation(e), clause, k)
-	next, err := s.bound(ctx, e, q, args)
+	next, err := s.keyAfter(ctx, e, w, hi)
 	return Range{Lo: lo, Hi: hi}, next, err
 }
 
-func (s *source) addNullRange(ctx context.Context, e *Export, w window, out []Range) ([]Range, error) {
+// hasNullKeys reports whether any row within w has a NULL chunking key.
+func (s *source) hasNullKeys(ctx context.Context, e *Export, w window) (bool, error) {
 	clause, args := s.where(w, []string{quoteIdent(e.ChunkKey) + " IS NULL"}, nil)
 	var n int64
-	q := fmt.Sprintf("SELECT COUNT(*) FROM %s%s", relation(e), clause)
+	q := fmt.Sprintf("SELECT COUNT(*) FROM (SELECT 1 FROM %s%s LIMIT 1) AS nulls", relation(e), clause)
 	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-		return nil, s.d.classify(err, s.what(e))
+		return false, s.d.classify(err, s.what(e))
 	}
-	if n > 0 {
-		out = append(out, Range{Null: true})
-	}
-	return out, nil
+	return n > 0, nil
 }
 
 // query returns the statement and arguments that read the rows of r within w.

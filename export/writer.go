@@ -53,14 +53,16 @@ func newPartWriter(f Format, schema *arrow.Schema, w io.Writer) (partWriter, err
 	case FormatCSV:
 		return newCSVWriter(schema, w)
 	}
+	useKeptZstd()
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(zstdLevel),
 		parquet.WithMaxRowGroupLength(maxRowGroup),
 		parquet.WithDictionaryPageSizeLimit(maxDictPage),
 		parquet.WithCreatedBy("wharf"),
+		parquet.WithAllocator(arrowMem),
 	)
-	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(arrowMem)))
 	if err != nil {
 		return nil, err
 	}
