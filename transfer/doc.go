@@ -15,8 +15,12 @@
 //     cancelled put leaves nothing at its key (the store contract: no partial object, no open
 //     multipart upload), and a local file is written to a temporary file in its directory and
 //     renamed into place only when complete (Local).
+//   - Parallel downloads: an object of at least twice Options.ReadPartSize copied to a Local
+//     directory is read as ranged GETs pinned to its ETag, Parts at a time, each written at its
+//     offset as it arrives (no part is buffered).
 //   - Durable local files: a file copied to a Local directory is fsynced before it is renamed
-//     to its final name, so it appears there only complete and synced. The sync and rename run
+//     to its final name, so it appears there only complete and synced (Local.Durability can
+//     trade this away). The sync and rename run
 //     on Options.Committers goroutines behind a bounded queue, off the copying goroutines,
 //     which go on reading the network meanwhile; large files ask the kernel to start writing
 //     their pages out as they arrive, so the final fsync has little left to wait for. Run

@@ -17,7 +17,7 @@ import (
 func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectInfo, *pending, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	first, err := r.src.Get(ctx, t.Src, &store.GetOptions{Length: r.o.PartSize})
+	first, err := r.src.Get(ctx, t.Src, &store.GetOptions{Length: r.o.ReadPartSize})
 	if err != nil {
 		return store.ObjectInfo{}, nil, err
 	}
@@ -59,7 +59,7 @@ type parts struct {
 }
 
 func (p *parts) run(ctx context.Context, first *store.Object, size int64) {
-	ps := p.r.o.PartSize
+	ps := p.r.o.ReadPartSize
 	sem := make(chan struct{}, p.r.o.Parts)
 	var wg sync.WaitGroup
 	for off := int64(0); off < size || off == 0; off += ps {

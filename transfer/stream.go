@@ -17,7 +17,7 @@ var errSize = errors.New("size mismatch: the source changed while it was copied"
 func (r *runner) stream(ctx context.Context, t Task) (store.ObjectInfo, *pending, error) {
 	if l, ok := r.dst.(*Local); ok {
 		// A download to local disk buffers nothing, and so holds no slot.
-		if t.Size >= 2*r.o.PartSize && r.o.Parts > 1 {
+		if t.Size >= 2*r.o.ReadPartSize && r.o.Parts > 1 {
 			return r.download(ctx, l, t)
 		}
 		return r.toLocal(ctx, l, t)

@@ -43,7 +43,12 @@ const (
 type Options struct {
 	Jobs     int   // tasks in flight
 	PartSize int64 // part size for multipart uploads and parallel downloads
-	Parts    int   // parts in flight per file
+	// ReadPartSize, when set, is the part size of parallel downloads to a Local directory
+	// instead of PartSize. A download part buffers nothing (it is written at its offset as it
+	// arrives), so it can be larger than an upload part at no cost in memory, and fewer, longer
+	// reads cost the server less.
+	ReadPartSize int64
+	Parts        int // parts in flight per file
 	// MaxParts bounds the parts buffered across every task: a file larger than PartSize
 	// holds Parts of this budget while it is copied.
 	MaxParts int
@@ -63,6 +68,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PartSize <= 0 {
 		o.PartSize = DefaultPartSize
+	}
+	if o.ReadPartSize <= 0 {
+		o.ReadPartSize = o.PartSize
 	}
 	if o.Parts <= 0 {
 		o.Parts = DefaultParts

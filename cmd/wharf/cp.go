@@ -65,13 +65,14 @@ summary line (or one JSON object with --format json).`,
 				return usageErr(fmt.Errorf("cp: --part-size %q: %w", o.partSizeText, err))
 			}
 			o.partSize = size
+			o.partSizeSet = cmd.Flags().Changed("part-size")
 			return a.cp(cmd.Context(), argv[0], argv[1], o)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVarP(&o.recursive, "recursive", "r", false, "copy every file under a directory or every object under a prefix")
 	f.IntVarP(&o.jobs, "jobs", "j", transfer.DefaultJobs, "files copied in parallel")
-	f.StringVar(&o.partSizeText, "part-size", "16MiB", "part size of large uploads and downloads (at least 5MiB for S3)")
+	f.StringVar(&o.partSizeText, "part-size", "16MiB", "part size of large uploads, and of large downloads when given (else 64MiB); at least 5MiB for S3")
 	f.BoolVar(&o.ifAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be copied, and copy nothing")
 	f.BoolVar(&o.noFsync, "no-fsync", false, "do not fsync files written to a local DST: faster, but a power loss soon after may leave them empty or short (see docs/cli.md)")
@@ -85,6 +86,7 @@ type cpOptions struct {
 	jobs                        int
 	partSizeText                string
 	partSize                    int64
+	partSizeSet                 bool // given on the command line, for downloads too
 }
 
 // cpResult is what cp reports: where the bytes came from and went, and what the destination

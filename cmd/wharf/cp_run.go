@@ -23,9 +23,18 @@ type cpSummary struct {
 	Refused  int     `json:"refused,omitempty"`
 }
 
+// defaultReadPartSize is the part size of parallel downloads to local disk unless --part-size
+// is given: a download part buffers nothing, and with many files in flight fewer, longer
+// ranged GETs cost the server less (64 MiB files downloaded ~20 % faster from MinIO than as
+// 16 MiB parts; see bench/README.md).
+const defaultReadPartSize = 64 << 20
+
 // runPlan copies what p lists and reports it.
 func (a *app) runPlan(ctx context.Context, p *cpPlan, o cpOptions) error {
 	opts := transfer.Options{Jobs: o.jobs, PartSize: o.partSize, IfAbsent: o.ifAbsent}
+	if !o.partSizeSet {
+		opts.ReadPartSize = defaultReadPartSize
+	}
 	if p.src.st != nil && p.dst.st != nil && sameStore(p.src.loc, p.dst.loc) {
 		opts.ServerSide = p.dst.st
 	}

@@ -196,7 +196,7 @@ func TestE2EDiskFullDownload(t *testing.T) {
 		{"cp", "file://" + src + "/big.bin", mnt + "/"},
 		{"cp", "--part-size", "1MiB", "file://" + src + "/big.bin", mnt + "/"},
 		{"cp", "-r", "file://" + src, mnt + "/tree"},
-		{"cp", "-r", "--no-fsync", "--part-size", "1MiB", "file://" + src, mnt + "/tree"},
+		{"cp", "--no-fsync", "--part-size", "1MiB", "file://" + src + "/big.bin", mnt + "/"},
 	} {
 		r := wharf(t, args...).must(t, 1)
 		if !strings.Contains(r.err, "no space left on device") || !strings.Contains(r.err, filepath.Join(mnt, "")) ||

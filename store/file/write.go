@@ -177,7 +177,9 @@ func copyBody(ctx context.Context, dst io.Writer, body io.Reader) (int64, error)
 	if body == nil {
 		return 0, nil
 	}
-	buf := make([]byte, 256<<10)
+	// 64 KiB: with many files written at once, larger writes into the page cache cost the
+	// kernel several times more per byte here (see transfer's bufSize).
+	buf := make([]byte, 64<<10)
 	var n int64
 	for {
 		if err := ctx.Err(); err != nil {
