@@ -31,7 +31,10 @@ type Store interface {
 	// condition is ErrPreconditionFailed whatever status the server used (412, 409, 404 on an
 	// If-Match put). A conditional put whose answer was lost is ErrOutcomeUnknown; the caller
 	// resolves it by one Head comparing MetaPutID. The object appears whole or not at all: a
-	// failed or cancelled put leaves nothing at key (and no multipart upload open).
+	// failed or cancelled put leaves nothing at key (and no multipart upload open). A body
+	// that is also an io.ReaderAt, with opts.Size given, may be read in place (ReadAt of each
+	// part, in parallel, and again for a part resent) instead of through Read: a local file's
+	// parts then need no buffers.
 	Put(ctx context.Context, key string, body io.Reader, opts *PutOptions) (ObjectInfo, error)
 
 	// Delete removes key. Deleting a missing key succeeds. With opts.IfMatch the delete is

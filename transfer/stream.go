@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/wharfdata/wharf/store"
 )
@@ -93,6 +94,17 @@ func verify(body *counter, size int64, info store.ObjectInfo) error {
 	if size < 0 {
 		return nil
 	}
+	if body.at.Load() {
+		// Read in place, in parts: the store's own size says what was sent.
+		if info.Size != size {
+			return fmt.Errorf("%w (announced %d bytes, stored %d)", errSize, size, info.Size)
+		}
+		var one [1]byte
+		if n, _ := body.r.(io.ReaderAt).ReadAt(one[:], size); n > 0 {
+			return fmt.Errorf("%w (announced %d bytes, but it has more)", errSize, size)
+		}
+		return nil
+	}
 	if body.n != size || info.Size != size {
 		return fmt.Errorf("%w (announced %d bytes, read %d, stored %d)", errSize, size, body.n, info.Size)
 	}
@@ -163,9 +175,10 @@ func carried(md map[string]string) map[string]string {
 
 // counter counts the bytes read through it and reports them as progress.
 type counter struct {
-	r io.Reader
-	n int64
-	p Progress
+	r  io.Reader
+	n  int64
+	p  Progress
+	at atomic.Bool // read in place (ReadAt) by the put: n does not count those bytes
 }
 
 func newCounter(r io.Reader, p Progress) *counter { return &counter{r: r, p: p} }
@@ -180,12 +193,30 @@ func (c *counter) Read(b []byte) (int, error) {
 }
 
 // reader is c, seekable when the reader beneath is, so that a put of a local file can still
-// be resent, while a stream never claims to seek.
+// be resent, while a stream never claims to seek; and readable in place when the reader
+// beneath is a file, so that a multipart upload sends sections of it with no part buffers.
 func (c *counter) reader() io.Reader {
-	if _, ok := c.r.(io.Seeker); ok {
+	_, seeks := c.r.(io.Seeker)
+	_, at := c.r.(io.ReaderAt)
+	switch {
+	case seeks && at:
+		return &atCounter{seekCounter{c}}
+	case seeks:
 		return &seekCounter{c}
 	}
 	return c
+}
+
+type atCounter struct{ seekCounter }
+
+// ReadAt reads in place, reporting progress; a part read again (a retry) is reported again.
+func (c *atCounter) ReadAt(b []byte, off int64) (int, error) {
+	c.at.Store(true)
+	n, err := c.r.(io.ReaderAt).ReadAt(b, off)
+	if n > 0 {
+		c.p.Bytes(int64(n))
+	}
+	return n, err
 }
 
 type seekCounter struct{ *counter }

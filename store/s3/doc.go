@@ -10,7 +10,9 @@
 // client of store.NewHTTPClient, and store.Open's wrapper applies the one retry policy. A put
 // larger than 16 MiB (or of unknown size beyond one part) goes multipart: parts of PartSize
 // (default 16 MiB, at least 5 MiB), Concurrency (default 4) in flight, memory bounded by
-// Concurrency × PartSize, each part retried alone. The put's condition rides on
+// Concurrency × PartSize, each part retried alone. A body of known size that is an
+// io.ReaderAt (a local file) is read in place, each part a section of it, with no buffer at
+// all. The put's condition rides on
 // CompleteMultipartUpload, which is never resent after a lost answer (ErrOutcomeUnknown). Any
 // failure or cancellation aborts the upload: nothing stays billed. Request bodies are sent
 // with an unsigned payload (no per-byte hashing); checksums are computed only where an

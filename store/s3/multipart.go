@@ -27,7 +27,10 @@ type upload struct {
 	id       string
 	opts     *store.PutOptions
 	partSize int64
-	tokens   chan struct{} // one per part buffer in use: memory is bounded by Concurrency × PartSize
+	tokens   chan struct{} // one per part in flight: memory is bounded by Concurrency × PartSize
+	// ra, when set, is the body read in place: each part is a section of it, sent without a
+	// buffer (a local file's parts are read from the file as they are sent).
+	ra io.ReaderAt
 
 	mu    sync.Mutex
 	parts []types.CompletedPart
@@ -39,6 +42,9 @@ type upload struct {
 func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, first []byte,
 	opts *store.PutOptions, partSize int64, conc int) (store.ObjectInfo, error) {
 	u := &upload{b: b, key: key, opts: opts, partSize: partSize, tokens: make(chan struct{}, conc)}
+	if ra, ok := body.(io.ReaderAt); ok && first == nil && opts.Size > 0 {
+		u.ra = ra
+	}
 	id, err := b.createUpload(ctx, key, opts)
 	if err != nil {
 		if first != nil {
@@ -85,27 +91,50 @@ func (b *Bucket) createUpload(ctx context.Context, key string, opts *store.PutOp
 	return id, err
 }
 
-// sendParts reads body into part buffers and uploads up to cap(tokens) parts at once. It
-// returns the number of bytes sent, or the first error (the others are cancelled).
+// part is one part's bytes: a pooled buffer filled from the body, or a section of a body
+// read in place.
+type part struct {
+	buf []byte
+	sec *io.SectionReader
+}
+
+func (p part) size() int64 {
+	if p.sec != nil {
+		return p.sec.Size()
+	}
+	return int64(len(p.buf))
+}
+
+// body returns a fresh reader of the part's bytes, for each attempt to send it.
+func (p part) body() io.ReadSeeker {
+	if p.sec != nil {
+		return io.NewSectionReader(p.sec, 0, p.sec.Size())
+	}
+	return bytes.NewReader(p.buf)
+}
+
+// sendParts reads body into part buffers (or, read in place, cuts it into sections) and
+// uploads up to cap(tokens) parts at once. It returns the number of bytes sent, or the first
+// error (the others are cancelled).
 func (u *upload) sendParts(ctx context.Context, body io.Reader, first []byte) (int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	var total int64
 	for n := int32(1); ; n++ {
-		buf, last, err := u.nextPart(ctx, body, first, n)
+		p, ok, last, err := u.nextPart(ctx, body, first, n)
 		first = nil
 		if err != nil {
 			u.fail(err)
 			break
 		}
-		if buf == nil {
+		if !ok {
 			break
 		}
-		total += int64(len(buf))
+		total += p.size()
 		wg.Go(func() {
-			defer u.release(buf)
-			if err := u.sendPart(ctx, n, buf); err != nil {
+			defer u.release(p)
+			if err := u.sendPart(ctx, n, p); err != nil {
 				u.fail(err)
 				cancel()
 			}
@@ -120,44 +149,51 @@ func (u *upload) sendParts(ctx context.Context, body io.Reader, first []byte) (i
 	return total, u.err
 }
 
-// nextPart waits for a free buffer and fills it from body. It returns nil when body is done,
-// and last when this part ends it.
-func (u *upload) nextPart(ctx context.Context, body io.Reader, first []byte, n int32) (buf []byte, last bool, err error) {
+// nextPart waits for a free slot and fills a buffer from body (or cuts the next section of a
+// body read in place). ok is false when body is done; last is true when this part ends it.
+func (u *upload) nextPart(ctx context.Context, body io.Reader, first []byte, n int32) (p part, ok, last bool, err error) {
 	if first != nil {
 		u.tokens <- struct{}{}
-		return first, false, nil
+		return part{buf: first}, true, false, nil
 	}
 	if n > maxParts {
-		return nil, false, &store.Error{Op: "put", Key: u.key, Kind: store.ErrUnsupported,
+		return part{}, false, false, &store.Error{Op: "put", Key: u.key, Kind: store.ErrUnsupported,
 			Err: fmt.Errorf("body exceeds %d parts of %d bytes: give a larger part size", maxParts, u.partSize)}
 	}
 	select {
 	case u.tokens <- struct{}{}:
 	case <-ctx.Done():
-		return nil, false, ctx.Err()
+		return part{}, false, false, ctx.Err()
 	}
 	if u.failed() {
 		<-u.tokens
-		return nil, false, ctx.Err()
+		return part{}, false, false, ctx.Err()
 	}
-	buf = getBuf(u.partSize)
+	if u.ra != nil {
+		off := int64(n-1) * u.partSize
+		m := min(u.partSize, u.opts.Size-off)
+		return part{sec: io.NewSectionReader(u.ra, off, m)}, true, off+m >= u.opts.Size, nil
+	}
+	buf := getBuf(u.partSize)
 	m, err := io.ReadFull(body, buf)
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		if m == 0 && n > 1 {
-			u.release(buf)
-			return nil, true, nil
+			u.release(part{buf: buf})
+			return part{}, false, true, nil
 		}
-		return buf[:m], true, nil
+		return part{buf: buf[:m]}, true, true, nil
 	case err != nil:
-		u.release(buf)
-		return nil, false, readError(ctx, u.key, err)
+		u.release(part{buf: buf})
+		return part{}, false, false, readError(ctx, u.key, err)
 	}
-	return buf, false, nil
+	return part{buf: buf}, true, false, nil
 }
 
-func (u *upload) release(buf []byte) {
-	putBuf(buf)
+func (u *upload) release(p part) {
+	if p.buf != nil {
+		putBuf(p.buf)
+	}
 	<-u.tokens
 }
 
@@ -176,7 +212,7 @@ func (u *upload) failed() bool {
 }
 
 // sendPart uploads one part, retried alone under the policy.
-func (u *upload) sendPart(ctx context.Context, n int32, buf []byte) error {
+func (u *upload) sendPart(ctx context.Context, n int32, p part) error {
 	var etag *string
 	req := store.Request{Op: "put", Key: u.key, Replayable: true}
 	err := u.b.policy.Do(ctx, req, func(ctx context.Context) error {
@@ -185,8 +221,8 @@ func (u *upload) sendPart(ctx context.Context, n int32, buf []byte) error {
 			Key:           aws.String(u.key),
 			UploadId:      aws.String(u.id),
 			PartNumber:    aws.Int32(n),
-			Body:          bytes.NewReader(buf),
-			ContentLength: aws.Int64(int64(len(buf))),
+			Body:          p.body(),
+			ContentLength: aws.Int64(p.size()),
 		})
 		if err != nil {
 			return mapError(ctx, call{op: "put", key: u.key}, err)

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -342,5 +345,63 @@ func TestEnvironmentEndpointIgnored(t *testing.T) {
 	}
 	if other.total() != 0 || f.total() != 1 {
 		t.Fatalf("the environment's endpoint got %d requests, the configured one %d", other.total(), f.total())
+	}
+}
+
+// TestMultipartReadsFileInPlace: a body that is an io.ReaderAt of known size (a local file) is
+// sent as sections of itself, no part read through Read into a buffer; a failed part is
+// read again from the file and sent alone.
+func TestMultipartReadsFileInPlace(t *testing.T) {
+	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 2})
+	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
+		if kind == "part" && r.URL.Query().Get("partNumber") == "2" && n <= 2 {
+			s3Error(w, 503, "SlowDown")
+			return true
+		}
+		return false
+	}
+	size := int64(4*MinPartSize + 7) // past singlePutMax: a multipart upload
+	file, err := os.Create(filepath.Join(t.TempDir(), "body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if _, err := file.Write(bytes.Repeat([]byte("f"), int(size))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	info, err := b.Put(context.Background(), "big", file, &store.PutOptions{Size: size})
+	if err != nil || info.Size != size {
+		t.Fatalf("put: %+v, %v", info, err)
+	}
+	var sizes []int
+	for _, r := range f.requests("part") {
+		sizes = append(sizes, r.size)
+	}
+	slices.Sort(sizes)
+	if want := []int{7, MinPartSize, MinPartSize, MinPartSize, MinPartSize, MinPartSize}; !slices.Equal(sizes, want) {
+		t.Errorf("part bodies of %v bytes, want %v (5 parts and part 2 again)", sizes, want)
+	}
+	if pos, _ := file.Seek(0, io.SeekCurrent); pos != 0 {
+		t.Errorf("the file was read through Read (offset %d), not in place", pos)
+	}
+	if len(f.requests("complete")) != 1 {
+		t.Error("not completed")
+	}
+}
+
+// TestMultipartInPlaceShortFileIsNotCommitted: a file shorter than the size the put gave fails
+// the part that reaches past its end, and the upload is aborted.
+func TestMultipartInPlaceShortFileIsNotCommitted(t *testing.T) {
+	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 1})
+	body := bytes.Repeat([]byte("s"), 4*MinPartSize)
+	_, err := b.Put(context.Background(), "big", bytes.NewReader(body), &store.PutOptions{Size: int64(len(body)) + 1})
+	if err == nil {
+		t.Fatal("a short body was put")
+	}
+	if len(f.requests("complete")) != 0 || len(f.requests("abort")) != 1 {
+		t.Fatalf("complete %d abort %d, want 0 and 1", len(f.requests("complete")), len(f.requests("abort")))
 	}
 }
