@@ -156,17 +156,23 @@ for set in $SETS; do
     log "$set: seeding s3://bench/wharf-$set-1/ (untimed)"
     "$WHARF" --endpoint "$EP" cp -r "$WORK/data/$set" "s3://bench/wharf-$set-1/" >/dev/null
   fi
+  # Runs are interleaved (run 1 of every tool, then run 2...), so that a busy spell on the
+  # shared machine slows every tool alike instead of one tool's runs.
   for dir in $DIRS; do
-    for tool in $TOOLS; do
-      [ "$tool-$dir" = wharf-nofsync-up ] && continue # --no-fsync only changes downloads
-      times=(); rsss=()
-      for run in $(seq 1 "$RUNS"); do
+    declare -A TIMES=() RSSS=()
+    for run in $(seq 1 "$RUNS"); do
+      for tool in $TOOLS; do
+        [ "$tool-$dir" = wharf-nofsync-up ] && continue # --no-fsync only changes downloads
         read -r s r < <(measure "$tool" "$dir" "$set" "$run")
-        times+=("$s"); rsss+=("$r")
+        TIMES[$tool]+="$s "; RSSS[$tool]+="$r "
         log "$set $dir $tool run $run: ${s}s, RSS ${r} KiB"
       done
-      SECS[$set,$dir,$tool]=$(printf '%s\n' "${times[@]}" | median)
-      RSS[$set,$dir,$tool]=$(printf '%s\n' "${rsss[@]}" | sort -g | tail -1)
+    done
+    for tool in "${!TIMES[@]}"; do
+      # shellcheck disable=SC2086 # the lists split on spaces
+      SECS[$set,$dir,$tool]=$(printf '%s\n' ${TIMES[$tool]} | median)
+      # shellcheck disable=SC2086
+      RSS[$set,$dir,$tool]=$(printf '%s\n' ${RSSS[$tool]} | sort -g | tail -1)
     done
   done
   for dir in $DIRS; do
