@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
@@ -353,9 +354,10 @@ func TestEnvironmentEndpointIgnored(t *testing.T) {
 // read again from the file and sent alone.
 func TestMultipartReadsFileInPlace(t *testing.T) {
 	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 2})
+	var failed atomic.Bool
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
-		if kind == "part" && r.URL.Query().Get("partNumber") == "2" && n <= 2 {
-			s3Error(w, 503, "SlowDown")
+		if kind == "part" && r.URL.Query().Get("partNumber") == "2" && !failed.Swap(true) {
+			s3Error(w, 503, "SlowDown") // part 2's first try only
 			return true
 		}
 		return false
