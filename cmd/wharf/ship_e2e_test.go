@@ -237,6 +237,9 @@ func shipCrash(t *testing.T, dest func(*testing.T) shipDest) {
 	for k, n := range seen {
 		t.Logf("%2d run(s): %s", n, k)
 	}
+	if len(seen) == 0 && !t.Failed() {
+		t.Skip("every seed was skipped: no destination to ship to")
+	}
 	for _, k := range shipKills[:2] {
 		if seen["killed "+k.name] == 0 {
 			t.Errorf("no kill landed %s", k.name)
