@@ -108,26 +108,38 @@ func (c *exportConfig) errAt(line int, format string, a ...any) error {
 	return &configError{file: c.path, line: line, msg: fmt.Sprintf(format, a...), code: store.ErrConfig.Code()}
 }
 
-// loadConfig reads, checks and resolves the config file at path. It has no side effects:
-// nothing is created, nothing is connected to.
-func (a *app) loadConfig(path string) (*exportConfig, error) {
+// readConfigYAML reads the config file at path as YAML: its config (for errors naming the
+// file and line) and its document node, nil for an empty file.
+func readConfigYAML(path string) (*exportConfig, *yaml.Node, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, &configError{file: path, msg: err.Error(), code: store.ErrConfig.Code()}
+		return nil, nil, &configError{file: path, msg: err.Error(), code: store.ErrConfig.Code()}
 	}
 	c := &exportConfig{path: abs, dir: filepath.Dir(abs)}
 	b, err := os.ReadFile(abs)
 	if err != nil {
-		return nil, c.errAt(0, "cannot read the config file: %v", errors.Unwrap(err))
+		return nil, nil, c.errAt(0, "cannot read the config file: %v", errors.Unwrap(err))
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, c.errAt(0, "not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, nil, c.errAt(0, "not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(root.Content) == 0 {
+		return c, nil, nil
+	}
+	return c, root.Content[0], nil
+}
+
+// loadConfig reads, checks and resolves the config file at path. It has no side effects:
+// nothing is created, nothing is connected to.
+func (a *app) loadConfig(path string) (*exportConfig, error) {
+	c, doc, err := readConfigYAML(path)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil {
 		return nil, c.errAt(0, "the config file is empty (want state: and exports:)")
 	}
-	doc := root.Content[0]
 	if err := c.checkKeys(doc, reflect.TypeFor[fileConfig](), ""); err != nil {
 		return nil, err
 	}

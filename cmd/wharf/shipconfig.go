@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -140,23 +138,13 @@ func (a *app) shipConfig(fl *pflag.FlagSet, f *shipFlags) (ship.Config, error) {
 // loadShipFile reads the config file at path into fs: strict (an unknown key is an error
 // naming it and its line), ${env:…}/${file:…} interpolated except in credential fields.
 func (a *app) loadShipFile(path string, fs *fileShip) (*exportConfig, error) {
-	abs, err := filepath.Abs(path)
+	c, doc, err := readConfigYAML(path)
 	if err != nil {
-		return nil, &configError{file: path, msg: err.Error(), code: store.ErrConfig.Code()}
+		return nil, err
 	}
-	c := &exportConfig{path: abs, dir: filepath.Dir(abs)}
-	b, err := os.ReadFile(abs)
-	if err != nil {
-		return nil, c.errAt(0, "cannot read the config file: %v", errors.Unwrap(err))
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, c.errAt(0, "not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+	if doc == nil || doc.Kind != yaml.MappingNode {
 		return nil, c.errAt(0, "want a mapping with a ship: section")
 	}
-	doc := root.Content[0]
 	var section *yaml.Node
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k, v := doc.Content[i], doc.Content[i+1]
