@@ -16,40 +16,18 @@
 # that made it fastest here (see FLAGS below). Peak RSS comes from GNU time -v.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$PWD
 # shellcheck source=scripts/lib/servers.bash
 source scripts/lib/servers.bash
+# shellcheck source=bench/lib.bash
+source bench/lib.bash
 
-S5CMD_VERSION=v2.3.0
 RCLONE_VERSION=v1.76.0
 TESTBIN=$SERVERS_TESTBIN
-S5CMD=$TESTBIN/s5cmd-$S5CMD_VERSION/s5cmd
 RCLONE=$TESTBIN/rclone-$RCLONE_VERSION/rclone
 RUNS=${RUNS:-3}
 TOOLS=${TOOLS:-wharf wharf-nofsync s5cmd rclone}
 SETS=${SETS:-large small}
 DIRS=${DIRS:-up down}
-
-log() { printf 'bench: %s\n' "$*" >&2; }
-
-# install_s5cmd: the module proxy refuses `go install` for s5cmd (the module carries a
-# vendor folder), so download the module, drop vendor/,
-# and build with -mod=mod.
-install_s5cmd() {
-  [ -x "$S5CMD" ] && return 0
-  log "building s5cmd $S5CMD_VERSION into $(dirname "$S5CMD")"
-  local mod="github.com/peak/s5cmd/v2@$S5CMD_VERSION" dir tmp
-  dir=$(GOFLAGS=-mod=mod go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -n "$dir" ] || { log "go mod download $mod gave no directory"; return 1; }
-  tmp=$(mktemp -d)
-  cp -r "$dir/." "$tmp/src"
-  chmod -R u+w "$tmp/src"
-  rm -rf "$tmp/src/vendor"
-  mkdir -p "$(dirname "$S5CMD").tmp"
-  (cd "$tmp/src" && GOFLAGS=-mod=mod go build -o "$(dirname "$S5CMD").tmp/s5cmd" .)
-  rm -rf "$tmp" "$(dirname "$S5CMD")"
-  mv "$(dirname "$S5CMD").tmp" "$(dirname "$S5CMD")"
-}
 
 install_rclone() {
   [ -x "$RCLONE" ] && return 0
@@ -57,14 +35,8 @@ install_rclone() {
   local tmp
   tmp="$(dirname "$RCLONE").tmp"
   rm -rf "$tmp"; mkdir -p "$tmp"
-  GOBIN="$tmp" GOFLAGS= go install "github.com/rclone/rclone@$RCLONE_VERSION"
+  GOBIN="$tmp" GOFLAGS="" go install "github.com/rclone/rclone@$RCLONE_VERSION"
   rm -rf "$(dirname "$RCLONE")"; mv "$tmp" "$(dirname "$RCLONE")"
-}
-
-install_time() {
-  [ -x /usr/bin/time ] && return 0
-  log "installing GNU time"
-  apt-get install -y time >/dev/null
 }
 
 if [ "${1:-}" = install ]; then
@@ -121,7 +93,7 @@ RCLONE_FLAGS=(--transfers 32 --checkers 32 --s3-chunk-size 16M --s3-upload-concu
 
 # cmd_for TOOL DIR(up|down) SET RUN: prints the command line.
 run_tool() {
-  local tool=$1 dir=$2 set=$3 run=$4 src dst
+  local tool=$1 dir=$2 set=$3 run=$4
   local local_src=$WORK/data/$set prefix=$tool-$set-$run down=$WORK/down/$tool-$set-$run
   case "$tool-$dir" in
     wharf-up) "$WHARF" --endpoint "$EP" cp -r "${WHARF_FLAGS[@]}" "$local_src" "s3://bench/$prefix/" ;;

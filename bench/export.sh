@@ -16,19 +16,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/servers.bash
 source scripts/lib/servers.bash
+# shellcheck source=bench/lib.bash
+source bench/lib.bash
 
 ROWS=${ROWS:-10000000}
 PARALLEL=${PARALLEL:-2}
 CHUNK_ROWS=${CHUNK_ROWS:-}
 COPY_RUNS=${COPY_RUNS:-3}
 
-log() { printf 'bench: %s\n' "$*" >&2; }
-
-install_time() {
-  [ -x /usr/bin/time ] && return 0
-  log "installing GNU time"
-  apt-get install -y time >/dev/null
-}
 install_time
 bash scripts/install-servers.sh minio >/dev/null
 

@@ -22,9 +22,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/servers.bash
 source scripts/lib/servers.bash
+# shellcheck source=bench/lib.bash
+source bench/lib.bash
 
-S5CMD_VERSION=v2.3.0 # the same pinned build as bench/cp.sh, in the same cache
-S5CMD=$SERVERS_TESTBIN/s5cmd-$S5CMD_VERSION/s5cmd
 RUNS=${RUNS:-1}
 SETS=${SETS:-small large}
 CONCURRENCY=${CONCURRENCY:-32}
@@ -34,32 +34,6 @@ if [ "${SCALE:-full}" = small ]; then
 fi
 SMALL_FILES=${SMALL_FILES:-10000} SMALL_SIZE=${SMALL_SIZE:-64K}
 LARGE_FILES=${LARGE_FILES:-8} LARGE_SIZE=${LARGE_SIZE:-256M}
-
-log() { printf 'bench: %s\n' "$*" >&2; }
-
-# install_s5cmd: as bench/cp.sh does it (the module proxy refuses `go install` for s5cmd, whose
-# module carries a vendor folder): download the module, drop vendor/, build with -mod=mod.
-install_s5cmd() {
-  [ -x "$S5CMD" ] && return 0
-  log "building s5cmd $S5CMD_VERSION into $(dirname "$S5CMD")"
-  local mod="github.com/peak/s5cmd/v2@$S5CMD_VERSION" dir tmp
-  dir=$(GOFLAGS=-mod=mod go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -n "$dir" ] || { log "go mod download $mod gave no directory"; return 1; }
-  tmp=$(mktemp -d)
-  cp -r "$dir/." "$tmp/src"
-  chmod -R u+w "$tmp/src"
-  rm -rf "$tmp/src/vendor"
-  mkdir -p "$(dirname "$S5CMD").tmp"
-  (cd "$tmp/src" && GOFLAGS=-mod=mod go build -o "$(dirname "$S5CMD").tmp/s5cmd" .)
-  rm -rf "$tmp" "$(dirname "$S5CMD")"
-  mv "$(dirname "$S5CMD").tmp" "$(dirname "$S5CMD")"
-}
-
-install_time() {
-  [ -x /usr/bin/time ] && return 0
-  log "installing GNU time"
-  apt-get install -y time >/dev/null
-}
 
 install_s5cmd; install_time
 bash scripts/install-servers.sh minio

@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# What the benchmarks share: logging, GNU time, and the pinned s5cmd build. Source it after
+# scripts/lib/servers.bash (for SERVERS_TESTBIN).
+
+S5CMD_VERSION=v2.3.0
+S5CMD=$SERVERS_TESTBIN/s5cmd-$S5CMD_VERSION/s5cmd
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+
+# install_s5cmd builds s5cmd into the per-user cache once. The module proxy refuses
+# `go install` for it (its module carries a vendor folder), so: download the module, drop
+# vendor/, and build with -mod=mod.
+install_s5cmd() {
+  [ -x "$S5CMD" ] && return 0
+  log "building s5cmd $S5CMD_VERSION into $(dirname "$S5CMD")"
+  local mod="github.com/peak/s5cmd/v2@$S5CMD_VERSION" dir tmp
+  dir=$(GOFLAGS=-mod=mod go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] || { log "go mod download $mod gave no directory"; return 1; }
+  tmp=$(mktemp -d)
+  cp -r "$dir/." "$tmp/src"
+  chmod -R u+w "$tmp/src"
+  rm -rf "$tmp/src/vendor"
+  mkdir -p "$(dirname "$S5CMD").tmp"
+  (cd "$tmp/src" && GOFLAGS=-mod=mod go build -o "$(dirname "$S5CMD").tmp/s5cmd" .)
+  rm -rf "$tmp" "$(dirname "$S5CMD")"
+  mv "$(dirname "$S5CMD").tmp" "$(dirname "$S5CMD")"
+}
+
+# install_time installs GNU time (peak RSS comes from its -v report).
+install_time() {
+  [ -x /usr/bin/time ] && return 0
+  log "installing GNU time"
+  apt-get install -y time >/dev/null
+}
