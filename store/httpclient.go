@@ -160,13 +160,29 @@ func IsTransport(err error) bool {
 	return isBodyFault(err)
 }
 
+// isNetError reports whether err came from the network: an operation on a socket, a timeout,
+// an end of stream, or one of the network's errnos. Other errnos are not, although
+// syscall.Errno satisfies net.Error: a local file that cannot be opened or read (ENOENT,
+// EACCES, EIO) is the caller's fault to report, not a request to send again.
 func isNetError(err error) bool {
-	var ne net.Error
-	if errors.As(err, &ne) {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
 		return true
 	}
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, errResponseTimeout)
+	if errors.Is(err, io.EOF) || errors.Is(err, errResponseTimeout) {
+		return true
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE,
+			syscall.ETIMEDOUT, syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENETDOWN:
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 // SetRootCAs makes a client from NewHTTPClient trust the certificates in pool instead of the

@@ -3,9 +3,14 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -65,5 +70,28 @@ func TestHTTPClientResponseTimeout(t *testing.T) {
 	resp.Body.Close()
 	if !errors.Is(err, errBodyStalled) || !IsTransport(err) {
 		t.Fatalf("stalled body: err = %v, want errBodyStalled", err)
+	}
+}
+
+func TestIsNetErrorLeavesLocalErrnosOut(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a file that is not there", fmt.Errorf("reading the body: %w", &fs.PathError{Op: "open", Path: "/x", Err: syscall.ENOENT}), false},
+		{"a file that cannot be read", &fs.PathError{Op: "read", Path: "/x", Err: syscall.EIO}, false},
+		{"permission denied", syscall.EACCES, false},
+		{"a refused dial", &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}, true},
+		{"any socket operation", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("something odd")}, true},
+		{"a reset, wrapped", fmt.Errorf("put: %w", syscall.ECONNRESET), true},
+		{"a broken pipe", syscall.EPIPE, true},
+		{"a DNS timeout", &net.DNSError{Err: "timeout", IsTimeout: true}, true},
+		{"an end of stream", io.EOF, true},
+		{"anything else", errors.New("no"), false},
+	} {
+		if got := isNetError(tc.err); got != tc.want {
+			t.Errorf("%s: isNetError(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
 	}
 }
