@@ -9,7 +9,8 @@
 # wharf-nofsync is wharf cp --no-fsync, downloads only, as durable as the peers), SETS (default
 # "large small"), DIRS (default "up down"; with "down" alone wharf's upload that the downloads
 # read is made once, untimed), BENCH_DIR (scratch space, default a fresh temp dir; needs ~3 GiB),
-# WHARF_JOBS (wharf's -j, default its own default).
+# WHARF_JOBS (wharf's -j, default its own default), WHARF_BIN (a wharf binary to time instead of
+# building ./cmd/wharf).
 #
 # Datasets: large = 16 files x 64 MiB, small = 5,000 files x 4 KiB; each is uploaded to a
 # fresh prefix and downloaded to a fresh directory. Each tool runs with the concurrency flags
@@ -52,18 +53,8 @@ cleanup() { servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ]
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-log "building wharf"
-go build -o "$WORK/wharf" ./cmd/wharf
-WHARF=$WORK/wharf
-
-mkdir -p "$RUN_DIR/minio"
-start_minio "$RUN_DIR/minio"
-wait_ready "$RUN_DIR/minio" minio
-# shellcheck disable=SC1091
-source "$RUN_DIR/minio/env"
-EP=$WHARF_TEST_MINIO_ENDPOINT
-export AWS_ACCESS_KEY_ID=$WHARF_TEST_MINIO_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$WHARF_TEST_MINIO_SECRET_KEY
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+build_wharf "$WORK"
+start_bench_minio "$RUN_DIR"
 export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Minio RCLONE_CONFIG_BENCH_ENDPOINT=$EP
 export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY
 export RCLONE_CONFIG_BENCH_REGION=us-east-1

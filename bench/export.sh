@@ -38,11 +38,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-WHARF=${WHARF_BIN:-$WORK/wharf}
-if [ -z "${WHARF_BIN:-}" ]; then
-  log "building wharf"
-  go build -o "$WHARF" ./cmd/wharf
-fi
+build_wharf "$WORK"
 
 mkdir -p "$RUN_DIR/minio" "$RUN_DIR/postgres"
 chmod 700 "$RUN_DIR"

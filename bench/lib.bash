@@ -32,3 +32,31 @@ install_time() {
   log "installing GNU time"
   apt-get install -y time >/dev/null
 }
+
+# build_wharf sets WHARF: $WHARF_BIN when given (time another build, e.g. an older one), else
+# a fresh build of ./cmd/wharf in the directory $1.
+build_wharf() {
+  if [ -n "${WHARF_BIN:-}" ]; then
+    # shellcheck disable=SC2034 # for the scripts that source this file
+    WHARF=$WHARF_BIN
+    return 0
+  fi
+  log "building wharf"
+  go build -o "$1/wharf" ./cmd/wharf
+  # shellcheck disable=SC2034 # for the scripts that source this file
+  WHARF=$1/wharf
+}
+
+# start_bench_minio starts MinIO on loopback under the directory $1 (scripts/lib/servers.bash;
+# the caller stops it) and points EP and the AWS environment at it.
+start_bench_minio() {
+  mkdir -p "$1/minio"
+  start_minio "$1/minio"
+  wait_ready "$1/minio" minio
+  # shellcheck disable=SC1091
+  source "$1/minio/env"
+  # shellcheck disable=SC2034 # for the scripts that source this file
+  EP=$WHARF_TEST_MINIO_ENDPOINT
+  export AWS_ACCESS_KEY_ID=$WHARF_TEST_MINIO_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$WHARF_TEST_MINIO_SECRET_KEY
+  export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+}

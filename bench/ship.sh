@@ -44,22 +44,8 @@ cleanup() { servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ]
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [ -n "${WHARF_BIN:-}" ]; then
-  WHARF=$WHARF_BIN
-else
-  log "building wharf"
-  go build -o "$WORK/wharf" ./cmd/wharf
-  WHARF=$WORK/wharf
-fi
-
-mkdir -p "$RUN_DIR/minio"
-start_minio "$RUN_DIR/minio"
-wait_ready "$RUN_DIR/minio" minio
-# shellcheck disable=SC1091
-source "$RUN_DIR/minio/env"
-EP=$WHARF_TEST_MINIO_ENDPOINT
-export AWS_ACCESS_KEY_ID=$WHARF_TEST_MINIO_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$WHARF_TEST_MINIO_SECRET_KEY
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+build_wharf "$WORK"
+start_bench_minio "$RUN_DIR"
 "$WHARF" --endpoint "$EP" mb s3://bench >/dev/null
 
 # make_set NAME FILES SIZE: FILES files of SIZE random bytes in $WORK/data/NAME.
