@@ -141,6 +141,34 @@ func FaultOf(err error) Fault {
 	return FaultNone
 }
 
+// BodyError is what a backend's Put returns when the caller's body fails while it is read
+// (the body, not the store): the context's error once ctx has ended, a cancellation or a
+// store error as it is (a body read from another store names its own key and kind), anything
+// else ErrUnavailable naming the key and wrapping the body's error.
+func BodyError(ctx context.Context, op, key string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var se *Error
+	if IsContext(err) || errors.As(err, &se) {
+		return err
+	}
+	return &Error{Op: op, Key: key, Kind: ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
+}
+
+// WithoutFault returns err with its fault cleared: for an error leaving a multipart or block
+// upload, each request of which the retry policy already retried, so that the whole object
+// is not sent again.
+func WithoutFault(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Fault != FaultNone {
+		c := *e
+		c.Fault = FaultNone
+		return &c
+	}
+	return err
+}
+
 // IsContext reports whether err is a context cancellation or deadline. Such errors pass
 // through every layer unwrapped.
 func IsContext(err error) bool {

@@ -43,7 +43,7 @@ func (c *Container) mapError(ctx context.Context, cl call, err error) error {
 	}
 	var body *bodyError
 	if errors.As(err, &body) {
-		return readError(ctx, cl.key, body.err)
+		return store.BodyError(ctx, "put", cl.key, body.err)
 	}
 	e := &store.Error{Op: cl.op, Key: cl.key}
 	var re *azcore.ResponseError
@@ -250,27 +250,3 @@ type bodyError struct{ err error }
 
 func (b *bodyError) Error() string { return "reading the body: " + b.err.Error() }
 func (b *bodyError) Unwrap() error { return b.err }
-
-// readError reports the caller's body failing: the context's error when it ended, else
-// ErrUnavailable naming the key and wrapping the body's error.
-func readError(ctx context.Context, key string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if store.IsContext(err) {
-		return err
-	}
-	return &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
-}
-
-// settle strips the fault from an error leaving the block-upload path: each request in it was
-// already retried by the policy, and the whole object must not be sent again.
-func settle(err error) error {
-	var e *store.Error
-	if errors.As(err, &e) && e.Fault != store.FaultNone {
-		c := *e
-		c.Fault = store.FaultNone
-		return &c
-	}
-	return err
-}

@@ -55,7 +55,7 @@ func (c *Container) Put(ctx context.Context, key string, body io.Reader, opts *s
 		return c.putSingle(ctx, key, &sizedBody{r: bytes.NewReader(first[:n]), size: int64(n)}, int64(n), opts)
 	case err != nil:
 		putBuf(first)
-		return store.ObjectInfo{}, readError(ctx, key, err)
+		return store.ObjectInfo{}, store.BodyError(ctx, "put", key, err)
 	}
 	return c.putBlocks(ctx, key, body, first, opts, partSize, conc)
 }
@@ -213,7 +213,7 @@ func (c *Container) putBlocks(ctx context.Context, key string, body io.Reader, f
 		if ctx.Err() != nil {
 			return store.ObjectInfo{}, ctx.Err()
 		}
-		return store.ObjectInfo{}, settle(err)
+		return store.ObjectInfo{}, store.WithoutFault(err)
 	}
 	return info, nil
 }
@@ -294,7 +294,7 @@ func (u *upload) nextBlock(ctx context.Context, body io.Reader, first []byte, n 
 		return buf[:m], true, nil
 	case err != nil:
 		u.release(buf)
-		return nil, false, readError(ctx, u.key, err)
+		return nil, false, store.BodyError(ctx, "put", u.key, err)
 	}
 	return buf, false, nil
 }

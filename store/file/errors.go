@@ -43,12 +43,3 @@ func conflict(op, key, format string, a ...any) error {
 	return &store.Error{Op: op, Key: key, Kind: store.ErrUnsupported,
 		Err: fmt.Errorf(format+": a file store cannot hold both a key and keys below it", a...)}
 }
-
-// bodyErr wraps a failure to read a Put's body.
-func bodyErr(op, key string, err error) error {
-	var se *store.Error
-	if store.IsContext(err) || errors.As(err, &se) {
-		return err
-	}
-	return &store.Error{Op: op, Key: key, Kind: store.ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
-}

@@ -147,10 +147,10 @@ func (w *writer) spool(ctx context.Context, body io.Reader, o *store.PutOptions)
 		if errors.Is(err, errWrite) {
 			return mapErr(w.op, w.key, err)
 		}
-		return bodyErr(w.op, w.key, err)
+		return store.BodyError(ctx, w.op, w.key, err)
 	}
 	if o.Size > 0 && n != o.Size {
-		return bodyErr(w.op, w.key, fmt.Errorf("read %d bytes, expected %d: %w", n, o.Size, io.ErrUnexpectedEOF))
+		return store.BodyError(ctx, w.op, w.key, fmt.Errorf("read %d bytes, expected %d: %w", n, o.Size, io.ErrUnexpectedEOF))
 	}
 	if err := f.Sync(); err != nil {
 		return mapErr(w.op, w.key, err)

@@ -226,14 +226,7 @@ func readBody(ctx context.Context, key string, body io.Reader) ([]byte, error) {
 	if err == nil {
 		return buf.Bytes(), nil
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	var se *store.Error
-	if store.IsContext(err) || errors.As(err, &se) {
-		return nil, err
-	}
-	return nil, &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
+	return nil, store.BodyError(ctx, "put", key, err)
 }
 
 type ctxReader struct {

@@ -50,7 +50,7 @@ func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, f
 		if first != nil {
 			putBuf(first)
 		}
-		return store.ObjectInfo{}, settle(err)
+		return store.ObjectInfo{}, store.WithoutFault(err)
 	}
 	u.id = id
 	size, err := u.sendParts(ctx, body, first)
@@ -67,7 +67,7 @@ func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, f
 		if ctx.Err() != nil {
 			return store.ObjectInfo{}, ctx.Err()
 		}
-		return store.ObjectInfo{}, settle(err)
+		return store.ObjectInfo{}, store.WithoutFault(err)
 	}
 	return info, nil
 }
@@ -185,7 +185,7 @@ func (u *upload) nextPart(ctx context.Context, body io.Reader, first []byte, n i
 		return part{buf: buf[:m]}, true, true, nil
 	case err != nil:
 		u.release(part{buf: buf})
-		return part{}, false, false, readError(ctx, u.key, err)
+		return part{}, false, false, store.BodyError(ctx, "put", u.key, err)
 	}
 	return part{buf: buf}, true, false, nil
 }

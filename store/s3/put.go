@@ -3,8 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"sync"
 
@@ -55,7 +53,7 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *stor
 		return b.putSingle(ctx, key, bytes.NewReader(first[:n]), int64(n), opts)
 	case err != nil:
 		putBuf(first)
-		return store.ObjectInfo{}, readError(ctx, key, err)
+		return store.ObjectInfo{}, store.BodyError(ctx, "put", key, err)
 	}
 	return b.putMultipart(ctx, key, body, first, opts, partSize, conc)
 }
@@ -101,30 +99,6 @@ func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size
 
 func putInfo(key string, size int64, etag *string, opts *store.PutOptions) store.ObjectInfo {
 	return store.ObjectInfo{Key: key, Size: size, ETag: unquote(etag), ContentType: opts.ContentType, Metadata: opts.Metadata}
-}
-
-// readError reports the caller's body failing (not the store): the context's error when it
-// ended, else ErrUnavailable naming the key.
-func readError(ctx context.Context, key string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if store.IsContext(err) {
-		return err
-	}
-	return &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
-}
-
-// settle strips the fault from an error leaving the multipart path: each request in it was
-// already retried by the policy, and the whole object must not be sent again.
-func settle(err error) error {
-	var e *store.Error
-	if errors.As(err, &e) && e.Fault != store.FaultNone {
-		c := *e
-		c.Fault = store.FaultNone
-		return &c
-	}
-	return err
 }
 
 // Part buffers are pooled by size and reused across uploads.
