@@ -5,8 +5,9 @@
 #   bench/cp.sh                 install the peers if needed, then run everything (3 runs each)
 #   bench/cp.sh install         only install s5cmd and rclone into the per-user cache
 #
-# Environment: RUNS (default 3), TOOLS (default "wharf wharf-nofsync s5cmd rclone";
-# wharf-nofsync is wharf cp --no-fsync, downloads only, as durable as the peers), SETS (default
+# Environment: RUNS (default 3), TOOLS (default "wharf wharf-nofsync s5cmd s5cmd-sync rclone";
+# downloads only: wharf-nofsync is wharf cp --no-fsync, as durable as the peers, and s5cmd-sync
+# is s5cmd then `sync -f` of its directory, durable on exit as wharf is), SETS (default
 # "large small"), DIRS (default "up down"; with "down" alone wharf's upload that the downloads
 # read is made once, untimed), BENCH_DIR (scratch space, default a fresh temp dir; needs ~3 GiB),
 # WHARF_JOBS (wharf's -j, default its own default), WHARF_BIN (a wharf binary to time instead of
@@ -26,7 +27,7 @@ RCLONE_VERSION=v1.76.0
 TESTBIN=$SERVERS_TESTBIN
 RCLONE=$TESTBIN/rclone-$RCLONE_VERSION/rclone
 RUNS=${RUNS:-3}
-TOOLS=${TOOLS:-wharf wharf-nofsync s5cmd rclone}
+TOOLS=${TOOLS:-wharf wharf-nofsync s5cmd s5cmd-sync rclone}
 SETS=${SETS:-large small}
 DIRS=${DIRS:-up down}
 
@@ -92,16 +93,22 @@ run_tool() {
     wharf-nofsync-down) "$WHARF" --endpoint "$EP" cp -r --no-fsync "${WHARF_FLAGS[@]}" "s3://bench/wharf-$set-1/" "$down" ;;
     s5cmd-up) "$S5CMD" --endpoint-url "$EP" cp "$local_src/*" "s3://bench/$prefix/" ;;
     s5cmd-down) "$S5CMD" --endpoint-url "$EP" cp "s3://bench/wharf-$set-1/*" "$down/" ;;
+    s5cmd-sync-down) "$S5CMD" --endpoint-url "$EP" cp "s3://bench/wharf-$set-1/*" "$down/" && sync -f "$down" ;;
     rclone-up) "$RCLONE" copy "${RCLONE_FLAGS[@]}" "$local_src" "bench:bench/$prefix" ;;
     rclone-down) "$RCLONE" copy "${RCLONE_FLAGS[@]}" "bench:bench/wharf-$set-1" "$down" ;;
   esac >/dev/null
 }
 
 # measure TOOL DIR SET RUN: prints "seconds rss_kib".
+# A large download is removed before the next run; the small ones stay until their set is
+# done: on an ext4 without a journal (this VM's root), creating files within a minute of
+# deleting thousands scans the freed inodes on every create (perf: recently_deleted), which
+# would time the previous run's cleanup, not the copy.
 measure() {
   local out start end
   out=$WORK/time.txt
-  rm -rf "$WORK/down"; mkdir -p "$WORK/down"
+  [ "$3" = small ] || rm -rf "$WORK/down"
+  mkdir -p "$WORK/down"
   sync
   start=$(date +%s.%N)
   /usr/bin/time -v -o "$out" bash -c "$(declare -f run_tool); $(declare -p WORK WHARF EP S5CMD RCLONE WHARF_FLAGS RCLONE_FLAGS); run_tool $*"
@@ -125,7 +132,7 @@ for set in $SETS; do
     declare -A TIMES=() RSSS=()
     for run in $(seq 1 "$RUNS"); do
       for tool in $TOOLS; do
-        [ "$tool-$dir" = wharf-nofsync-up ] && continue # --no-fsync only changes downloads
+        case "$tool-$dir" in wharf-nofsync-up | s5cmd-sync-up) continue ;; esac # downloads only
         read -r s r < <(measure "$tool" "$dir" "$set" "$run")
         TIMES[$tool]+="$s "; RSSS[$tool]+="$r "
         log "$set $dir $tool run $run: ${s}s, RSS ${r} KiB"
@@ -155,6 +162,7 @@ for set in $SETS; do
       done
     done
   done
+  rm -rf "$WORK/down"
 done
 
 # Peak RSS of one 1 GiB upload, against its bound: parts in flight x part size + 64 MiB.

@@ -11,23 +11,46 @@ import (
 // reading the network.
 const DefaultCommitters = 16
 
+// Small finished files are made durable together: one syncfs(2) covers a batch of up to
+// batchMax files of at most batchFileSize bytes each, after which each is renamed into place.
+// Per file, an fsync costs a data write and an inode write, each its own request to the disk;
+// one syncfs sends the whole batch's data and inodes as a few merged writes. The guarantee is
+// the same: a file gets its final name only once its bytes are on the disk.
+const (
+	batchMax      = 64
+	batchFileSize = 1 << 20
+)
+
+// batchSync flushes the file system for a batch (a variable for tests).
+var batchSync = syncFS
+
 // pending is a complete temporary file waiting to be synced and renamed into place.
 type pending struct {
 	l        *Local
 	f        *os.File
 	tmp      string
 	path     string
+	size     int64
 	ifAbsent bool
 }
 
 // commit syncs the file and moves it to its final name; on failure the temporary file is
 // removed.
-func (p *pending) commit() error {
-	if err := p.l.commit(p.f, p.tmp, p.path, p.ifAbsent); err != nil {
+func (p *pending) commit() error { return p.place(false) }
+
+// place moves the file to its final name, syncing it first unless synced says a syncfs(2)
+// already covered it; on failure the temporary file is removed.
+func (p *pending) place(synced bool) error {
+	if err := p.l.commit(p.f, p.tmp, p.path, p.ifAbsent, synced); err != nil {
 		p.abort()
 		return err
 	}
 	return nil
+}
+
+// batched reports whether p waits for a shared syncfs(2) rather than an fsync of its own.
+func (p *pending) batched() bool {
+	return haveSyncFS && p.l.Durability == DurableEach && p.size <= batchFileSize
 }
 
 // abort removes the temporary file: nothing appears under the final name.
@@ -44,15 +67,18 @@ type commitJob struct {
 
 // committers sync and rename finished files off the download workers, so that the network
 // reads go on while the disk syncs. A file appears under its final name only once synced;
-// once the run is cancelled, queued files are removed instead.
+// once the run is cancelled, queued files are removed instead. Large files are synced one
+// each by n goroutines; small ones in batches by one more (see batchMax).
 type committers struct {
-	q  chan commitJob
-	wg sync.WaitGroup
+	q     chan commitJob // files synced one each
+	small chan commitJob // files synced in batches
+	wg    sync.WaitGroup
 }
 
-// startCommitters starts n committers behind a queue of depth queue.
+// startCommitters starts n committers behind a queue of depth queue, and the batch committer
+// behind one of at least batchMax.
 func startCommitters(ctx context.Context, n, queue int) *committers {
-	c := &committers{q: make(chan commitJob, queue)}
+	c := &committers{q: make(chan commitJob, queue), small: make(chan commitJob, max(queue, batchMax))}
 	for range n {
 		c.wg.Go(func() {
 			for j := range c.q {
@@ -65,14 +91,52 @@ func startCommitters(ctx context.Context, n, queue int) *committers {
 			}
 		})
 	}
+	c.wg.Go(func() { c.batches(ctx) })
 	return c
+}
+
+// batches takes what the small queue holds, up to batchMax files, syncs the file system once
+// and renames each into place, until the queue is closed. Should the syncfs fail, each file
+// is fsynced on its own, so that the error names the file it belongs to, if any.
+func (c *committers) batches(ctx context.Context) {
+	batch := make([]commitJob, 0, batchMax)
+	for j := range c.small {
+		batch = append(batch[:0], j)
+	more:
+		for len(batch) < batchMax {
+			select {
+			case j, ok := <-c.small:
+				if !ok {
+					break more
+				}
+				batch = append(batch, j)
+			default:
+				break more
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			for _, j := range batch {
+				j.p.abort()
+				j.done(err)
+			}
+			continue
+		}
+		synced := batchSync(batch[0].p.f) == nil
+		for _, j := range batch {
+			j.done(j.p.place(synced))
+		}
+	}
 }
 
 // submit queues j, waiting while the queue is full; once ctx ends the file is removed and
 // j.done hears ctx's error.
 func (c *committers) submit(ctx context.Context, j commitJob) {
+	q := c.q
+	if j.p.batched() {
+		q = c.small
+	}
 	select {
-	case c.q <- j:
+	case q <- j:
 	case <-ctx.Done():
 		j.p.abort()
 		j.done(ctx.Err())
@@ -82,5 +146,6 @@ func (c *committers) submit(ctx context.Context, j commitJob) {
 // wait returns once every queued file is committed or removed. No submit may follow.
 func (c *committers) wait() {
 	close(c.q)
+	close(c.small)
 	c.wg.Wait()
 }

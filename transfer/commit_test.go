@@ -3,9 +3,12 @@ package transfer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wharfdata/wharf/store/mem"
@@ -80,6 +83,90 @@ func TestRunWaitsForEveryCommit(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(down, filepath.FromSlash(tk.Dst)))
 		if err != nil || string(b) != tk.Src {
 			t.Fatalf("%s after Run: %q, %v", tk.Dst, b, err)
+		}
+	}
+}
+
+// Small files queued while a syncfs runs share the next one: 65 files, two syncs. Each is
+// complete under its final name, with no temporary file left.
+func TestBatchCommitSharesOneSync(t *testing.T) {
+	if !haveSyncFS {
+		t.Skip("no syncfs(2) here: every file is fsynced on its own")
+	}
+	dir := t.TempDir()
+	l := NewLocal(dir)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	batchSync = func(f *os.File) error {
+		if calls.Add(1) == 1 {
+			<-release // hold the first batch until every file is queued
+		}
+		return syncFS(f)
+	}
+	t.Cleanup(func() { batchSync = syncFS })
+	c := startCommitters(context.Background(), 2, 1)
+	n := 1 + batchMax
+	var done sync.WaitGroup
+	for i := range n {
+		key := fmt.Sprintf("f%03d", i)
+		p, _, err := l.write(context.Background(), key, strings.NewReader("body-"+key), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done.Add(1)
+		c.submit(context.Background(), commitJob{p: p, done: func(err error) {
+			defer done.Done()
+			if err != nil {
+				t.Errorf("%s: %v", key, err)
+			}
+		}})
+	}
+	close(release)
+	c.wait()
+	done.Wait()
+	if got := calls.Load(); got != 2 {
+		t.Errorf("%d files took %d syncs, want 2 (one held, then one for the rest)", n, got)
+	}
+	for i := range n {
+		key := fmt.Sprintf("f%03d", i)
+		if got := get(t, l, key); got != "body-"+key {
+			t.Errorf("%s = %q", key, got)
+		}
+	}
+	if got := leftovers(t, dir); got != n {
+		t.Errorf("%d entries, want the %d files alone", got, n)
+	}
+}
+
+// Should the shared sync fail, each file of the batch is fsynced on its own and still lands
+// complete; a file above batchFileSize never waits for a batch.
+func TestBatchCommitSyncFailureFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLocal(dir)
+	var calls atomic.Int32
+	batchSync = func(*os.File) error { calls.Add(1); return errors.New("syncfs failed") }
+	t.Cleanup(func() { batchSync = syncFS })
+	m := mem.New()
+	big := strings.Repeat("b", batchFileSize+1)
+	put(t, m, "big", big)
+	tasks := []Task{{Src: "big", Dst: "big", Size: int64(len(big))}}
+	for i := range 20 {
+		k := fmt.Sprintf("s%02d", i)
+		put(t, m, k, k)
+		tasks = append(tasks, Task{Src: k, Dst: k, Size: int64(len(k))})
+	}
+	if _, err := Run(context.Background(), m, l, tasks, Options{Jobs: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if haveSyncFS && calls.Load() == 0 {
+		t.Error("the small files never went through a batch")
+	}
+	if got := get(t, l, "big"); got != big {
+		t.Errorf("big: %d bytes, want %d", len(got), len(big))
+	}
+	for _, tk := range tasks[1:] {
+		if got := get(t, l, tk.Dst); got != tk.Src {
+			t.Errorf("%s = %q", tk.Dst, got)
 		}
 	}
 }

@@ -41,6 +41,7 @@ func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectIn
 		pf.abort()
 		return store.ObjectInfo{}, nil, err
 	}
+	pf.size = size
 	return store.ObjectInfo{Key: t.Dst, Size: size, ETag: etag}, pf, nil
 }
 

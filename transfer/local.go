@@ -219,6 +219,7 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 		p.abort()
 		return nil, n, writeErr(ctx, path, err)
 	}
+	p.size = n
 	if opts.Size >= 0 && !(opts.Size == 0 && n > 0) && n != opts.Size {
 		p.abort()
 		return nil, n, &store.Error{Op: "write", Key: path, Kind: store.ErrUnavailable,
@@ -273,9 +274,10 @@ func (l *Local) mkdir(dir string) error {
 	return nil
 }
 
-// commit syncs the temporary file and moves it to path.
-func (l *Local) commit(f *os.File, tmp, path string, ifAbsent bool) error {
-	if l.Durability == DurableEach || l.Durability == DurableAtEnd && !haveSyncFS {
+// commit syncs the temporary file, unless synced says a syncfs(2) already covered it, and
+// moves it to path.
+func (l *Local) commit(f *os.File, tmp, path string, ifAbsent, synced bool) error {
+	if !synced && (l.Durability == DurableEach || l.Durability == DurableAtEnd && !haveSyncFS) {
 		if err := f.Sync(); err != nil {
 			return LocalError("sync", path, err)
 		}
