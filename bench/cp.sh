@@ -156,7 +156,7 @@ for set in $SETS; do
     for ours in wharf wharf-nofsync; do
       [ -n "${SECS[$set,$dir,$ours]:-}" ] || continue
       for peer in $TOOLS; do
-        [[ "$peer" == wharf* ]] && continue
+        [[ "$peer" == wharf* || -z "${SECS[$set,$dir,$peer]:-}" ]] && continue
         printf '%-5s %-4s %s/%-6s throughput ratio %.2f\n' "$set" "$dir" "$ours" "$peer" \
           "$(echo "${SECS[$set,$dir,$peer]} / ${SECS[$set,$dir,$ours]}" | bc -l)"
       done
