@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -36,6 +35,7 @@ type api interface {
 	UploadPart(context.Context, *s3.UploadPartInput, ...func(*s3.Options)) (*s3.UploadPartOutput, error)
 	CompleteMultipartUpload(context.Context, *s3.CompleteMultipartUploadInput, ...func(*s3.Options)) (*s3.CompleteMultipartUploadOutput, error)
 	AbortMultipartUpload(context.Context, *s3.AbortMultipartUploadInput, ...func(*s3.Options)) (*s3.AbortMultipartUploadOutput, error)
+	UploadPartCopy(context.Context, *s3.UploadPartCopyInput, ...func(*s3.Options)) (*s3.UploadPartCopyOutput, error)
 }
 
 // Bucket is an S3 (or S3-compatible) bucket. It makes exactly one HTTP request per SDK call:
@@ -150,54 +150,6 @@ func (b *Bucket) checkBucket(ctx context.Context, op, key string) error {
 		return nil
 	}
 	return mapped
-}
-
-// Copy copies src to dst server-side. opts.IfNoneMatch and opts.IfMatch go on the copy
-// (MinIO ignores them). With opts.Metadata or opts.ContentType set, they replace the
-// source's; otherwise the source's are kept. A missing src is ErrNotExist.
-func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
-	if opts == nil {
-		opts = &store.PutOptions{}
-	}
-	if err := b.checkBucket(ctx, "copy", dst); err != nil {
-		return store.ObjectInfo{}, err
-	}
-	in := &s3.CopyObjectInput{
-		Bucket:     aws.String(b.bucket),
-		Key:        aws.String(dst),
-		CopySource: aws.String(b.bucket + "/" + escapeKey(src)),
-		IfMatch:    quoteETag(opts.IfMatch),
-	}
-	if opts.IfNoneMatch {
-		in.IfNoneMatch = aws.String("*")
-	}
-	if opts.Metadata != nil || opts.ContentType != "" {
-		in.MetadataDirective = types.MetadataDirectiveReplace
-		in.Metadata = opts.Metadata
-		in.ContentType = optString(opts.ContentType)
-	}
-	out, err := b.api.CopyObject(ctx, in)
-	if err != nil {
-		return store.ObjectInfo{}, mapError(ctx, call{op: "copy", key: dst, ifMatch: opts.IfMatch != ""}, err)
-	}
-	info := store.ObjectInfo{Key: dst}
-	if r := out.CopyObjectResult; r != nil {
-		info.ETag, info.LastModified = unquote(r.ETag), aws.ToTime(r.LastModified)
-	}
-	// The copy's answer has no size: a Head fills it in, when it still sees this copy.
-	if head, err := b.Head(ctx, dst); err == nil && (info.ETag == "" || head.ETag == info.ETag) {
-		info = head
-	}
-	return info, nil
-}
-
-// escapeKey escapes a key for the CopySource header, keeping its slashes.
-func escapeKey(key string) string {
-	segs := strings.Split(key, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return strings.Join(segs, "/")
 }
 
 // quoteETag returns the If-Match header value for etag, or nil for "".

@@ -1,0 +1,216 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// copyMax is the largest source one CopyObject copies (S3's limit); copyPartSize is the
+// smallest part of a multipart copy (larger when the source would need more than maxParts).
+// Variables, so that tests can copy in parts without 5 GiB objects.
+var (
+	copyMax      int64 = 5 << 30
+	copyPartSize int64 = 512 << 20
+)
+
+// copyConcurrency is how many part copies are in flight: the server moves the bytes, so
+// they cost wharf no memory.
+const copyConcurrency = 8
+
+// Copy copies src to dst server-side. opts.IfNoneMatch and opts.IfMatch go on the copy
+// (MinIO ignores them on a single CopyObject). With opts.Metadata or opts.ContentType set,
+// they replace the source's; otherwise the source's are kept. A missing src is ErrNotExist.
+//
+// One CopyObject copies at most 5 GiB. A larger source (opts.Size says so, or the server
+// refuses the copy as too large) is copied as a multipart upload of UploadPartCopy parts,
+// each pinned to the source's ETag; any failure aborts the upload (see copyParts).
+func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if opts == nil {
+		opts = &store.PutOptions{}
+	}
+	if err := b.checkBucket(ctx, "copy", dst); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	if opts.Size > copyMax {
+		return b.copyParts(ctx, src, dst, opts)
+	}
+	in := &s3.CopyObjectInput{
+		Bucket:     aws.String(b.bucket),
+		Key:        aws.String(dst),
+		CopySource: aws.String(b.bucket + "/" + escapeKey(src)),
+		IfMatch:    quoteETag(opts.IfMatch),
+	}
+	if opts.IfNoneMatch {
+		in.IfNoneMatch = aws.String("*")
+	}
+	if opts.Metadata != nil || opts.ContentType != "" {
+		in.MetadataDirective = types.MetadataDirectiveReplace
+		in.Metadata = opts.Metadata
+		in.ContentType = optString(opts.ContentType)
+	}
+	out, err := b.api.CopyObject(ctx, in)
+	if err != nil {
+		if tooLargeToCopy(err) {
+			return b.copyParts(ctx, src, dst, opts)
+		}
+		return store.ObjectInfo{}, mapError(ctx, call{op: "copy", key: dst, ifMatch: opts.IfMatch != ""}, err)
+	}
+	info := store.ObjectInfo{Key: dst}
+	if r := out.CopyObjectResult; r != nil {
+		info.ETag, info.LastModified = unquote(r.ETag), aws.ToTime(r.LastModified)
+	}
+	// The copy's answer has no size: a Head fills it in, when it still sees this copy.
+	if head, err := b.Head(ctx, dst); err == nil && (info.ETag == "" || head.ETag == info.ETag) {
+		info = head
+	}
+	return info, nil
+}
+
+// escapeKey escapes a key for the CopySource header, keeping its slashes.
+func escapeKey(key string) string {
+	segs := strings.Split(key, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// tooLargeToCopy reports whether err is the server's refusal of a CopyObject whose source is
+// over its size limit. S3 answers 400 InvalidRequest (a broad code, so the message decides);
+// some compatible servers answer EntityTooLarge.
+func tooLargeToCopy(err error) bool {
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	return api.ErrorCode() == "EntityTooLarge" ||
+		api.ErrorCode() == "InvalidRequest" && strings.Contains(api.ErrorMessage(), "copy source is larger than")
+}
+
+// copyParts copies src to dst as a multipart upload of UploadPartCopy parts, copyConcurrency
+// at a time, each retried alone and pinned to the ETag src had when the copy began: a source
+// replaced meanwhile fails the copy (ErrPreconditionFailed naming src) instead of splicing
+// two versions. The commit carries opts' condition. Any failure or cancellation aborts the
+// upload; errors leave with Fault None, so the copy as a whole is not replayed.
+func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+	var head store.ObjectInfo
+	err := b.policy.Do(ctx, store.Request{Op: "copy", Key: src, Replayable: true}, func(ctx context.Context) error {
+		var err error
+		head, err = b.Head(ctx, src)
+		return err
+	})
+	if err != nil {
+		return store.ObjectInfo{}, store.WithoutFault(err)
+	}
+	popts := *opts
+	if opts.Metadata == nil && opts.ContentType == "" {
+		popts.Metadata, popts.ContentType = head.Metadata, head.ContentType
+	}
+	u := &upload{b: b, key: dst, opts: &popts}
+	if u.id, err = b.createUpload(ctx, dst, &popts); err != nil {
+		return store.ObjectInfo{}, store.WithoutFault(err)
+	}
+	err = u.copyParts(ctx, src, head)
+	var info store.ObjectInfo
+	if err == nil {
+		info, err = u.complete(ctx, head.Size)
+	}
+	if err != nil {
+		u.abort(ctx)
+		if ctx.Err() != nil {
+			return store.ObjectInfo{}, ctx.Err()
+		}
+		return store.ObjectInfo{}, store.WithoutFault(err)
+	}
+	return info, nil
+}
+
+// copyPartSizeFor is the part size for a source of size bytes: copyPartSize, or more when
+// that would take over maxParts parts (a 5 TiB source takes parts of 525 MiB).
+func copyPartSizeFor(size int64) int64 {
+	ps := copyPartSize
+	if need := (size + maxParts - 1) / maxParts; need > ps {
+		ps = (need + 1<<20 - 1) &^ (1<<20 - 1) // whole MiB
+	}
+	return ps
+}
+
+// copyParts copies every range of src into the upload; it returns the first failure, once
+// the part copies in flight have stopped.
+func (u *upload) copyParts(ctx context.Context, src string, head store.ObjectInfo) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ps := copyPartSizeFor(head.Size)
+	slots := make(chan struct{}, copyConcurrency)
+	var wg sync.WaitGroup
+	for n, off := int32(1), int64(0); off < head.Size && !u.failed(); n, off = n+1, off+ps {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := u.copyPart(ctx, n, src, head.ETag, off, min(off+ps, head.Size)-1); err != nil {
+				u.fail(err)
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.err != nil {
+		return u.err
+	}
+	return ctx.Err()
+}
+
+// copyPart copies bytes first to last of src (at etag) as part n, retried alone.
+func (u *upload) copyPart(ctx context.Context, n int32, src, etag string, first, last int64) error {
+	var partETag *string
+	req := store.Request{Op: "copy", Key: u.key, Replayable: true}
+	err := u.b.policy.Do(ctx, req, func(ctx context.Context) error {
+		out, err := u.b.api.UploadPartCopy(ctx, &s3.UploadPartCopyInput{
+			Bucket:            aws.String(u.b.bucket),
+			Key:               aws.String(u.key),
+			UploadId:          aws.String(u.id),
+			PartNumber:        aws.Int32(n),
+			CopySource:        aws.String(u.b.bucket + "/" + escapeKey(src)),
+			CopySourceRange:   aws.String(fmt.Sprintf("bytes=%d-%d", first, last)),
+			CopySourceIfMatch: quoteETag(etag),
+		})
+		if err != nil {
+			mapped := mapError(ctx, call{op: "copy", key: u.key}, err)
+			if errors.Is(mapped, store.ErrPreconditionFailed) {
+				return &store.Error{Op: "copy", Key: src, Kind: store.ErrPreconditionFailed,
+					Err: fmt.Errorf("the source changed while it was being copied: %w", err)}
+			}
+			return mapped
+		}
+		if out.CopyPartResult != nil {
+			partETag = out.CopyPartResult.ETag
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.parts = append(u.parts, types.CompletedPart{PartNumber: aws.Int32(n), ETag: partETag})
+	u.mu.Unlock()
+	return nil
+}
