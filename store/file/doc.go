@@ -6,7 +6,8 @@
 // Writes are atomic and durable: the body goes to a temporary file under the root's hidden
 // .wharf-meta/tmp directory, is fsynced, renamed (or, for create-if-absent, hard-linked) into
 // place, and the directory is fsynced. A failed or cancelled Put leaves nothing at the key and
-// no temporary file.
+// no temporary file. A process killed mid-write cannot remove its temporary file: the first
+// write through a Store removes those not modified for a day.
 //
 // Content type and user metadata are kept in a sidecar JSON file per object under
 // .wharf-meta/obj, written the same way. The sidecar records the file's size, modification time

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/wharfdata/wharf/store"
@@ -30,7 +31,8 @@ const (
 
 // Store is a store rooted at a directory. It holds no open files between calls.
 type Store struct {
-	dir string
+	dir   string
+	sweep sync.Once // the stale temporary files, removed at the first write
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,5 +311,32 @@ func TestFailedPutLeavesNothing(t *testing.T) {
 				t.Fatalf("temporary files left: %v", left)
 			}
 		})
+	}
+}
+
+// A temporary file left by a writer that died a day ago is removed at the store's first
+// write; a recent one (a write in progress elsewhere) stays.
+func TestStaleTempSwept(t *testing.T) {
+	s, dir := newStore(t)
+	tmp := filepath.Join(dir, ".wharf-meta", "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := filepath.Join(tmp, "left-by-a-crash"), filepath.Join(tmp, "in-progress")
+	for _, p := range []string{old, fresh} {
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	day := time.Now().Add(-25 * time.Hour)
+	if err := os.Chtimes(old, day, day); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "k", "v", nil)
+	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale temporary file: %v, want it removed", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("recent temporary file: %v, want it kept", err)
 	}
 }

@@ -67,6 +67,7 @@ func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *st
 	if err := checkKey(r, op, key); err != nil {
 		return store.ObjectInfo{}, err
 	}
+	s.sweep.Do(func() { sweepTemp(r, time.Now().Add(-staleTemp)) })
 	w := &writer{r: r, op: op, key: key}
 	defer w.cleanup()
 	if err := w.spool(ctx, body, o); err != nil {
@@ -114,6 +115,26 @@ func (w *writer) info() store.ObjectInfo {
 		Key: w.key, Size: w.sc.Size, ETag: w.sc.ETag,
 		LastModified: time.Unix(0, w.sc.MtimeNs).UTC(),
 		ContentType:  w.sc.ContentType, Metadata: maps.Clone(w.sc.Metadata),
+	}
+}
+
+// staleTemp is the age after which a temporary file is taken for one left by a process that
+// died before it could remove it: a write in progress touches its file far more often.
+const staleTemp = 24 * time.Hour
+
+// sweepTemp removes the temporary files last modified before cutoff, left by processes that
+// were killed mid-write. It is best effort: what it cannot read or remove stays.
+func sweepTemp(r *os.Root, cutoff time.Time) {
+	d, err := r.Open(filepath.FromSlash(tmpDir))
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	des, _ := d.ReadDir(-1)
+	for _, de := range des {
+		if fi, err := de.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
+			_ = r.Remove(filepath.FromSlash(tmpDir + "/" + de.Name()))
+		}
 	}
 }
 
