@@ -206,11 +206,8 @@ func (u *upload) copyPart(ctx context.Context, n int32, src, etag string, first,
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil {
+		u.sent(n, partETag)
 	}
-	u.mu.Lock()
-	u.parts = append(u.parts, types.CompletedPart{PartNumber: aws.Int32(n), ETag: partETag})
-	u.mu.Unlock()
-	return nil
+	return err
 }

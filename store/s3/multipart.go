@@ -230,13 +230,17 @@ func (u *upload) sendPart(ctx context.Context, n int32, p part) error {
 		etag = out.ETag
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil {
+		u.sent(n, etag)
 	}
+	return err
+}
+
+// sent records part n as in the upload, with the ETag the server gave it.
+func (u *upload) sent(n int32, etag *string) {
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.parts = append(u.parts, types.CompletedPart{PartNumber: aws.Int32(n), ETag: etag})
-	u.mu.Unlock()
-	return nil
 }
 
 // complete commits the parts, carrying the put's condition. It runs as a conditional request:
