@@ -99,6 +99,8 @@ func classifyStatus(c call, status int, code string) (*store.Kind, store.Fault) 
 		return store.ErrForbidden, store.FaultNone
 	case status == 501 || status == 405:
 		return store.ErrUnsupported, store.FaultNone
+	case status == 408: // a request timeout with no S3 code (a proxy's), as GCS and Azure map it
+		return store.ErrUnavailable, store.FaultTransport
 	case status == 429 || status >= 500:
 		return store.ErrUnavailable, store.FaultThrottled
 	}

@@ -56,6 +56,7 @@ func TestMapError(t *testing.T) {
 		{"503 SlowDown", call{op: "put"}, apiErr("PutObject", 503, "SlowDown"), store.ErrUnavailable, store.FaultThrottled, 503},
 		{"500", call{op: "get"}, apiErr("GetObject", 500, "InternalError"), store.ErrUnavailable, store.FaultThrottled, 500},
 		{"429", call{op: "get"}, apiErr("GetObject", 429, ""), store.ErrUnavailable, store.FaultThrottled, 429},
+		{"408 from a proxy", call{op: "get"}, apiErr("GetObject", 408, ""), store.ErrUnavailable, store.FaultTransport, 408},
 		{"reset", call{op: "get"}, &smithy.OperationError{Err: &smithyhttp.RequestSendError{Err: syscall.ECONNRESET}}, store.ErrUnavailable, store.FaultTransport, 0},
 		{"unexpected EOF", call{op: "get"}, fmt.Errorf("deserialize: %w", io.ErrUnexpectedEOF), store.ErrUnavailable, store.FaultTransport, 0},
 		{"attempt timeout", call{op: "get"}, fmt.Errorf("send: %w", context.DeadlineExceeded), store.ErrUnavailable, store.FaultTransport, 0},
