@@ -1,8 +1,10 @@
 package transfer
 
 import (
+	"cmp"
 	"context"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -32,6 +34,7 @@ type pending struct {
 	path     string
 	size     int64
 	ifAbsent bool
+	seq      uint64 // its number in the order the Local created its files
 }
 
 // commit syncs the file and moves it to its final name; on failure the temporary file is
@@ -121,7 +124,10 @@ func (c *committers) batches(ctx context.Context) {
 			}
 			continue
 		}
-		synced := batchSync(batch[0].p.f) == nil
+		// syncfs(2) reports the write errors that came after its file was opened: the file
+		// created first sees the errors of every file in the batch.
+		first := slices.MinFunc(batch, func(a, b commitJob) int { return cmp.Compare(a.p.seq, b.p.seq) })
+		synced := batchSync(first.p.f) == nil
 		for _, j := range batch {
 			j.done(j.p.place(synced))
 		}

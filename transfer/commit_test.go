@@ -87,45 +87,62 @@ func TestRunWaitsForEveryCommit(t *testing.T) {
 	}
 }
 
-// Small files queued while a syncfs runs share the next one: 65 files, two syncs. Each is
-// complete under its final name, with no temporary file left.
+// Small files queued while a syncfs runs share the next one: 65 files, two syncs. Each sync
+// goes through the batch's file created first (a sync reports the write errors that came
+// after its file was opened), whatever order the files were queued in. Each file is complete
+// under its final name, with no temporary file left.
 func TestBatchCommitSharesOneSync(t *testing.T) {
 	if !haveSyncFS {
 		t.Skip("no syncfs(2) here: every file is fsynced on its own")
 	}
 	dir := t.TempDir()
 	l := NewLocal(dir)
-	release := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
+	var names [2]string // the file each sync was given
 	batchSync = func(f *os.File) error {
-		if calls.Add(1) == 1 {
-			<-release // hold the first batch until every file is queued
+		n := calls.Add(1)
+		if n <= 2 {
+			names[n-1] = filepath.Base(f.Name())
+		}
+		if n == 1 {
+			close(started)
+			<-release // hold the first batch until every other file is queued
 		}
 		return syncFS(f)
 	}
 	t.Cleanup(func() { batchSync = syncFS })
-	c := startCommitters(context.Background(), 2, 1)
 	n := 1 + batchMax
+	jobs := make([]commitJob, n)
 	var done sync.WaitGroup
-	for i := range n {
+	for i := range n { // created in order: f000, f001, ...
 		key := fmt.Sprintf("f%03d", i)
 		p, _, err := l.write(context.Background(), key, strings.NewReader("body-"+key), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		done.Add(1)
-		c.submit(context.Background(), commitJob{p: p, done: func(err error) {
+		jobs[i] = commitJob{p: p, done: func(err error) {
 			defer done.Done()
 			if err != nil {
 				t.Errorf("%s: %v", key, err)
 			}
-		}})
+		}}
+	}
+	c := startCommitters(context.Background(), 2, 1)
+	c.submit(context.Background(), jobs[0])
+	<-started
+	for i := n - 1; i >= 1; i-- { // queued last created first
+		c.submit(context.Background(), jobs[i])
 	}
 	close(release)
 	c.wait()
 	done.Wait()
 	if got := calls.Load(); got != 2 {
 		t.Errorf("%d files took %d syncs, want 2 (one held, then one for the rest)", n, got)
+	}
+	if !strings.HasPrefix(names[0], ".f000.") || !strings.HasPrefix(names[1], ".f001.") {
+		t.Errorf("synced through %q, want each batch's first created file (f000, then f001)", names)
 	}
 	for i := range n {
 		key := fmt.Sprintf("f%03d", i)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wharfdata/wharf/store"
@@ -32,8 +33,9 @@ type Local struct {
 	// zero value, unless set).
 	Durability Durability
 
-	mu   sync.Mutex
-	dirs map[string]bool // directories known to exist
+	mu      sync.Mutex
+	dirs    map[string]bool // directories known to exist
+	created atomic.Uint64   // temporary files created, numbering them in order
 }
 
 // Durability is how much of a file written to Local is on the disk, not just in the page
@@ -250,7 +252,7 @@ func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
 		if err != nil {
 			return nil, writeErr(context.Background(), path, &writeError{err})
 		}
-		return &pending{l: l, f: f, tmp: tmp, path: path, ifAbsent: ifAbsent}, nil
+		return &pending{l: l, f: f, tmp: tmp, path: path, ifAbsent: ifAbsent, seq: l.created.Add(1)}, nil
 	}
 }
 
