@@ -19,7 +19,8 @@ func (a *app) cpCommand() *cobra.Command {
 		Short: "Copy objects and files between local disk and stores, in parallel",
 		Long: `Copy one object, or with -r every object under a prefix or every file under a
 directory: local to store, store to local, or store to store. Bytes are streamed, never
-staged whole in memory or on disk. Many files go in parallel (-j); a large file goes as
+staged whole in memory or on disk; within one bucket the store copies them itself (over
+5 GiB on S3, in parts). Many files go in parallel (-j); a large file goes as
 parallel parts (--part-size), with memory bounded by the parts in flight. Every copy is
 checked against the size its source announced.
 
@@ -44,8 +45,9 @@ are written to a temporary file beside them and renamed into place when complete
 --if-absent no existing object or file is ever replaced: the store itself refuses
 (If-None-Match), the other copies go on, and wharf exits 1 with WHARF_PRECONDITION_FAILED.
 
-A file written to a local path is fsynced before it is renamed into place, so once cp
-exits 0 the files survive a power loss. --no-fsync leaves them to the kernel's writeback,
+A file written to a local path is on the disk before it is renamed into place (fsynced;
+small files share one flush of the file system per batch), so once cp exits 0 the files
+survive a power loss. --no-fsync leaves them to the kernel's writeback,
 as s5cmd and rclone do: faster for large downloads, and a crash of wharf still never leaves
 a partial file, but a power loss in the following seconds may leave files empty or short.
 
