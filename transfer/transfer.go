@@ -53,8 +53,9 @@ type Options struct {
 	// holds Parts of this budget while it is copied.
 	MaxParts int
 	IfAbsent bool // conditional create: never replace an existing destination
-	// Committers is how many finished files a Local destination syncs and renames into place
-	// at once, off the copying goroutines (DefaultCommitters when 0).
+	// Committers is how many finished files over 1 MiB a Local destination fsyncs and renames
+	// into place at once, off the copying goroutines (DefaultCommitters when 0); smaller files
+	// are synced in batches by one more goroutine.
 	Committers int
 	// ServerSide, when set, is the one store holding both source and destination: each task
 	// is a server-side copy (store.Copy) instead of a Get and a Put.
