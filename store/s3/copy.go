@@ -121,19 +121,7 @@ func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *store.Put
 	if u.id, err = b.createUpload(ctx, dst, &popts); err != nil {
 		return store.ObjectInfo{}, store.WithoutFault(err)
 	}
-	err = u.copyParts(ctx, src, head)
-	var info store.ObjectInfo
-	if err == nil {
-		info, err = u.complete(ctx, head.Size)
-	}
-	if err != nil {
-		u.abort(ctx)
-		if ctx.Err() != nil {
-			return store.ObjectInfo{}, ctx.Err()
-		}
-		return store.ObjectInfo{}, store.WithoutFault(err)
-	}
-	return info, nil
+	return u.finish(ctx, head.Size, u.copyParts(ctx, src, head))
 }
 
 // copyPartSizeFor is the part size for a source of size bytes: copyPartSize, or more when

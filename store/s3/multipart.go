@@ -58,6 +58,13 @@ func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, f
 		err = &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable,
 			Err: fmt.Errorf("reading the body: it had %d bytes, the put said %d: %w", size, opts.Size, io.ErrUnexpectedEOF)}
 	}
+	return u.finish(ctx, size, err)
+}
+
+// finish commits the upload when err (from sending its parts) is nil; otherwise, or when the
+// commit fails, it aborts the upload. Errors leave with Fault None, or as ctx's own error once
+// ctx is done.
+func (u *upload) finish(ctx context.Context, size int64, err error) (store.ObjectInfo, error) {
 	var info store.ObjectInfo
 	if err == nil {
 		info, err = u.complete(ctx, size)
