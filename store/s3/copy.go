@@ -169,9 +169,7 @@ func (u *upload) copyParts(ctx context.Context, src string, head store.ObjectInf
 
 // copyPart copies bytes first to last of src (at etag) as part n, retried alone.
 func (u *upload) copyPart(ctx context.Context, n int32, src, etag string, first, last int64) error {
-	var partETag *string
-	req := store.Request{Op: "copy", Key: u.key, Replayable: true}
-	err := u.b.policy.Do(ctx, req, func(ctx context.Context) error {
+	return u.part(ctx, "copy", n, func(ctx context.Context) (*string, error) {
 		out, err := u.b.api.UploadPartCopy(ctx, &s3.UploadPartCopyInput{
 			Bucket:            aws.String(u.b.bucket),
 			Key:               aws.String(u.key),
@@ -184,18 +182,14 @@ func (u *upload) copyPart(ctx context.Context, n int32, src, etag string, first,
 		if err != nil {
 			mapped := mapError(ctx, call{op: "copy", key: u.key}, err)
 			if errors.Is(mapped, store.ErrPreconditionFailed) {
-				return &store.Error{Op: "copy", Key: src, Kind: store.ErrPreconditionFailed,
+				return nil, &store.Error{Op: "copy", Key: src, Kind: store.ErrPreconditionFailed,
 					Err: fmt.Errorf("the source changed while it was being copied: %w", err)}
 			}
-			return mapped
+			return nil, mapped
 		}
-		if out.CopyPartResult != nil {
-			partETag = out.CopyPartResult.ETag
+		if out.CopyPartResult == nil {
+			return nil, nil
 		}
-		return nil
+		return out.CopyPartResult.ETag, nil
 	})
-	if err == nil {
-		u.sent(n, partETag)
-	}
-	return err
 }

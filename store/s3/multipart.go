@@ -220,9 +220,7 @@ func (u *upload) failed() bool {
 
 // sendPart uploads one part, retried alone under the policy.
 func (u *upload) sendPart(ctx context.Context, n int32, p part) error {
-	var etag *string
-	req := store.Request{Op: "put", Key: u.key, Replayable: true}
-	err := u.b.policy.Do(ctx, req, func(ctx context.Context) error {
+	return u.part(ctx, "put", n, func(ctx context.Context) (*string, error) {
 		out, err := u.b.api.UploadPart(ctx, &s3.UploadPartInput{
 			Bucket:        aws.String(u.b.bucket),
 			Key:           aws.String(u.key),
@@ -232,22 +230,28 @@ func (u *upload) sendPart(ctx context.Context, n int32, p part) error {
 			ContentLength: aws.Int64(p.size()),
 		})
 		if err != nil {
-			return mapError(ctx, call{op: "put", key: u.key}, err)
+			return nil, mapError(ctx, call{op: "put", key: u.key}, err)
 		}
-		etag = out.ETag
-		return nil
+		return out.ETag, nil
 	})
-	if err == nil {
-		u.sent(n, etag)
-	}
-	return err
 }
 
-// sent records part n as in the upload, with the ETag the server gave it.
-func (u *upload) sent(n int32, etag *string) {
+// part makes part n with send (one request, which returns the part's ETag), retried alone
+// under the policy as an op request on the upload's key, and records it once made.
+func (u *upload) part(ctx context.Context, op string, n int32, send func(context.Context) (*string, error)) error {
+	var etag *string
+	err := u.b.policy.Do(ctx, store.Request{Op: op, Key: u.key, Replayable: true}, func(ctx context.Context) error {
+		var err error
+		etag, err = send(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.parts = append(u.parts, types.CompletedPart{PartNumber: aws.Int32(n), ETag: etag})
+	return nil
 }
 
 // complete commits the parts, carrying the put's condition. It runs as a conditional request:
