@@ -93,6 +93,20 @@ func breakRow(t *testing.T, f *fixture, id int, bad bool) {
 	exec(t, db, `UPDATE t SET price = ? WHERE id = ?`, v, id)
 }
 
+// failAt makes row id unreadable and runs one chunk at a time, which must fail there; it
+// returns the failed run and its options, for a resume to finish once the row is mended.
+func failAt(t *testing.T, f *fixture, id int) (*Result, Options) {
+	t.Helper()
+	breakRow(t, f, id, true)
+	o := f.opts()
+	o.Parallel = 1
+	res, err := f.run(t, o)
+	if err == nil {
+		t.Fatal("the run with a broken row succeeded")
+	}
+	return res, o
+}
+
 func TestFailureAfterPartsRemovesSuccessAndNamesParts(t *testing.T) {
 	f := newFixture(t, 100, 10)
 	f.mustRun(t) // a complete export with _SUCCESS
@@ -133,13 +147,7 @@ func TestResumeRefusedOnCompletePrefix(t *testing.T) {
 
 func TestResumeSkipsRewritesAndQuarantines(t *testing.T) {
 	f := newFixture(t, 100, 10)
-	breakRow(t, f, 55, true)
-	o := f.opts()
-	o.Parallel = 1
-	first, err := f.run(t, o)
-	if err == nil {
-		t.Fatal("first run succeeded")
-	}
+	first, o := failAt(t, f, 55)
 	// An untracked object where chunk 7's part belongs, and chunk 2's committed part corrupted.
 	intruder := filepath.Join(f.prefix(), partKey(first.RunID, 7, FormatParquet))
 	must(t, os.WriteFile(intruder, []byte("not ours"), 0o644))

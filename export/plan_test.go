@@ -11,13 +11,7 @@ import (
 // the rest after the last of them, and the dataset is the same as one run's.
 func TestPlanJournaledAsItGoesAndContinuedOnResume(t *testing.T) {
 	f := newFixture(t, 100, 10)
-	breakRow(t, f, 35, true)
-	o := f.opts()
-	o.Parallel = 1
-	first, err := f.run(t, o)
-	if err == nil {
-		t.Fatal("first run succeeded")
-	}
+	first, o := failAt(t, f, 35)
 	ctx := context.Background()
 	j, err := OpenJournal(ctx, f.state)
 	if err != nil {
