@@ -6,14 +6,14 @@ import (
 	"os"
 	"testing"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // noMkdir is a store whose MakeBucket fails: a run fails after journaling its plan and
 // before its local destination directory exists, as a run killed at that point does.
-type noMkdir struct{ store.Store }
+type noMkdir struct{ driver.Bucket }
 
-func (n noMkdir) Unwrap() store.Store { return n.Store }
+func (n noMkdir) Unwrap() driver.Bucket { return n.Bucket }
 func (n noMkdir) MakeBucket(context.Context) error {
 	return errors.New("injected: no directory")
 }
@@ -29,13 +29,14 @@ func TestResumeBeforeDirectoryExists(t *testing.T) {
 	}
 	f = newFixture(t, 30, 10)
 	o = f.opts()
-	o.WrapStore = func(s store.Store) store.Store { return noMkdir{s} }
+	f.exp.Store.Wrap = func(b driver.Bucket) driver.Bucket { return noMkdir{b} }
 	if _, err := f.run(t, o); err == nil {
 		t.Fatal("the injected failure did not fail the run")
 	}
 	if _, err := os.Stat(f.prefix()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the destination directory exists after the failure: %v", err)
 	}
+	f.exp.Store.Wrap = nil
 	o = f.opts()
 	o.Resume = true
 	res, err := f.run(t, o)

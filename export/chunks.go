@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/wharfdata/wharf/store"
 )
 
 // writeChunks writes the chunks of p whose indexes are in todo, then each chunk planned
@@ -135,8 +133,8 @@ func (r *runner) beforeWrite(ctx context.Context) error {
 // makeDir creates the directory of a file destination (its templated path need not exist
 // yet). Other stores are never created: a missing bucket is an error.
 func (r *runner) makeDir(ctx context.Context) error {
-	if store.Describe(r.dst).Scheme != "file" {
+	if r.dst.Describe().Scheme != "file" {
 		return nil
 	}
-	return store.MakeBucket(ctx, r.dst)
+	return r.dst.MakeBucket(ctx)
 }

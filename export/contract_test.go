@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -54,7 +55,7 @@ func TestValidateNamesTampering(t *testing.T) {
 }
 
 func TestValidateDeepFindsRewriteWithSameETag(t *testing.T) {
-	s := store.Validate(memStore(t))
+	s := memStore(t)
 	body := []byte("parquet bytes")
 	info, _ := s.Put(context.Background(), "p1", strings.NewReader(string(body)), nil)
 	m := &Manifest{ManifestVersion: 1, RunID: "r", Status: StatusSucceeded,
@@ -73,13 +74,13 @@ func TestValidateDeepFindsRewriteWithSameETag(t *testing.T) {
 func TestValidateLegacyAndMissingBucket(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, SuccessKey), nil, 0o644)) // Spark/Hadoop style
-	v, err := ValidateURL(context.Background(), "file://"+dir, store.Config{}, false)
+	v, err := ValidateURL(context.Background(), "file://"+dir, nil, false)
 	if err != nil || !v.LegacyRun || v.Certified {
 		t.Fatalf("legacy: %v %+v", err, v)
 	}
-	_, err = ValidateURL(context.Background(), "file://"+dir+"/missing", store.Config{}, false)
-	if !errors.Is(err, ErrVerifyManifestRead) || !errors.Is(err, store.ErrBucketMissing) || store.Code(err) != "WHARF_VERIFY_MANIFEST_READ_ERROR" {
-		t.Fatalf("missing bucket: %v (code %s)", err, store.Code(err))
+	_, err = ValidateURL(context.Background(), "file://"+dir+"/missing", nil, false)
+	if !errors.Is(err, ErrVerifyManifestRead) || !errors.Is(err, store.ErrBucketMissing) || errcode.NameOf(err) != "WHARF_VERIFY_MANIFEST_READ_ERROR" {
+		t.Fatalf("missing bucket: %v (code %s)", err, errcode.NameOf(err))
 	}
 }
 
@@ -132,7 +133,7 @@ func TestResumeRefusedOnCompletePrefix(t *testing.T) {
 	o := f.opts()
 	o.Resume = true
 	_, err := f.run(t, o)
-	if !errors.Is(err, ErrDestAlreadyComplete) || store.Code(err) != "WHARF_DEST_ALREADY_COMPLETE" {
+	if !errors.Is(err, ErrDestAlreadyComplete) || errcode.NameOf(err) != "WHARF_DEST_ALREADY_COMPLETE" {
 		t.Fatalf("err = %v", err)
 	}
 	o.Force = true
@@ -204,7 +205,7 @@ func TestDeltaCursor(t *testing.T) {
 	if r3.Rows != 15 {
 		t.Fatalf("third run exported %d rows, want 15 (31..45)", r3.Rows)
 	}
-	v, err := ValidateURL(ctx, r3.Prefix, store.Config{}, true)
+	v, err := ValidateURL(ctx, r3.Prefix, nil, true)
 	if err != nil || !v.Certified || v.Rows != 15 || v.Manifest.Cursor.From.Value() != int64(30) {
 		t.Fatalf("delta manifest: %v %+v", err, v)
 	}

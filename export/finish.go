@@ -105,7 +105,7 @@ func (r *runner) fail(ctx context.Context, cause error) (*Result, error) {
 // has none, but nothing is written there).
 func (r *runner) noManifest(ctx context.Context) bool {
 	_, err := r.dst.Head(ctx, ManifestKey)
-	if errors.Is(err, store.ErrBucketMissing) && store.Describe(r.dst).Scheme == "file" {
+	if errors.Is(err, store.ErrBucketMissing) && r.dst.Describe().Scheme == "file" {
 		return r.makeDir(ctx) == nil
 	}
 	return errors.Is(err, store.ErrNotExist)

@@ -104,9 +104,9 @@ func (f *fixture) mustRun(t *testing.T) *Result {
 
 func (f *fixture) prefix() string { return filepath.Join(f.dir, f.exp.Name) }
 
-func (f *fixture) store(t *testing.T) store.Store {
+func (f *fixture) store(t *testing.T) *store.Store {
 	t.Helper()
-	s, err := store.OpenURL(context.Background(), "file://"+f.prefix()+"/", store.Config{})
+	s, err := store.Open(context.Background(), "file://"+f.prefix()+"/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func hasProblem(v *Validation, code string) bool {
 	return false
 }
 
-func memStore(t *testing.T) store.Store {
+func memStore(t *testing.T) *store.Store {
 	t.Helper()
 	return memNew()
 }

@@ -116,7 +116,7 @@ func SuccessBody(b []byte) []byte {
 }
 
 // putManifest writes the manifest, and then, for a succeeded run, _SUCCESS (M1, M2).
-func putManifest(ctx context.Context, s store.Store, m *Manifest) error {
+func putManifest(ctx context.Context, s *store.Store, m *Manifest) error {
 	b, err := m.Encode()
 	if err != nil {
 		return newErr("manifest", ManifestKey, ErrWrite, err)

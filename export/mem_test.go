@@ -5,4 +5,4 @@ import (
 	"github.com/wharfdata/wharf/store/mem"
 )
 
-func memNew() store.Store { return mem.New() }
+func memNew() *store.Store { return store.New(mem.New(), nil) }

@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -40,30 +41,46 @@ func (f Format) Ext() string {
 	return ".parquet"
 }
 
-// Export is one export's typed options. The CLI fills it from the config file; the library
-// never reads YAML, the environment or flags.
+// Config is the export section of wharf's config file: the state file and the exports. The
+// CLI decodes it strictly from the file's top level (state: and exports:); the library never
+// reads YAML, the environment or flags itself.
+type Config struct {
+	// State is the SQLite state file (run journal, chunk progress, delta cursors); default
+	// .wharf/state.db beside the config file.
+	State   string   `yaml:"state"`
+	Exports []Export `yaml:"exports"`
+}
+
+// Export is one export's typed options, an entry of the config file's exports: list.
 type Export struct {
-	Name string // names the export in the journal, the manifest and {export}
+	Name string `yaml:"name"` // names the export in the journal, the manifest and {export}
+
+	// Demo makes the CLI create the SQLite source with demo rows when it is missing.
+	Demo bool `yaml:"demo"`
+	// Validate makes the CLI validate the prefix after each run (as --validate does).
+	Validate bool `yaml:"validate"`
 
 	// Source is sqlite:///abs/path.db (or sqlite://./rel.db) or postgres://user@host:port/db.
 	// A password is never part of the URL: give it as a reference in Password.
-	Source   string
-	Password string // env://NAME or file:///path; postgres only
+	Source   string `yaml:"source"`
+	Password string `yaml:"password" secret:"ref"` // env://NAME or file:///path; postgres only
 
-	Table string // a table ("name" or "schema.name"), or
-	Query string // a SELECT whose rows are exported (exactly one of Table and Query)
+	Table string `yaml:"table"` // a table ("name" or "schema.name"), or
+	Query string `yaml:"query"` // a SELECT whose rows are exported (exactly one of Table and Query)
 
-	ChunkKey  string // an integer or timestamp column the rows are chunked on
-	ChunkRows int    // rows per chunk (one part per chunk); 0: DefaultChunkRows
+	ChunkKey  string `yaml:"chunk_key"`  // an integer or timestamp column the rows are chunked on
+	ChunkRows int    `yaml:"chunk_rows"` // rows per chunk (one part per chunk); 0: DefaultChunkRows
 
-	Mode         Mode   // "" is ModeFull
-	CursorColumn string // ModeDelta: an integer or timestamp column that only grows
+	Mode         Mode   `yaml:"mode"`          // "" is ModeFull
+	CursorColumn string `yaml:"cursor_column"` // ModeDelta: an integer or timestamp column that only grows
 
-	Format Format // "" is FormatParquet
+	Format Format `yaml:"format"` // "" is FormatParquet
 
 	// Destination is a store URL template with {date}, {table}, {export} and {run_id}.
-	Destination string
-	Store       store.Config // options for opening the destination
+	Destination string `yaml:"destination"`
+	// Store says how to open the destination: its backend's options (endpoint, region,
+	// credential references…) and the settings the CLI adds (environment, allow-list).
+	Store store.Config `yaml:"store"`
 }
 
 // DefaultChunkRows is the chunk size when Export.ChunkRows is 0.
@@ -82,9 +99,9 @@ type Options struct {
 	Logger    *slog.Logger     // nil discards
 	// Progress, when set, is called after each chunk (from the worker goroutines).
 	Progress func(Progress)
-	// WrapStore, when set, wraps the destination store once it is opened: instrumentation,
-	// or fault and delay injection in tests. The wrapper must forward every call.
-	WrapStore func(store.Store) store.Store
+	// Getenv reads the environment for env:// references (the source's password) and, unless
+	// Export.Store has its own, the destination's store options; nil reads nothing.
+	Getenv func(string) string
 }
 
 // Progress reports a run's progress after a chunk.
@@ -202,3 +219,35 @@ func Expand(template string, v Vars) (string, error) {
 
 // UsesRunID reports whether template has a {run_id} placeholder.
 func UsesRunID(template string) bool { return strings.Contains(template, "{run_id}") }
+
+// Rebase makes the local paths of c absolute against dir, the directory of the config file
+// that gave them: the state file, SQLite sources (sqlite://rel.db) and local destinations.
+func (c *Config) Rebase(dir string) {
+	c.State = rebase(dir, c.State)
+	for i := range c.Exports {
+		e := &c.Exports[i]
+		if rest, ok := strings.CutPrefix(e.Source, "sqlite://"); ok && rest != "" && !strings.HasPrefix(rest, "/") {
+			e.Source = "sqlite://" + filepath.ToSlash(rebase(dir, rest))
+		}
+		if e.Destination != "" && e.Destination != "-" && !isURL(e.Destination) {
+			abs := rebase(dir, e.Destination)
+			if strings.HasSuffix(e.Destination, "/") && !strings.HasSuffix(abs, "/") {
+				abs += "/"
+			}
+			e.Destination = abs
+		}
+	}
+}
+
+func rebase(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// isURL reports whether s has the form scheme://… with a scheme that is not a path ("./a://b").
+func isURL(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, "/.\\")
+}

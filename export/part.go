@@ -48,7 +48,7 @@ func (hc *hashCounter) Write(p []byte) (int, error) {
 // writePart streams one chunk to key: produce writes record batches through the format
 // writer while the store reads the other end of a pipe, so only a bounded amount of the part
 // is in memory. The sha256 and size are computed on the way; the store's ETag is recorded.
-func writePart(ctx context.Context, s store.Store, key string, f Format, schema *arrow.Schema,
+func writePart(ctx context.Context, s *store.Store, key string, f Format, schema *arrow.Schema,
 	produce func(emit func(arrow.RecordBatch) error) (int64, error)) (Part, error) {
 	pr, pw := io.Pipe()
 	type result struct {

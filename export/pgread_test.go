@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -40,7 +41,7 @@ func TestPostgresBinaryReadMatchesDatabaseSQL(t *testing.T) {
 	srv := testenv.Postgres(t)
 	table := pgTable(t, srv)
 	ctx := context.Background()
-	s, err := openPostgres(ctx, srv.URL, srv.PasswordRef(t), 1)
+	s, err := openPostgres(ctx, srv.URL, srv.PasswordRef(t), 1, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

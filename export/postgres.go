@@ -71,8 +71,8 @@ type scrubbed struct{ msg string }
 func (s scrubbed) Error() string { return s.msg }
 
 // openPostgres connects to postgres://user@host:port/db with the password read from its
-// reference. A password inside the URL is refused (store.ErrCredentialLiteral).
-func openPostgres(ctx context.Context, raw, passwordRef string, conns int) (*source, error) {
+// reference. A password inside the URL is refused (driver.ErrCredentialLiteral).
+func openPostgres(ctx context.Context, raw, passwordRef string, conns int, getenv func(string) string) (*source, error) {
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
 		return nil, newErr("config", "source", ErrConfig, errors.New("cannot parse the postgres URL (is it postgres://user@host:port/db?)"))
@@ -82,11 +82,10 @@ func openPostgres(ctx context.Context, raw, passwordRef string, conns int) (*sou
 	// ~/.pgpass, which is not a literal in the config (and is replaced by the reference below).
 	if u, err := url.Parse(raw); err == nil {
 		if _, set := u.User.Password(); set || u.Query().Has("password") {
-			return nil, store.NewError("config", "password", store.ErrCredentialLiteral,
-				fmt.Errorf("the source URL for %s holds a password: give password: env://NAME instead", host))
+			return nil, &store.Error{Op: "config", Key: "password", Kind: store.ErrCredentialLiteral, Err: fmt.Errorf("the source URL for %s holds a password: give password: env://NAME instead", host)}
 		}
 	}
-	pw, err := store.Resolve("password", passwordRef)
+	pw, err := store.ResolveRef("password", passwordRef, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +101,12 @@ func openPostgres(ctx context.Context, raw, passwordRef string, conns int) (*sou
 }
 
 // openSource opens e's source with room for conns chunks in flight.
-func openSource(ctx context.Context, e *Export, conns int) (*source, error) {
+func openSource(ctx context.Context, e *Export, conns int, getenv func(string) string) (*source, error) {
 	switch {
 	case strings.HasPrefix(e.Source, "sqlite://"):
 		return openSQLite(ctx, e.Source)
 	case strings.HasPrefix(e.Source, "postgres://"), strings.HasPrefix(e.Source, "postgresql://"):
-		return openPostgres(ctx, e.Source, e.Password, conns)
+		return openPostgres(ctx, e.Source, e.Password, conns, getenv)
 	}
 	scheme, _, _ := strings.Cut(e.Source, "://")
 	return nil, newErr("config", "source", ErrConfig, fmt.Errorf("source scheme %q: want sqlite:// or postgres://", scheme))

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/wharfdata/wharf/internal/testenv"
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // pgTable creates a fresh table covering the PostgreSQL types wharf maps, and returns its name.
@@ -61,7 +61,7 @@ func TestPostgresExport(t *testing.T) {
 	if res.Rows != 252 || len(res.Parts) != 4 { // 3 key ranges and the NULL-key chunk
 		t.Fatalf("rows %d parts %d", res.Rows, len(res.Parts))
 	}
-	v, err := ValidateURL(context.Background(), res.Prefix, e.Store, true)
+	v, err := ValidateURL(context.Background(), res.Prefix, &e.Store, true)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate: %v %+v", err, v)
 	}
@@ -122,7 +122,7 @@ func TestPostgresPasswordIsTheReference(t *testing.T) {
 	}
 	for _, src := range []string{strings.Replace(srv.URL, "@", ":pw@", 1), srv.URL + "?password=pw"} {
 		e.Source = src
-		if _, err := Run(context.Background(), e, o); !errors.Is(err, store.ErrCredentialLiteral) {
+		if _, err := Run(context.Background(), e, o); !errors.Is(err, driver.ErrCredentialLiteral) {
 			t.Errorf("%s: err = %v, want ErrCredentialLiteral", src, err)
 		}
 	}

@@ -60,7 +60,7 @@ func (r *runner) quarantine(ctx context.Context, key string) error {
 		return err
 	}
 	dst := QuarantineDir + r.rec.RunID + "/" + key
-	if _, err := store.Copy(ctx, r.dst, key, dst, nil); err != nil {
+	if _, err := r.dst.Copy(ctx, key, dst, nil); err != nil {
 		return newErr("quarantine", key, ErrWrite, err)
 	}
 	if err := r.dst.Delete(ctx, key, nil); err != nil {

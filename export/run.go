@@ -58,7 +58,7 @@ type runner struct {
 	e   *Export
 	o   *Options
 	j   *Journal
-	dst store.Store
+	dst *store.Store
 	src *source
 	rec RunRecord
 	res Result
@@ -89,11 +89,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	r.res = Result{RunID: r.rec.RunID, Export: r.e.Name, Prefix: r.rec.Prefix, Resumed: r.res.Resumed, StartedAt: start}
-	if r.dst, err = store.OpenURL(ctx, r.rec.Prefix, r.e.Store); err != nil {
+	if r.dst, err = store.Open(ctx, r.rec.Prefix, r.storeConfig()); err != nil {
 		return r.failEarly(ctx, err)
-	}
-	if r.o.WrapStore != nil {
-		r.dst = r.o.WrapStore(r.dst)
 	}
 	defer r.dst.Close()
 	if err := r.checkComplete(ctx, prev); err != nil {
@@ -138,7 +135,7 @@ func (r *runner) checkComplete(ctx context.Context, prev *RunRecord) error {
 // absentDir reports whether err says that a file destination's directory is not made yet (a
 // run makes it before its first write): nothing exists at such a prefix.
 func (r *runner) absentDir(err error) bool {
-	return errors.Is(err, store.ErrBucketMissing) && store.Describe(r.dst).Scheme == "file"
+	return errors.Is(err, store.ErrBucketMissing) && r.dst.Describe().Scheme == "file"
 }
 
 // failEarly journals a run that could not even open its destination.
@@ -155,7 +152,7 @@ func (r *runner) failEarly(ctx context.Context, cause error) (*Result, error) {
 // export does the work of a run between StartRun and FinishRun.
 func (r *runner) export(ctx context.Context) error {
 	var err error
-	if r.src, err = openSource(ctx, r.e, r.parallel()); err != nil {
+	if r.src, err = openSource(ctx, r.e, r.parallel(), r.o.Getenv); err != nil {
 		return err
 	}
 	if r.cols, err = r.src.columns(ctx, r.e); err != nil {
@@ -266,4 +263,16 @@ func (r *runner) more(ctx context.Context, p *runPlan) (idx int, ok bool, err er
 	r.prog.Chunks = len(p.chunks)
 	r.wroteMu.Unlock()
 	return idx, true, nil
+}
+
+// storeConfig is how the destination opens: the export's store options, reading the run's
+// environment unless they name their own, and checked as an export destination (a custom
+// endpoint outside this machine needs an allow).
+func (r *runner) storeConfig() *store.Config {
+	c := r.e.Store
+	if c.Getenv == nil {
+		c.Getenv = r.o.Getenv
+	}
+	c.RequireAllow = true
+	return &c
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
-	"github.com/wharfdata/wharf/store"
 )
 
 func TestRunWritesPartsManifestSuccess(t *testing.T) {
@@ -165,7 +163,7 @@ func TestDemoExportToMem(t *testing.T) {
 	if err != nil || res.Rows != 1000 || len(res.Parts) != 4 {
 		t.Fatalf("run: %v %+v", err, res)
 	}
-	v, err := ValidateURL(ctx, res.Prefix, store.Config{}, true)
+	v, err := ValidateURL(ctx, res.Prefix, nil, true)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate %s: %v %+v", res.Prefix, err, v)
 	}

@@ -53,7 +53,7 @@ const (
 // A prefix that cannot be read (a missing bucket, no access) is ErrVerifyManifestRead, never
 // a legacy run; a readable prefix that is not certified returns a Validation with problems
 // and a nil error.
-func Validate(ctx context.Context, s store.Store, prefix string, deep bool) (*Validation, error) {
+func Validate(ctx context.Context, s *store.Store, prefix string, deep bool) (*Validation, error) {
 	v := &Validation{ResolvedPrefix: prefix, Deep: deep, Problems: []Problem{}}
 	success, hasSuccess, err := readSmall(ctx, s, SuccessKey)
 	if err != nil {
@@ -109,7 +109,7 @@ func (v *Validation) checkMarker(m *Manifest, body, success []byte, hasSuccess b
 	}
 }
 
-func (v *Validation) checkPart(ctx context.Context, s store.Store, p Part, deep bool) error {
+func (v *Validation) checkPart(ctx context.Context, s *store.Store, p Part, deep bool) error {
 	info, err := s.Head(ctx, p.Key)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
@@ -141,7 +141,7 @@ func (v *Validation) checkPart(ctx context.Context, s store.Store, p Part, deep 
 	return nil
 }
 
-func hashObject(ctx context.Context, s store.Store, key string) (string, error) {
+func hashObject(ctx context.Context, s *store.Store, key string) (string, error) {
 	obj, err := s.Get(ctx, key, nil)
 	if err != nil {
 		return "", err
@@ -158,7 +158,7 @@ func hashObject(ctx context.Context, s store.Store, key string) (string, error) 
 const maxSmall = 64 << 20
 
 // readSmall reads a small object whole; a missing object is (nil, false, nil).
-func readSmall(ctx context.Context, s store.Store, key string) ([]byte, bool, error) {
+func readSmall(ctx context.Context, s *store.Store, key string) ([]byte, bool, error) {
 	obj, err := s.Get(ctx, key, nil)
 	if errors.Is(err, store.ErrNotExist) {
 		return nil, false, nil

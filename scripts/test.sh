@@ -19,6 +19,9 @@ source scripts/lib/servers.bash
 
 MIN_GO=1.26
 MODULE=github.com/wharfdata/wharf
+# The build tag of the test hooks (cmd/wharf/testhooks.go): set for the tests only, never in
+# a release build, which a test checks.
+TEST_TAGS=wharftest
 RUN_DIR=""
 STEP="start"
 started=$SECONDS
@@ -67,8 +70,10 @@ lint() {
   fi
   step "go vet"
   go vet ./...
+  go vet -tags "$TEST_TAGS" ./...
   step "staticcheck"
   "$(tool_path staticcheck staticcheck)" ./...
+  "$(tool_path staticcheck staticcheck)" -tags "$TEST_TAGS" ./...
 }
 
 # test_args ARGS...: go test's arguments: the defaults, then ARGS, then ./... unless ARGS name
@@ -78,7 +83,7 @@ test_args() {
   for a in "$@"; do
     case "$a" in ./* | ../* | "$MODULE" | "$MODULE"/*) named=1 ;; esac
   done
-  TEST_ARGS=(-race -count=1 -timeout 30m "$@")
+  TEST_ARGS=(-race -count=1 -timeout 30m -tags "$TEST_TAGS" "$@")
   [ -n "$named" ] || TEST_ARGS+=(./...)
 }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
 )
 
@@ -29,8 +30,7 @@ type body struct {
 func openBody(f spool.File) (*body, error) {
 	fh, err := os.Open(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &spool.Error{Op: "ship", Path: f.Path, Kind: spool.ErrCorrupt,
-			Err: fmt.Errorf("file %d is waiting to be uploaded but is missing from the spool", f.ID)}
+		return nil, errcode.E("ship", f.Path, spool.ErrCorrupt, fmt.Errorf("file %d is waiting to be uploaded but is missing from the spool", f.ID))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening spooled file %s: %w", f.Path, err)
@@ -42,8 +42,7 @@ func openBody(f spool.File) (*body, error) {
 	}
 	if fi.Size() != f.Size {
 		fh.Close()
-		return nil, &spool.Error{Op: "ship", Path: f.Path, Kind: spool.ErrCorrupt,
-			Err: fmt.Errorf("file %d has %d bytes, the catalog recorded %d", f.ID, fi.Size(), f.Size)}
+		return nil, errcode.E("ship", f.Path, spool.ErrCorrupt, fmt.Errorf("file %d has %d bytes, the catalog recorded %d", f.ID, fi.Size(), f.Size))
 	}
 	return &body{f: fh, h: sha256.New(), size: f.Size}, nil
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -51,9 +53,9 @@ const ListenOff = "off"
 // min(Initial·2^(n-1), Max), drawn uniformly from its upper half when Jitter is set. Attempts
 // never run out.
 type Retry struct {
-	Initial time.Duration
-	Max     time.Duration
-	Jitter  bool
+	Initial time.Duration `yaml:"initial"`
+	Max     time.Duration `yaml:"max"`
+	Jitter  bool          `yaml:"jitter"`
 }
 
 // Delay returns the wait before retry n (n ≥ 1). rnd returns a uniform draw in [0, 1).
@@ -71,34 +73,65 @@ func (r Retry) Delay(n int, rnd func() float64) time.Duration {
 
 // Retention is the local retention policy.
 type Retention struct {
-	Mode    RetentionMode
-	KeepFor time.Duration // with KeepFor: how long after the upload the file stays
+	Mode    RetentionMode `yaml:"mode"`
+	KeepFor time.Duration `yaml:"keep_for"` // with KeepFor: how long after the upload the file stays
 }
 
-// Config configures the ship service. DefaultConfig gives every default; Check validates.
+// Config configures the ship service: the ship: section of wharf's config file, every key of
+// which is also a flag of `wharf ship`. DefaultConfig gives every default, FromEnv the
+// environment's, Check validates.
 type Config struct {
-	Spool    string // the spool directory
-	To       string // the destination store URL: s3://bucket/prefix, gs://…, az://…, file://…
-	Pipeline string // written into every key
-	Node     string // this machine's id, written into every key and object
+	Spool    string `yaml:"spool"`    // the spool directory
+	To       string `yaml:"to"`       // the destination store URL: s3://bucket/prefix, gs://…, az://…, file://…
+	Pipeline string `yaml:"pipeline"` // written into every key
+	Node     string `yaml:"node"`     // this machine's id, written into every key and object
 
-	UploadConcurrency  int   // files in flight (and part buffers across all uploads)
-	MultipartThreshold int64 // bytes: at or below, one put; above, a multipart upload
-	PartSize           int64 // bytes per part of a multipart upload, 5 MiB to 5 GiB
+	UploadConcurrency  int   `yaml:"upload_concurrency"`               // files in flight (and part buffers across all uploads)
+	MultipartThreshold int64 `yaml:"multipart_threshold" unit:"bytes"` // at or below, one put; above, a multipart upload
+	PartSize           int64 `yaml:"part_size" unit:"bytes"`           // bytes per part of a multipart upload, 5 MiB to 5 GiB
 
-	ConditionalPut PutMode
-	Retry          Retry
-	Retention      Retention
+	ConditionalPut PutMode   `yaml:"conditional_put"`
+	Retry          Retry     `yaml:"retry"`
+	Retention      Retention `yaml:"local_retention"`
 
-	Grace        time.Duration // how long uploads in flight may finish after a stop
-	PollInterval time.Duration // how often the spool's catalog is re-read for new files
-	Listen       string        // host:port of /metrics, /status, /healthz; ListenOff for none
-	ListenRemote bool          // allow a Listen address that is not loopback
+	Grace        time.Duration `yaml:"grace"`         // how long uploads in flight may finish after a stop
+	PollInterval time.Duration `yaml:"poll_interval"` // how often the spool's catalog is re-read for new files
+	Listen       string        `yaml:"listen"`        // host:port of /metrics, /status, /healthz; ListenOff for none
+	ListenRemote bool          `yaml:"listen_remote"` // allow a Listen address that is not loopback
 	// Drain makes Run return once no file is waiting and none is in flight (for batch runs
 	// and benchmarks); without it Run serves until its context ends.
-	Drain bool
+	Drain bool `yaml:"drain"`
 
-	Store store.Config // how to open To: endpoint, region, credential references
+	// Store says how to open To: its backend's options (endpoint, region, credential
+	// references…); ship's own part_size and upload_concurrency bound its uploads.
+	Store store.Config `yaml:"store"`
+}
+
+// EnvNodeID names this machine when neither the config nor a flag does.
+const EnvNodeID = "WHARF_NODE_ID"
+
+// FromEnv takes the defaults the environment gives: the node id from WHARF_NODE_ID.
+func (c *Config) FromEnv(getenv func(string) string) {
+	if v := getenv(EnvNodeID); v != "" {
+		c.Node = v
+	}
+}
+
+// Rebase makes the local paths of c (the spool, and a local destination) absolute against
+// dir, the directory of the config file that gave them.
+func (c *Config) Rebase(dir string) {
+	if c.Spool != "" && !filepath.IsAbs(c.Spool) {
+		c.Spool = filepath.Join(dir, c.Spool)
+	}
+	scheme, _, hasScheme := strings.Cut(c.To, "://")
+	isURL := hasScheme && scheme != "" && !strings.ContainsAny(scheme, "/.\\")
+	if !isURL && c.To != "" && c.To != "-" && !filepath.IsAbs(c.To) {
+		abs := filepath.Join(dir, c.To)
+		if strings.HasSuffix(c.To, "/") {
+			abs += "/"
+		}
+		c.To = abs
+	}
 }
 
 // DefaultConfig returns the defaults: 2 uploads in flight, multipart above 32 MiB in 8 MiB
@@ -144,10 +177,10 @@ func (c *Config) Check() error {
 	}
 	if c.To == "" {
 		add(errors.New("to: required (the destination URL, such as s3://bucket/prefix)"))
-	} else if _, err := store.ParseURL(c.To); err != nil {
-		return err
 	} else if strings.HasPrefix(c.To, "stdout:") || c.To == "-" {
 		add(errors.New("to: standard output cannot hold objects: give a store URL"))
+	} else if err := store.Check(c.To, &c.Store); err != nil {
+		return err
 	}
 	add(CheckSegment("pipeline", c.Pipeline))
 	add(CheckSegment("node", c.Node))
@@ -155,10 +188,10 @@ func (c *Config) Check() error {
 		add(fmt.Errorf("upload_concurrency %d: want 1 to 256", c.UploadConcurrency))
 	}
 	if c.PartSize < MinPartSize || c.PartSize > MaxPartSize {
-		add(fmt.Errorf("part_size %s: want 5MiB to 5GiB (the multipart part limits)", FormatSize(c.PartSize)))
+		add(fmt.Errorf("part_size %s: want 5MiB to 5GiB (the multipart part limits)", bytesize.Format(c.PartSize)))
 	}
 	if c.MultipartThreshold < 0 || c.MultipartThreshold > MaxPartSize {
-		add(fmt.Errorf("multipart_threshold %s: want 0 to 5GiB (the largest single put)", FormatSize(c.MultipartThreshold)))
+		add(fmt.Errorf("multipart_threshold %s: want 0 to 5GiB (the largest single put)", bytesize.Format(c.MultipartThreshold)))
 	}
 	switch c.ConditionalPut {
 	case PutAuto, PutCreate, PutOverwrite:
@@ -224,44 +257,4 @@ func loopback(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
-}
-
-// FormatSize prints n bytes as the largest whole binary unit: 8MiB, 5GiB, 1234B.
-func FormatSize(n int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n != 0 && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
-// ParseSize reads a size: a whole number of bytes, or one with a unit B, KiB, MiB, GiB (also
-// KB, MB, GB as binary units, and K, M, G), with or without a space: "8MiB", "32 MiB", "1048576".
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("size %q: want a number with an optional unit (8MiB)", s)
-	}
-	var n int64
-	if _, err := fmt.Sscan(t[:i], &n); err != nil {
-		return 0, fmt.Errorf("size %q: %v", s, err)
-	}
-	mult := map[string]int64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
-	m, ok := mult[strings.ToLower(strings.TrimSpace(t[i:]))]
-	if !ok {
-		return 0, fmt.Errorf("size %q: unknown unit (want B, KiB, MiB or GiB)", s)
-	}
-	if n > (1<<62)/m {
-		return 0, fmt.Errorf("size %q: too large", s)
-	}
-	return n * m, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func validConfig() Config {
@@ -56,7 +57,7 @@ func TestConfigCheck(t *testing.T) {
 	}
 	c := validConfig()
 	c.To = "ftp://host/x"
-	if err := c.Check(); !errors.Is(err, store.ErrEndpointUnsupported) {
+	if err := c.Check(); !errors.Is(err, driver.ErrEndpointUnsupported) {
 		t.Errorf("an ftp destination: %v, want WHARF_ENDPOINT_UNSUPPORTED", err)
 	}
 	for _, ok := range []func(*Config){
@@ -102,26 +103,6 @@ func TestRetryDelay(t *testing.T) {
 	}
 }
 
-func TestSizes(t *testing.T) {
-	for in, want := range map[string]int64{"8MiB": 8 << 20, "32 MiB": 32 << 20, "1048576": 1 << 20, "5gib": 5 << 30,
-		"64KiB": 64 << 10, "7B": 7, "2M": 2 << 20, "1GB": 1 << 30} {
-		got, err := ParseSize(in)
-		if err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "MiB", "8 XB", "-1", "99999999999GiB"} {
-		if _, err := ParseSize(bad); err == nil {
-			t.Errorf("ParseSize(%q) succeeded", bad)
-		}
-	}
-	for n, want := range map[int64]string{8 << 20: "8MiB", 5 << 30: "5GiB", 1234: "1234B", 0: "0B", 3 << 10: "3KiB"} {
-		if got := FormatSize(n); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestObjectKey(t *testing.T) {
 	f := spool.File{ID: 7, Dataset: "events", First: 7, Last: 9, Ext: "ndjson.gz", SHA256: "ABCDEF",
 		Time: time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("x", 2*3600))}
@@ -139,7 +120,7 @@ func TestObjectKey(t *testing.T) {
 			t.Errorf("metadata %s = %q, want %q", k, md[k], v)
 		}
 	}
-	if err := store.ValidateMetadata("put", got, md); err != nil {
+	if err := driver.ValidateMetadata("put", got, md); err != nil {
 		t.Errorf("metadata not valid for the store: %v", err)
 	}
 	for _, bad := range []spool.File{{Dataset: "a/b", Ext: "x"}, {Dataset: "ok", Ext: "a/b"}, {Dataset: "..", Ext: "x"}} {

@@ -38,7 +38,7 @@
 //
 // Run returns ErrObjectKeyCollision (WHARF_OBJECT_KEY_COLLISION) on a collision, the spool's
 // kinds (spool.ErrNotSpool, spool.ErrLocked, spool.ErrCorrupt) when the spool cannot be used,
-// store.ErrCoordinationUnproven when conditional_put is create and the store did not prove
+// probe.ErrCoordinationUnproven when conditional_put is create and the store did not prove
 // conditional create, and store.ErrConfig for an invalid Config. Transient store errors never
 // leave Run: they are retried and reported through metrics, status and logs.
 //

@@ -22,6 +22,7 @@ import (
 
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/mem"
 )
 
@@ -100,7 +101,7 @@ func (fx *fixture) config(to string) Config {
 
 // checkShipped checks that every file of fx is at its key with its bytes and metadata, and
 // that nothing else is under wharf/.
-func (fx *fixture) checkShipped(t *testing.T, st store.Store, cfg Config) {
+func (fx *fixture) checkShipped(t *testing.T, st *store.Store, cfg Config) {
 	t.Helper()
 	ctx := t.Context()
 	var want []string
@@ -125,7 +126,7 @@ func (fx *fixture) checkShipped(t *testing.T, st store.Store, cfg Config) {
 			}
 		}
 	}
-	objs, err := store.ListAll(ctx, st, "wharf/")
+	objs, err := st.ListAll(ctx, "wharf/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +173,11 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // options is Options for a test: its logger, and st as the destination whatever the URL.
-func options(t *testing.T, st store.Store) Options {
-	return Options{Logger: testLogger(t), OpenStore: func(context.Context, string, store.Config) (store.Store, error) {
-		return noClose{st}, nil
+// (Run closes the store it opened; closing a mem, file or S3 store releases nothing, so the
+// test goes on using st.)
+func options(t *testing.T, st *store.Store) Options {
+	return Options{Logger: testLogger(t), OpenStore: func(context.Context, string, *store.Config) (*store.Store, error) {
+		return st, nil
 	}}
 }
 
@@ -222,24 +225,18 @@ func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context
 	return context.WithTimeout(t.Context(), d)
 }
 
-func newMem() store.Store { return store.Validate(mem.New()) }
-
-// noClose keeps a test's store open after Run closes it.
-type noClose struct{ store.Store }
-
-func (n noClose) Close() error        { return nil }
-func (n noClose) Unwrap() store.Store { return n.Store }
+func newMem() *store.Store { return store.New(mem.New(), nil) }
 
 // noConditions is a store that ignores every condition, as a store without conditional
 // writes does.
-type noConditions struct{ store.Store }
+type noConditions struct{ driver.Bucket }
 
-func (n noConditions) Unwrap() store.Store { return n.Store }
+func (n noConditions) Unwrap() driver.Bucket { return n.Bucket }
 
 func (n noConditions) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
 	o := *opts
 	o.IfNoneMatch, o.IfMatch = false, ""
-	return n.Store.Put(ctx, key, body, &o)
+	return n.Bucket.Put(ctx, key, body, &o)
 }
 
 func (n noConditions) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
@@ -248,21 +245,21 @@ func (n noConditions) Get(ctx context.Context, key string, opts *store.GetOption
 		o.IfMatch = ""
 		opts = &o
 	}
-	return n.Store.Get(ctx, key, opts)
+	return n.Bucket.Get(ctx, key, opts)
 }
 
 func (n noConditions) Delete(ctx context.Context, key string, _ *store.DeleteOptions) error {
-	return n.Store.Delete(ctx, key, nil)
+	return n.Bucket.Delete(ctx, key, nil)
 }
 
 // flaky fails calls as unavailable while down (every call) or failPuts (puts under wharf/).
 type flaky struct {
-	store.Store
+	driver.Bucket
 	down, failPuts atomic.Bool
 	failed         atomic.Int64
 }
 
-func (f *flaky) Unwrap() store.Store { return f.Store }
+func (f *flaky) Unwrap() driver.Bucket { return f.Bucket }
 
 func (f *flaky) fail(op, key string) error {
 	f.failed.Add(1)
@@ -273,44 +270,44 @@ func (f *flaky) Put(ctx context.Context, key string, body io.Reader, opts *store
 	if f.down.Load() || (f.failPuts.Load() && strings.HasPrefix(key, KeyRoot)) {
 		return store.ObjectInfo{}, f.fail("put", key)
 	}
-	return f.Store.Put(ctx, key, body, opts)
+	return f.Bucket.Put(ctx, key, body, opts)
 }
 
 func (f *flaky) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
 	if f.down.Load() {
 		return store.ObjectInfo{}, f.fail("head", key)
 	}
-	return f.Store.Head(ctx, key)
+	return f.Bucket.Head(ctx, key)
 }
 
 func (f *flaky) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
 	if f.down.Load() {
 		return nil, f.fail("get", key)
 	}
-	return f.Store.Get(ctx, key, opts)
+	return f.Bucket.Get(ctx, key, opts)
 }
 
 func (f *flaky) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
 	if f.down.Load() {
 		return store.Page{}, f.fail("list", opts.Prefix)
 	}
-	return f.Store.List(ctx, opts)
+	return f.Bucket.List(ctx, opts)
 }
 
 // gated holds every put under wharf/ until its gate opens (or the put's context ends).
 type gated struct {
-	store.Store
+	driver.Bucket
 	gate    chan struct{}
 	entered chan string
 	once    sync.Once
 }
 
-func newGated(inner store.Store) *gated {
-	return &gated{Store: inner, gate: make(chan struct{}), entered: make(chan string, 100)}
+func newGated(inner driver.Bucket) *gated {
+	return &gated{Bucket: inner, gate: make(chan struct{}), entered: make(chan string, 100)}
 }
 
-func (g *gated) Unwrap() store.Store { return g.Store }
-func (g *gated) open()               { g.once.Do(func() { close(g.gate) }) }
+func (g *gated) Unwrap() driver.Bucket { return g.Bucket }
+func (g *gated) open()                 { g.once.Do(func() { close(g.gate) }) }
 
 func (g *gated) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
 	if strings.HasPrefix(key, KeyRoot) {
@@ -321,11 +318,11 @@ func (g *gated) Put(ctx context.Context, key string, body io.Reader, opts *store
 			return store.ObjectInfo{}, ctx.Err()
 		}
 	}
-	return g.Store.Put(ctx, key, body, opts)
+	return g.Bucket.Put(ctx, key, body, opts)
 }
 
 // putObject writes content at key, as another writer would.
-func putObject(t *testing.T, st store.Store, key string, content []byte, md map[string]string) {
+func putObject(t *testing.T, st *store.Store, key string, content []byte, md map[string]string) {
 	t.Helper()
 	if _, err := st.Put(t.Context(), key, bytes.NewReader(content), &store.PutOptions{Size: int64(len(content)), Metadata: md}); err != nil {
 		t.Fatal(err)

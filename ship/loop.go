@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
 )
@@ -259,7 +260,7 @@ func (s *Shipper) finish(d done, cancelled bool) {
 		s.log.Info("upload cancelled by the stop; it resumes on restart", append(attrs, "error", d.err)...)
 	case isFatal(d.err):
 		s.m.outcome(OutcomeFatal)
-		s.log.Error("shipping stopped", append(attrs, "outcome", OutcomeFatal, "code", store.Code(d.err), "error", d.err)...)
+		s.log.Error("shipping stopped", append(attrs, "outcome", OutcomeFatal, "code", errcode.NameOf(d.err), "error", d.err)...)
 		s.setFatal(d.err, f, d.res.key)
 	default:
 		s.m.outcome(OutcomeRetry)
@@ -273,10 +274,10 @@ func (s *Shipper) finish(d done, cancelled bool) {
 		rs.attempts = d.attempt
 		wait := s.cfg.Retry.Delay(d.attempt, s.rnd)
 		rs.next = now.Add(wait)
-		s.stat.lastErr = &ErrorInfo{Time: now.UTC(), Message: d.err.Error(), Code: store.Code(d.err), FileID: f.ID}
+		s.stat.lastErr = &ErrorInfo{Time: now.UTC(), Message: d.err.Error(), Code: errcode.NameOf(d.err), FileID: f.ID}
 		s.mu.Unlock()
 		s.log.Warn("upload failed; will retry", append(attrs, "outcome", OutcomeRetry, "retry_in", wait,
-			"code", store.Code(d.err), "error", d.err)...)
+			"code", errcode.NameOf(d.err), "error", d.err)...)
 	}
 }
 
@@ -306,7 +307,7 @@ func (s *Shipper) snapshot(ctx context.Context) ([]spool.File, error) {
 	case err != nil:
 		s.log.Warn("re-reading the spool's catalog failed", "spool", s.sp.Dir(), "error", err)
 		s.mu.Lock()
-		s.stat.lastErr = &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: store.Code(err)}
+		s.stat.lastErr = &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}
 		s.mu.Unlock()
 	}
 	s.m.spoolStats(stats)

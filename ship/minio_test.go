@@ -20,6 +20,7 @@ import (
 	"github.com/wharfdata/wharf/internal/faultproxy"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 	_ "github.com/wharfdata/wharf/store/s3" // the s3:// backend
 )
 
@@ -28,30 +29,29 @@ var bucketSeq atomic.Int64
 // minioDest makes a fresh bucket on srv and returns the destination URL (with a prefix), the
 // store config to reach it, and the store opened on that URL. The bucket is emptied when the
 // test ends.
-func minioDest(t testing.TB, srv testenv.S3Server) (string, store.Config, store.Store) {
+func minioDest(t testing.TB, srv testenv.S3Server) (string, store.Config, *store.Store) {
 	t.Helper()
-	ak, sk := srv.Refs(t)
-	cfg := store.Config{Endpoint: srv.Endpoint, Region: srv.Region, AccessKeyID: ak, SecretAccessKey: sk}
+	cfg := *srv.StoreConfig(t)
 	bucket := fmt.Sprintf("wharf-ship-%d-%d", os.Getpid(), bucketSeq.Add(1))
 	url := "s3://" + bucket + "/landing"
-	st, err := store.OpenURL(t.Context(), url, cfg)
+	st, err := store.Open(t.Context(), url, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MakeBucket(t.Context(), st); err != nil {
+	if err := st.MakeBucket(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		// t.Context() is already cancelled when cleanups run.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		objs, err := store.ListAll(ctx, st, "")
+		objs, err := st.ListAll(ctx, "")
 		if err == nil {
 			keys := make([]string, len(objs))
 			for i, o := range objs {
 				keys[i] = o.Key
 			}
-			err = store.DeleteMany(ctx, st, keys)
+			err = st.DeleteMany(ctx, keys)
 		}
 		if err != nil {
 			t.Logf("cleanup: %v", err)
@@ -145,10 +145,10 @@ func TestMinIONoConditions(t *testing.T) {
 	cfg := minioConfig(fx, url, sc)
 	cfg.ConditionalPut = PutCreate
 	s, err := runToEnd(t, cfg, Options{Logger: testLogger(t)})
-	if !errors.Is(err, store.ErrCoordinationUnproven) {
+	if !errors.Is(err, probe.ErrCoordinationUnproven) {
 		t.Fatalf("create behind the stripping proxy: %v, want WHARF_COORDINATION_UNPROVEN", err)
 	}
-	if v := s.Status().Probe.Capabilities[store.CapConditionalCreate].Verdict; v != store.No {
+	if v := s.Status().Probe.Capabilities[probe.CapConditionalCreate].Verdict; v != probe.No {
 		t.Errorf("the probe says conditional create %q, want no", v)
 	}
 	cfg.ConditionalPut = PutAuto

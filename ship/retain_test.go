@@ -11,6 +11,7 @@ import (
 
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/mem"
 )
 
 // countingSpool counts the service's Remove calls per file.
@@ -33,7 +34,7 @@ func (c *countingSpool) Remove(ctx context.Context, id uint64) error {
 // once all of them are.
 func TestShipRemovesEachFileOnce(t *testing.T) {
 	fx := newFixture(t, 10, 11, 12, 13, 14)
-	st := store.Validate(&slow{Store: newMem(), d: time.Millisecond})
+	st := store.New(&slow{Bucket: mem.New(), d: time.Millisecond}, nil)
 	cfg := fx.config("mem://x")
 	cfg.Retention = Retention{Mode: Keep}
 	if _, err := runToEnd(t, cfg, options(t, st)); err != nil {

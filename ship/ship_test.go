@@ -17,6 +17,9 @@ import (
 
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/mem"
+	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
 
@@ -83,12 +86,12 @@ func TestShipKeepAndRecord(t *testing.T) {
 func TestShipCollision(t *testing.T) {
 	for _, mode := range []struct {
 		name string
-		st   func() store.Store
+		st   func() *store.Store
 		size int
 	}{
 		{"create", newMem, 50},
 		{"create-large", newMem, 3000},
-		{"overwrite", func() store.Store { return store.Validate(noConditions{newMem()}) }, 50},
+		{"overwrite", func() *store.Store { return store.New(noConditions{mem.New()}, nil) }, 50},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			fx := newFixture(t, 10, mode.size)
@@ -135,15 +138,15 @@ func TestShipCollision(t *testing.T) {
 // verified after, and create refuses to start.
 func TestShipNoConditions(t *testing.T) {
 	fx := newFixture(t, 10, 3000)
-	st := store.Validate(noConditions{newMem()})
+	st := store.New(noConditions{mem.New()}, nil)
 	cfg := fx.config("mem://x")
 	cfg.MultipartThreshold = 2000
 	cfg.ConditionalPut = PutCreate
 	s, err := runToEnd(t, cfg, options(t, st))
-	if !errors.Is(err, store.ErrCoordinationUnproven) || !strings.Contains(err.Error(), "conditional_put is create") {
+	if !errors.Is(err, probe.ErrCoordinationUnproven) || !strings.Contains(err.Error(), "conditional_put is create") {
 		t.Fatalf("create on a store without conditions: %v, want WHARF_COORDINATION_UNPROVEN", err)
 	}
-	if s.Status().Probe.Capabilities[store.CapConditionalCreate].Verdict != store.No {
+	if s.Status().Probe.Capabilities[probe.CapConditionalCreate].Verdict != probe.No {
 		t.Errorf("probe %+v", s.Status().Probe)
 	}
 	if fx.readyFiles(t) != 2 {
@@ -162,16 +165,16 @@ func TestShipNoConditions(t *testing.T) {
 
 // racer replaces an object right after the service's put, as a second writer would.
 type racer struct {
-	store.Store
+	driver.Bucket
 	key string
 }
 
-func (r racer) Unwrap() store.Store { return r.Store }
+func (r racer) Unwrap() driver.Bucket { return r.Bucket }
 
 func (r racer) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
-	info, err := r.Store.Put(ctx, key, body, opts)
+	info, err := r.Bucket.Put(ctx, key, body, opts)
 	if err == nil && key == r.key {
-		_, err = r.Store.Put(ctx, key, strings.NewReader("someone else"), &store.PutOptions{Size: 12})
+		_, err = r.Bucket.Put(ctx, key, strings.NewReader("someone else"), &store.PutOptions{Size: 12})
 	}
 	return info, err
 }
@@ -182,7 +185,7 @@ func TestShipOverwriteVerifies(t *testing.T) {
 	fx := newFixture(t, 12)
 	cfg := fx.config("mem://x")
 	cfg.ConditionalPut = PutOverwrite
-	st := store.Validate(racer{Store: newMem(), key: fx.key(t, cfg, fx.files[0])})
+	st := store.New(racer{Bucket: mem.New(), key: fx.key(t, cfg, fx.files[0])}, nil)
 	_, err := runToEnd(t, cfg, options(t, st))
 	if !errors.Is(err, ErrObjectKeyCollision) {
 		t.Fatalf("Run = %v, want a collision found by the verification", err)
@@ -196,10 +199,10 @@ func TestShipOverwriteVerifies(t *testing.T) {
 // the retry age grows, and shipping resumes by itself once the store is back.
 func TestShipRetriesThenResumes(t *testing.T) {
 	fx := newFixture(t, 10, 20, 30)
-	fl := &flaky{Store: newMem()}
+	fl := &flaky{Bucket: mem.New()}
 	fl.failPuts.Store(true)
 	cfg := fx.config("mem://x")
-	s, wait := start(t, t.Context(), cfg, options(t, fl))
+	s, wait := start(t, t.Context(), cfg, options(t, store.New(fl, nil)))
 	eventually(t, "retries", func() bool { st := s.Status(); return st.Retrying == 3 && st.RetryAge > 0.1 })
 	st := s.Status()
 	if st.State != StateRetrying || st.LastError == nil || st.LastError.Code != "WHARF_UNAVAILABLE" || st.Backlog.Files != 3 {
@@ -212,7 +215,7 @@ func TestShipRetriesThenResumes(t *testing.T) {
 	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
-	fx.checkShipped(t, fl, cfg)
+	fx.checkShipped(t, store.New(fl.Bucket, nil), cfg)
 	if st := s.Status(); st.Retrying != 0 || st.RetryAge != 0 || st.Uploaded != 3 {
 		t.Errorf("status after the store came back: %+v", st)
 	}
@@ -222,10 +225,10 @@ func TestShipRetriesThenResumes(t *testing.T) {
 // never taken for one without conditional writes.
 func TestShipProbeWaits(t *testing.T) {
 	fx := newFixture(t, 10)
-	fl := &flaky{Store: newMem()}
+	fl := &flaky{Bucket: mem.New()}
 	fl.down.Store(true)
 	cfg := fx.config("mem://x")
-	s, wait := start(t, t.Context(), cfg, options(t, fl))
+	s, wait := start(t, t.Context(), cfg, options(t, store.New(fl, nil)))
 	eventually(t, "probe failures", func() bool { return fl.failed.Load() >= 3 })
 	if st := s.Status(); st.State != StateProbing || st.RetryAge <= 0 || st.PutMode != "" {
 		t.Errorf("status while the store is down at start: %+v", st)
@@ -237,7 +240,7 @@ func TestShipProbeWaits(t *testing.T) {
 	if s.Status().PutMode != PutCreate {
 		t.Errorf("put mode %q after the store came back, want create", s.Status().PutMode)
 	}
-	fx.checkShipped(t, fl, cfg)
+	fx.checkShipped(t, store.New(fl.Bucket, nil), cfg)
 }
 
 // TestShipKeepFor removes files only once keep_for has passed since their upload.
@@ -276,11 +279,11 @@ func TestShipKeepFor(t *testing.T) {
 func TestShipStop(t *testing.T) {
 	t.Run("finishes within the grace", func(t *testing.T) {
 		fx := newFixture(t, 10, 20)
-		g := newGated(newMem())
+		g := newGated(mem.New())
 		cfg := fx.config("mem://x")
 		cfg.Drain, cfg.UploadConcurrency = false, 1
 		ctx, cancel := context.WithCancel(t.Context())
-		s, wait := start(t, ctx, cfg, options(t, g))
+		s, wait := start(t, ctx, cfg, options(t, store.New(g, nil)))
 		<-g.entered
 		cancel()
 		eventually(t, "stopping", func() bool { return s.Status().State == StateStopping })
@@ -296,11 +299,11 @@ func TestShipStop(t *testing.T) {
 	})
 	t.Run("cancelled past the grace", func(t *testing.T) {
 		fx := newFixture(t, 10)
-		g := newGated(newMem())
+		g := newGated(mem.New())
 		cfg := fx.config("mem://x")
 		cfg.Drain, cfg.Grace = false, 30*time.Millisecond
 		ctx, cancel := context.WithCancel(t.Context())
-		_, wait := start(t, ctx, cfg, options(t, g))
+		_, wait := start(t, ctx, cfg, options(t, store.New(g, nil)))
 		key := <-g.entered
 		cancel()
 		if err := wait(); err != nil {
@@ -321,10 +324,10 @@ func TestShipOutcomeUnknown(t *testing.T) {
 	fx := newFixture(t, 10, 20)
 	cfg := fx.config("mem://x")
 	key := fx.key(t, cfg, fx.files[0])
-	faulty := storetest.Faulty(newMem(), storetest.Rule{Op: "put", Key: key, Times: 1, Fault: store.FaultTransport, AfterApply: true})
+	faulty := storetest.Faulty(mem.New(), storetest.Rule{Op: "put", Key: key, Times: 1, Fault: driver.FaultTransport, AfterApply: true})
 	p := store.DefaultRetryPolicy()
 	p.Sleep = func(context.Context, time.Duration) error { return nil }
-	st := store.Validate(store.Retry(faulty, p))
+	st := store.New(faulty, p)
 	if _, err := runToEnd(t, cfg, options(t, st)); err != nil {
 		t.Fatal(err)
 	}
@@ -458,14 +461,14 @@ func TestShipRefusesSpool(t *testing.T) {
 
 // slow delays every put under wharf/.
 type slow struct {
-	store.Store
+	driver.Bucket
 	d     time.Duration
 	puts  atomic.Int64
 	keys  sync.Map
 	twice atomic.Int64
 }
 
-func (s *slow) Unwrap() store.Store { return s.Store }
+func (s *slow) Unwrap() driver.Bucket { return s.Bucket }
 
 func (s *slow) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
 	if strings.HasPrefix(key, KeyRoot) {
@@ -475,7 +478,7 @@ func (s *slow) Put(ctx context.Context, key string, body io.Reader, opts *store.
 		}
 		time.Sleep(s.d)
 	}
-	return s.Store.Put(ctx, key, body, opts)
+	return s.Bucket.Put(ctx, key, body, opts)
 }
 
 // TestShipManyFiles ships many files with snapshots of the catalog taken while uploads are in
@@ -486,13 +489,13 @@ func TestShipManyFiles(t *testing.T) {
 		sizes[i] = 10 + i
 	}
 	fx := newFixture(t, sizes...)
-	sl := &slow{Store: newMem(), d: 2 * time.Millisecond}
+	sl := &slow{Bucket: mem.New(), d: 2 * time.Millisecond}
 	cfg := fx.config("mem://x")
 	cfg.PollInterval, cfg.UploadConcurrency = 5*time.Millisecond, 3
-	if _, err := runToEnd(t, cfg, options(t, store.Validate(sl))); err != nil {
+	if _, err := runToEnd(t, cfg, options(t, store.New(sl, nil))); err != nil {
 		t.Fatal(err)
 	}
-	fx.checkShipped(t, sl, cfg)
+	fx.checkShipped(t, store.New(sl.Bucket, nil), cfg)
 	if sl.twice.Load() != 0 || sl.puts.Load() != 40 {
 		t.Errorf("%d puts, %d of them a second put of a key; want 40 and 0", sl.puts.Load(), sl.twice.Load())
 	}

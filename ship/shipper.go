@@ -13,8 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // Spool is what the service needs of a spool; its methods must be safe for concurrent use.
@@ -42,8 +44,8 @@ type Options struct {
 
 	// OpenSpool opens the spool; nil: spool.Open.
 	OpenSpool func(dir string) (Spool, error)
-	// OpenStore opens the destination; nil: store.OpenURL.
-	OpenStore func(ctx context.Context, raw string, cfg store.Config) (store.Store, error)
+	// OpenStore opens the destination; nil: store.Open.
+	OpenStore func(ctx context.Context, raw string, cfg *store.Config) (*store.Store, error)
 	// Listening is told the address the HTTP endpoints are bound to.
 	Listening func(addr net.Addr)
 
@@ -75,7 +77,7 @@ type Shipper struct {
 
 	// Set by Run before the first upload, then read-only.
 	sp    Spool
-	st    store.Store
+	st    *store.Store
 	loc   string // the destination, without credentials
 	epoch uint64
 	mode  PutMode
@@ -110,7 +112,7 @@ func New(cfg Config, opts Options) (*Shipper, error) {
 		s.opts.OpenSpool = func(dir string) (Spool, error) { return spool.Open(dir, spool.OpenOptions{Logger: s.log}) }
 	}
 	if s.opts.OpenStore == nil {
-		s.opts.OpenStore = store.OpenURL
+		s.opts.OpenStore = store.Open
 	}
 	s.stat = status{state: StateStarting, started: s.now(), retry: map[uint64]*retryState{},
 		inflight: map[uint64]spool.File{}, retaining: map[uint64]bool{}}
@@ -154,12 +156,12 @@ func (s *Shipper) Run(ctx context.Context) (err error) {
 		st := s.Status()
 		s.log.Info("ship stopped", "uploaded", st.Uploaded, "backlog_files", st.Backlog.Files, "state", st.State)
 	}()
-	st, err := s.opts.OpenStore(ctx, s.cfg.To, s.cfg.Store)
+	st, err := s.opts.OpenStore(ctx, s.cfg.To, &s.cfg.Store)
 	if err != nil {
 		return fmt.Errorf("%s: %w", redactURL(s.cfg.To), err)
 	}
 	defer st.Close()
-	s.st, s.loc = st, strings.TrimSuffix(store.Describe(st).Location, "/")
+	s.st, s.loc = st, strings.TrimSuffix(st.Describe().Location, "/")
 	s.mu.Lock()
 	s.stat.dest = s.loc
 	s.mu.Unlock()
@@ -197,7 +199,7 @@ func redactURL(raw string) string {
 func (s *Shipper) decide(ctx context.Context) error {
 	s.setState(StateProbing)
 	for attempt := 1; ; attempt++ {
-		res, err := store.Probe(ctx, s.st, &store.ProbeOptions{Now: s.now})
+		res, err := probe.Run(ctx, s.st, &probe.Options{Now: s.now})
 		if err == nil {
 			s.logProbe(res)
 			s.mu.Lock()
@@ -213,11 +215,11 @@ func (s *Shipper) decide(ctx context.Context) error {
 				s.stat.mode, s.stat.probeFailing = mode, time.Time{}
 				s.mu.Unlock()
 				s.log.Info("put mode decided", "conditional_put", s.cfg.ConditionalPut, "put_mode", mode,
-					"conditional_create", res.Capabilities[store.CapConditionalCreate].Verdict)
+					"conditional_create", res.Capabilities[probe.CapConditionalCreate].Verdict)
 				return nil
 			}
 			err = fmt.Errorf("the probe could not show whether %s enforces conditional create: %s",
-				s.loc, res.Capabilities[store.CapConditionalCreate].Evidence)
+				s.loc, res.Capabilities[probe.CapConditionalCreate].Evidence)
 			s.probeFailed(err)
 		} else {
 			if ctx.Err() != nil {
@@ -250,17 +252,17 @@ func (s *Shipper) decide(ctx context.Context) error {
 
 // modeFor maps the probe's verdict on conditional create to the put mode; again means probe
 // again.
-func (s *Shipper) modeFor(res *store.ProbeResult) (mode PutMode, again bool, err error) {
-	c := res.Capabilities[store.CapConditionalCreate]
+func (s *Shipper) modeFor(res *probe.Result) (mode PutMode, again bool, err error) {
+	c := res.Capabilities[probe.CapConditionalCreate]
 	switch {
 	case s.cfg.ConditionalPut == PutOverwrite:
 		return PutOverwrite, false, nil
-	case c.Verdict == store.Yes:
+	case c.Verdict == probe.Yes:
 		return PutCreate, false, nil
-	case c.Verdict == store.Inconclusive:
+	case c.Verdict == probe.Inconclusive:
 		return "", true, nil
 	case s.cfg.ConditionalPut == PutCreate:
-		return "", false, &store.Error{Op: "probe", Key: s.loc, Kind: store.ErrCoordinationUnproven, Err: fmt.Errorf(
+		return "", false, &store.Error{Op: "probe", Key: s.loc, Kind: probe.ErrCoordinationUnproven, Err: fmt.Errorf(
 			"conditional_put is create, but this store does not enforce create-if-absent (%s); "+
 				"use conditional_put: auto to ship with plain puts verified by HEAD, or a store that enforces it", c.Evidence)}
 	}
@@ -269,10 +271,10 @@ func (s *Shipper) modeFor(res *store.ProbeResult) (mode PutMode, again bool, err
 	return PutOverwrite, false, nil
 }
 
-func (s *Shipper) logProbe(res *store.ProbeResult) {
+func (s *Shipper) logProbe(res *probe.Result) {
 	attrs := []any{"to", s.loc, "coordination", res.Coordination, "reason", res.Reason,
 		"clock_skew_seconds", res.ClockSkewSeconds}
-	for _, c := range store.Capabilities {
+	for _, c := range probe.Capabilities {
 		attrs = append(attrs, c, res.Capabilities[c].Verdict)
 	}
 	s.log.Info("probe", attrs...)
@@ -288,7 +290,7 @@ func (s *Shipper) probeFailed(err error) {
 	if s.stat.probeFailing.IsZero() {
 		s.stat.probeFailing = s.now()
 	}
-	s.stat.lastErr = &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: store.Code(err)}
+	s.stat.lastErr = &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}
 }
 
 // sleep waits d or until ctx ends.

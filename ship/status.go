@@ -10,8 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // The states of the service, as /status names them.
@@ -27,24 +28,24 @@ const (
 
 // Status is the service's state, as /status serves it (JSON).
 type Status struct {
-	Component      string             `json:"component"` // "ship"
-	State          string             `json:"state"`
-	Started        time.Time          `json:"started"`
-	Spool          string             `json:"spool"`
-	Epoch          string             `json:"epoch"` // 16 hex digits, as in the keys
-	Destination    string             `json:"destination,omitempty"`
-	Pipeline       string             `json:"pipeline"`
-	Node           string             `json:"node"`
-	ConditionalPut PutMode            `json:"conditional_put"`    // as configured
-	PutMode        PutMode            `json:"put_mode,omitempty"` // as decided from the probe: create or overwrite
-	Probe          *store.ProbeResult `json:"probe,omitempty"`
-	Backlog        Backlog            `json:"backlog"`
-	InFlight       int                `json:"in_flight"`
-	Retrying       int                `json:"retrying"`          // files waiting for a retry
-	RetryAge       float64            `json:"retry_age_seconds"` // how long the oldest of them (or the probe) has been failing
-	Uploaded       int64              `json:"uploaded"`          // files shipped since the start
-	LastError      *ErrorInfo         `json:"last_error,omitempty"`
-	Fatal          *ErrorInfo         `json:"fatal,omitempty"`
+	Component      string        `json:"component"` // "ship"
+	State          string        `json:"state"`
+	Started        time.Time     `json:"started"`
+	Spool          string        `json:"spool"`
+	Epoch          string        `json:"epoch"` // 16 hex digits, as in the keys
+	Destination    string        `json:"destination,omitempty"`
+	Pipeline       string        `json:"pipeline"`
+	Node           string        `json:"node"`
+	ConditionalPut PutMode       `json:"conditional_put"`    // as configured
+	PutMode        PutMode       `json:"put_mode,omitempty"` // as decided from the probe: create or overwrite
+	Probe          *probe.Result `json:"probe,omitempty"`
+	Backlog        Backlog       `json:"backlog"`
+	InFlight       int           `json:"in_flight"`
+	Retrying       int           `json:"retrying"`          // files waiting for a retry
+	RetryAge       float64       `json:"retry_age_seconds"` // how long the oldest of them (or the probe) has been failing
+	Uploaded       int64         `json:"uploaded"`          // files shipped since the start
+	LastError      *ErrorInfo    `json:"last_error,omitempty"`
+	Fatal          *ErrorInfo    `json:"fatal,omitempty"`
 }
 
 // Backlog is what waits to be shipped.
@@ -71,7 +72,7 @@ type status struct {
 	started      time.Time
 	epoch        string
 	dest         string
-	probe        *store.ProbeResult
+	probe        *probe.Result
 	mode         PutMode
 	probeFailing time.Time // when the probe started failing; zero once it succeeded
 	backlog      backlog
@@ -135,7 +136,7 @@ func (s *Shipper) setFatal(err error, f spool.File, key string) {
 	if s.stat.fatalErr != nil {
 		return
 	}
-	info := &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: store.Code(err), FileID: f.ID}
+	info := &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err), FileID: f.ID}
 	if key != "" {
 		info.Key = s.where(key)
 	}

@@ -9,14 +9,19 @@ import (
 	"io"
 	"strings"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // ErrObjectKeyCollision: an object with other content is at the key of a file being shipped.
 // The keys are deterministic, so this means another spool with the same epoch, or another
 // machine with the same node id, shipped there: the service stops rather than overwrite.
-var ErrObjectKeyCollision = store.NewKind("WHARF_OBJECT_KEY_COLLISION", "an object with different content is already at the key")
+var ErrObjectKeyCollision = errcode.New(errcode.Def{Name: "WHARF_OBJECT_KEY_COLLISION",
+	Text: "an object with different content is already at the key", Exit: errcode.ExitFailed, Standing: true, Section: "Ship",
+	Meaning: "An object with other content (another size or `wharf-sha256`) is already at the key of a file being shipped. Keys are unique per spool epoch and node id, so another spool with the same epoch (a copied spool directory) or another machine with the same node id wrote there. Shipping stops for good; nothing is overwritten and the file is kept. The message names the file, the key, both sizes and sha256s.",
+	Remedy:  "Fix the misconfiguration (give each machine its own `node`, never copy a spool directory), then restart. Do not delete the object to make way: it is someone else's data."})
 
 // The outcomes of an upload, as metrics, logs and the spool's uploaded record name them.
 const (
@@ -244,9 +249,9 @@ func (s *Shipper) changed(ctx context.Context, f spool.File, key string, info st
 	if err := s.st.Delete(dctx, key, &store.DeleteOptions{IfMatch: info.ETag}); err != nil {
 		undo = fmt.Sprintf("could not be removed (%v): remove it by hand", err)
 	}
-	return &spool.Error{Op: "ship", Path: f.Path, Kind: spool.ErrCorrupt, Err: fmt.Errorf(
+	return errcode.E("ship", f.Path, spool.ErrCorrupt, fmt.Errorf(
 		"file %d changed on disk after it was spooled: its sha256 is now %s, the catalog recorded %s; the object written from it at %s %s",
-		f.ID, got, strings.ToLower(f.SHA256), s.where(key), undo)}
+		f.ID, got, strings.ToLower(f.SHA256), s.where(key), undo))
 }
 
 // partsOf is how many parts of size part a body of size n needs.
@@ -263,8 +268,8 @@ func partsOf(n, part int64) int {
 func isFatal(err error) bool {
 	for _, k := range []error{ErrObjectKeyCollision, spool.ErrCorrupt, spool.ErrState, spool.ErrInput,
 		spool.ErrNotSpool, store.ErrKeyInvalid, store.ErrConfig, store.ErrUnsupported,
-		store.ErrCredentialLiteral, store.ErrCredentialConflict, store.ErrEndpointUnsupported,
-		store.ErrEndpointInsecure, store.ErrEndpointNotAllowed} {
+		driver.ErrCredentialLiteral, driver.ErrCredentialConflict, driver.ErrEndpointUnsupported,
+		driver.ErrEndpointInsecure, driver.ErrEndpointNotAllowed} {
 		if errors.Is(err, k) {
 			return true
 		}

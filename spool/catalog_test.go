@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/errcode"
 )
 
 // twoFiles spools two files and returns the spool and the catalog's content.
@@ -108,8 +108,8 @@ func TestCorruptCatalogRefused(t *testing.T) {
 			wantKind(t, err, ErrCorrupt, where, c.says)
 			_, err = ReadStatus(dir)
 			wantKind(t, err, ErrCorrupt, where)
-			if store.Code(err) != "WHARF_SPOOL_CORRUPT" {
-				t.Errorf("code %s", store.Code(err))
+			if errcode.NameOf(err) != "WHARF_SPOOL_CORRUPT" {
+				t.Errorf("code %s", errcode.NameOf(err))
 			}
 			if readText(t, path) != c.content {
 				t.Error("a refused open changed the catalog")

@@ -7,80 +7,68 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
 
-// Kind is an error kind: a sentinel to test for with errors.Is, carrying a stable WHARF_…
-// code that store.Code finds.
-type Kind = store.Kind
+const section = "Spool"
 
-// The kinds of spool failures. Besides these, a missing source file is store.ErrNotExist and a
-// permission error (a spool or source directory wharf may not write) is store.ErrForbidden.
+// The kinds of spool failures, each an *errcode.Code. Besides these, a missing source file is
+// store.ErrNotExist and a permission error (a spool or source directory wharf may not write)
+// is store.ErrForbidden.
 var (
 	// ErrNotSpool: the directory is not a spool (no spool.json, a part of the layout missing,
 	// an unknown format), or Init was pointed at a non-empty directory that is not one.
-	ErrNotSpool = store.NewKind("WHARF_SPOOL_INVALID", "not a spool")
+	ErrNotSpool = errcode.New(errcode.Def{Name: "WHARF_SPOOL_INVALID", Text: "not a spool",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "The directory is not a spool: no `spool.json`, a part of the layout (`ready/`, `tmp/`, `catalog.log`) missing, or a format this wharf does not read. Or `wharf spool init` was given a non-empty directory that is not a spool. The message names the path.",
+		Remedy:  "Make the spool with `wharf spool init DIR`, or point at the right directory."})
 	// ErrExists: Init on a directory that already is a spool. Init never resets one.
-	ErrExists = store.NewKind("WHARF_SPOOL_EXISTS", "already a spool")
+	ErrExists = errcode.New(errcode.Def{Name: "WHARF_SPOOL_EXISTS", Text: "already a spool",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "`wharf spool init` on a directory that already is a spool. A spool is never reset: its epoch is in every key it shipped.",
+		Remedy:  "Nothing to do, the spool is there. To start over, remove the directory yourself."})
 	// ErrLocked: another process owns the spool (holds ship.lock). The message names the lock
 	// file and the owner's PID.
-	ErrLocked = store.NewKind("WHARF_SPOOL_LOCKED", "spool is owned by another process")
+	ErrLocked = errcode.New(errcode.Def{Name: "WHARF_SPOOL_LOCKED", Text: "spool is owned by another process",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "Another process owns the spool: it holds `ship.lock`. The message names the lock file and the owner's PID.",
+		Remedy:  "Run one `wharf ship` per spool; stop the other one (its PID is in the message and in `wharf spool status`)."})
 	// ErrCorrupt: the catalog cannot be trusted (a damaged line that is not the last one, a
 	// record that contradicts the ones before it), or a file the catalog says is waiting to
 	// be uploaded is missing from ready/ or has another size. The message names the path and,
 	// for the catalog, the line.
-	ErrCorrupt = store.NewKind("WHARF_SPOOL_CORRUPT", "spool corrupt")
+	ErrCorrupt = errcode.New(errcode.Def{Name: "WHARF_SPOOL_CORRUPT", Text: "spool corrupt",
+		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Meaning: "The catalog cannot be trusted: a damaged line that is not the last one, or a record that contradicts the ones before it (named by path and line); or a file the catalog says is waiting for its upload is missing from `ready/` or has another size (named by path). A torn last line is only a warning.",
+		Remedy:  "Restore the file or the catalog from a backup. Do not edit the catalog to hide the error: the named file was never uploaded."})
 	// ErrInput: a dataset name, an extension or a record count is invalid, or the source is not
 	// a regular file. Nothing was changed.
-	ErrInput = store.NewKind("WHARF_SPOOL_INPUT_INVALID", "invalid spool input")
+	ErrInput = errcode.New(errcode.Def{Name: "WHARF_SPOOL_INPUT_INVALID", Text: "invalid spool input",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "A file cannot be spooled as given: it is not a regular file (a directory, a device, or a symbolic link when moving), its extension is not 1–16 of a-z and 0-9 (`x.tar-v1`), or it changed while it was added. Nothing was changed.",
+		Remedy:  "Add finished regular files; give the extension with `--ext`, or copy a symbolic link's target with `--copy`."})
 	// ErrState: the file is not in the state the operation needs (Remove of a file not
 	// recorded uploaded, Uploaded of a file that is not eligible, an unknown id), or the
 	// Spool or Writer is closed.
-	ErrState = store.NewKind("WHARF_SPOOL_STATE_INVALID", "file not in the state the operation needs")
+	ErrState = errcode.New(errcode.Def{Name: "WHARF_SPOOL_STATE_INVALID", Text: "file not in the state the operation needs",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "A file is not in the state the operation needs: local retention asked to remove a file not recorded uploaded (refused: it is never deleted), an upload recorded twice or for an unknown file, or the spool was closed.",
+		Remedy:  "A bug in the program using the spool; report it with the message."})
 	// ErrIO: reading or writing the spool failed for a reason other than permissions (a full
 	// disk, an I/O error).
-	ErrIO = store.NewKind("WHARF_SPOOL_IO_ERROR", "spool I/O failed")
+	ErrIO = errcode.New(errcode.Def{Name: "WHARF_SPOOL_IO_ERROR", Text: "spool I/O failed",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "Reading or writing the spool failed for a reason other than permissions: a full disk, an I/O error, the catalog lock busy for a minute. The message names the path. Nothing was recorded half-done.",
+		Remedy:  "Free space or fix the disk, then run the command again."})
 )
 
-// Error is a spool failure: the operation, the path at fault (and, for the catalog, the line),
-// the kind and the cause. It unwraps to both the kind and the cause.
-type Error struct {
-	Op   string // "init", "open", "add", "create", "commit", "uploaded", "remove", "refresh", "status"
-	Path string // the file or directory at fault
-	Line int    // the catalog line, when the fault is in the catalog
-	Kind *Kind
-	Err  error
-}
-
-func (e *Error) Error() string {
-	s := e.Op
-	if e.Path != "" {
-		s += " " + e.Path
-	}
-	if e.Line > 0 {
-		s += fmt.Sprintf(" line %d", e.Line)
-	}
-	s += ": " + e.Kind.Error()
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns the kind and the cause.
-func (e *Error) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Err}
-}
-
-func newErr(op, path string, kind *Kind, cause error) error {
-	return &Error{Op: op, Path: path, Kind: kind, Err: cause}
+func newErr(op, path string, kind *errcode.Code, cause error) error {
+	return errcode.E(op, path, kind, cause)
 }
 
 func lineErr(op, path string, line int, cause error) error {
-	return &Error{Op: op, Path: path, Line: line, Kind: ErrCorrupt, Err: cause}
+	return errcode.E(op, fmt.Sprintf("%s line %d", path, line), ErrCorrupt, cause)
 }
 
 // ioErr wraps an operating-system error on path: a permission error is store.ErrForbidden, a
@@ -89,7 +77,7 @@ func ioErr(op, path string, err error) error {
 	if err == nil || store.IsContext(err) {
 		return err
 	}
-	var e *Error
+	var e *errcode.Error
 	if errors.As(err, &e) {
 		return err
 	}

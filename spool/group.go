@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wharfdata/wharf/errcode"
 )
 
 // Group commit. The owner's own records (uploaded after an upload, deleted after local
@@ -163,7 +165,7 @@ func reqsOf(u *unlinked) []*commitReq {
 // asOp names op in a spool error shared by a group, so that each caller reads its own
 // operation.
 func asOp(err error, op string) error {
-	if e, ok := err.(*Error); ok && e.Op != op {
+	if e, ok := err.(*errcode.Error); ok && e.Op != op {
 		c := *e
 		c.Op = op
 		return &c

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/errcode"
 )
 
 var bg = context.Background()
@@ -60,10 +60,10 @@ func fileSHA(t *testing.T, path string) string {
 }
 
 // wantKind fails unless err is of kind and its message holds every one of parts.
-func wantKind(t *testing.T, err error, kind *store.Kind, parts ...string) {
+func wantKind(t *testing.T, err error, kind *errcode.Code, parts ...string) {
 	t.Helper()
 	if !errors.Is(err, kind) {
-		t.Fatalf("error %v (code %s), want %s", err, store.Code(err), kind.Code())
+		t.Fatalf("error %v (code %s), want %s", err, errcode.NameOf(err), kind.Code())
 	}
 	for _, p := range parts {
 		if !strings.Contains(err.Error(), p) {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -44,7 +45,7 @@ func child(mode string) int {
 	case "own":
 		s, err := Open(dir, OpenOptions{})
 		if err != nil {
-			fmt.Printf("error: %v [%s]\n", err, store.Code(err))
+			fmt.Printf("error: %v [%s]\n", err, errcode.NameOf(err))
 			return 1
 		}
 		fmt.Println("owned")
@@ -56,7 +57,7 @@ func child(mode string) int {
 		for i, src := range strings.Split(os.Getenv("SPOOL_TEST_FILES"), "\n") {
 			f, err := Add(bg, dir, src, AddOptions{Dataset: "d", Copy: os.Getenv("SPOOL_TEST_COPY") != "", Records: uint64(1 + i%3)})
 			if err != nil {
-				fmt.Printf("error: %v [%s]\n", err, store.Code(err))
+				fmt.Printf("error: %v [%s]\n", err, errcode.NameOf(err))
 				continue
 			}
 			b, _ := json.Marshal(f)

@@ -1,154 +1,277 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
+	"slices"
 	"strings"
 
-	"github.com/wharfdata/wharf/internal/secret"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/wharfdata/wharf/internal/yamlconf"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
-// Config holds the typed options for opening a store. The CLI fills it from flags, the config
-// file, the URL's query and the environment; libraries never read those themselves.
+// Config says how to open a store. A backend's options are filled in one order, the same for
+// every backend and every command: the options' defaults, then the backend's conventional
+// environment (AWS_REGION for S3, STORAGE_EMULATOR_HOST for GCS…, read through Getenv), then
+// the config file (the entry of Stores named after the URL's scheme or store name, then the
+// section's own store: options), then the flags (Set). So a flag beats the file, the file
+// beats the environment, and the environment beats a default.
 type Config struct {
-	Endpoint  string // https://host[:port], or http:// on loopback only
-	Region    string
-	Anonymous bool // send no credentials
+	// Options, when set, are the backend's typed options (for programs using the Go API,
+	// such as s3.Options); they replace the defaults and the environment.
+	Options driver.Options
+	// raw are the options of a config file's section (a store: mapping).
+	raw yamlconf.Raw
+	// Stores are the named stores of the config file.
+	Stores Stores
+	// Set are options given on the command line, applied last, in order.
+	Set []Setting
 
-	// Credentials is "" (keys below, or the SDK's default chain when none are given) or
-	// "role" (workload-role credentials only).
-	Credentials string
-
-	// References (env://NAME, file:///path) to credentials, never literals.
-	AccessKeyID        string
-	SecretAccessKey    string
-	SessionToken       string
-	AccountKey         string // Azure
-	SASToken           string // Azure
-	ServiceAccountFile string // GCS: a reference to the JSON key file
-
-	// Allowlist of endpoint host patterns (WHARF_ENDPOINT_ALLOWLIST); empty allows any.
-	Allowlist []string
-
-	Retry       *RetryPolicy // nil: DefaultRetryPolicy
-	PartSize    int64        // multipart part size; 0: backend default
-	Concurrency int          // parts in flight per upload; 0: backend default
-
-	Logger *slog.Logger // nil: discard
+	// Getenv reads the environment; nil reads nothing (every variable unset).
+	Getenv    func(string) string
+	Allowlist []string // endpoint host patterns (WHARF_ENDPOINT_ALLOWLIST); empty allows any
+	// RequireAllow makes a custom endpoint outside this machine need an allow-list entry even
+	// when Allowlist is empty (an export destination).
+	RequireAllow bool
+	Retry        *RetryPolicy // nil: DefaultRetryPolicy
+	Logger       *slog.Logger // nil: discard
+	// Wrap decorates the backend's bucket once it is opened (fault injection, test pauses).
+	Wrap func(driver.Bucket) driver.Bucket
 }
 
-// ApplyQuery merges the URL's query parameters (endpoint, region, anonymous) into c. A query
-// parameter overrides what c already has. Unknown parameters are an error naming them.
-func (c *Config) ApplyQuery(loc Location) error {
-	for k, vs := range loc.Query {
-		v := vs[len(vs)-1]
-		switch k {
-		case "endpoint":
-			c.Endpoint = v
-		case "region":
-			c.Region = v
-		case "anonymous":
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return &Error{Op: "parse-url", Key: loc.String(), Kind: ErrConfig, Err: fmt.Errorf("anonymous=%q: want true or false", v)}
+// Setting is one option given on the command line: the backend option's name ("endpoint"),
+// its value as text, and where it came from ("--endpoint"), for messages.
+type Setting struct {
+	Name, Value, Source string
+}
+
+// SetRaw keeps a config file's store: section; package yamlconf calls it while decoding.
+func (c *Config) SetRaw(r yamlconf.Raw) { c.raw = r }
+
+// HasFileOptions reports whether a config file gave this store options of its own.
+func (c *Config) HasFileOptions() bool { return !c.raw.IsZero() }
+
+// Stores are the named stores of a config file (its stores: section): a URL whose scheme is
+// one of the names opens that store, and an entry named after a scheme (s3, gs…) gives the
+// defaults of every URL of that scheme.
+type Stores map[string]*Named
+
+// Named is one entry of Stores: the backend it uses and its options as written.
+type Named struct {
+	Backend string // a registered scheme: "s3", "gs", "az"…
+	raw     yamlconf.Raw
+}
+
+// SetRaw keeps the entry as written, taking its backend: key out of it.
+func (n *Named) SetRaw(r yamlconf.Raw) {
+	n.raw = r
+	if r.Node == nil || r.Node.Kind != yaml.MappingNode {
+		return
+	}
+	c := *r.Node
+	c.Content = nil
+	for i := 0; i+1 < len(r.Node.Content); i += 2 {
+		k, v := r.Node.Content[i], r.Node.Content[i+1]
+		if k.Value == "backend" {
+			n.Backend = v.Value
+			continue
+		}
+		c.Content = append(c.Content, k, v)
+	}
+	n.raw.Node = &c
+}
+
+// Check validates the named stores: each needs a backend that this build has, and a name
+// that is not another scheme.
+func (st Stores) Check() error {
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range st {
+			if !yield(k) {
+				return
 			}
-			c.Anonymous = b
-		default:
-			return &Error{Op: "parse-url", Key: loc.String(), Kind: ErrConfig,
-				Err: fmt.Errorf("unknown query parameter %q (known: endpoint, region, anonymous)", k)}
+		}
+	}) {
+		n := st[name]
+		bad := func(format string, a ...any) error {
+			e := n.raw.ErrorAt("stores."+name, format, a...)
+			return &Error{Op: "config", Key: "stores." + name, Kind: ErrConfig, Err: e}
+		}
+		if _, _, ok := driver.SplitScheme(name + "://"); !ok || strings.ContainsAny(name, ":/") {
+			return bad("%q is not usable as a URL scheme: use letters, digits, '+' and '-'", name)
+		}
+		_, isScheme := driver.Lookup(name)
+		switch {
+		case isScheme && n.Backend != "" && n.Backend != name:
+			return bad("named after the %s scheme but backend: %s: an entry named after a scheme gives that scheme's defaults", name, n.Backend)
+		case isScheme:
+			n.Backend = name
+		case n.Backend == "":
+			return bad("no backend: say which store this is (backend: s3, gs, az, file…)")
+		}
+		if _, ok := driver.Lookup(n.Backend); !ok {
+			return bad("backend %q is not one of %s", n.Backend, strings.Join(driver.Schemes(), ", "))
 		}
 	}
 	return nil
 }
 
-// Check validates c for loc before any connection: the endpoint rules, the credential
-// combinations, and that every credential is a reference.
-func (c *Config) Check(loc Location) error {
-	if err := CheckEndpoint(c.Endpoint, c.Allowlist); err != nil {
+// backend returns the backend and the named store (if any) of a URL scheme.
+func (c *Config) backend(scheme string) (*driver.Backend, *Named, error) {
+	if c != nil {
+		if n, ok := c.Stores[scheme]; ok && n.Backend != "" {
+			b, found := driver.Lookup(n.Backend)
+			if found {
+				return b, n, nil
+			}
+		}
+	}
+	b, ok := driver.Lookup(scheme)
+	if !ok {
+		return nil, nil, &Error{Op: "open", Key: scheme + "://", Kind: driver.ErrEndpointUnsupported,
+			Err: fmt.Errorf("scheme %q is not one of %s, nor a store of the config file", scheme, strings.Join(driver.Schemes(), ", "))}
+	}
+	return b, nil, nil
+}
+
+// ParseURL parses raw as ParseURL does, also reading URLs whose scheme names a store of
+// c.Stores.
+func (c *Config) ParseURL(raw string) (Location, error) {
+	scheme, rest, ok := driver.SplitScheme(raw)
+	if ok && c != nil {
+		if n, named := c.Stores[scheme]; named {
+			if _, isScheme := driver.Lookup(scheme); !isScheme {
+				b, _, err := c.backend(scheme)
+				if err != nil {
+					return Location{}, err
+				}
+				loc, err := b.Parse(rest)
+				if err != nil {
+					return Location{}, err
+				}
+				loc.Scheme = scheme
+				_ = n
+				return loc, nil
+			}
+		}
+	}
+	return driver.ParseURL(raw)
+}
+
+// ObjectLocation re-roots loc, which must name one object, as its backend does (a local path
+// names a file inside a directory). ok is false when loc names a bucket, a prefix or a
+// directory rather than an object.
+func (c *Config) ObjectLocation(loc Location) (Location, bool) {
+	b, _, err := c.backend(loc.Scheme)
+	if err == nil && b.Object != nil {
+		loc = b.Object(loc)
+	}
+	return loc, loc.Key != "" && !strings.HasSuffix(loc.Key, "/")
+}
+
+// common returns the settings every backend shares.
+func (c *Config) common() *driver.Common {
+	return &driver.Common{Getenv: c.Getenv, Allowlist: c.Allowlist, RequireAllow: c.RequireAllow,
+		Retry: c.Retry, Logger: c.Logger}
+}
+
+// options fills the options of loc's backend in the documented order and checks them.
+func (c *Config) options(loc Location) (*driver.Backend, driver.Options, *driver.Common, error) {
+	if c == nil {
+		c = &Config{}
+	}
+	b, named, err := c.backend(loc.Scheme)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	common := c.common()
+	opts := c.Options
+	if opts == nil {
+		opts = b.Options()
+		if e, ok := opts.(driver.EnvDefaults); ok {
+			e.FromEnv(common.Env)
+		}
+		if named != nil {
+			if err := named.raw.Decode(opts); err != nil {
+				return nil, nil, nil, configErr(loc, err)
+			}
+		}
+		if err := c.raw.Decode(opts); err != nil {
+			return nil, nil, nil, configErr(loc, err)
+		}
+	}
+	dec := &yamlconf.Decoder{Getenv: c.Getenv}
+	for _, s := range c.Set {
+		if err := dec.DecodeKey(opts, s.Name, s.Value, s.Source); err != nil {
+			return nil, nil, nil, configErr(loc, fmt.Errorf("%w (the %s store's options are: %s)", err, b.Scheme, optionNames(opts)))
+		}
+	}
+	if err := opts.Check(loc.Root(), common); err != nil {
+		return nil, nil, nil, err
+	}
+	return b, opts, common, nil
+}
+
+func optionNames(opts driver.Options) string {
+	names := yamlconf.KeysOf(opts)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// configErr makes a decoding failure of loc's options ErrConfig. One from a config file names
+// the file, line and key already; one from a flag is given the store it was for.
+func configErr(loc Location, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
 		return err
 	}
-	for _, f := range c.credentialFields() {
-		if f.ref != "" && !secret.IsRef(f.ref) {
-			return &Error{Op: "config", Key: f.name, Kind: ErrCredentialLiteral,
-				Err: fmt.Errorf("field %s holds a literal: write env://NAME or file:///path", f.name)}
-		}
+	var ye *yamlconf.Error
+	if errors.As(err, &ye) && ye.File != "" {
+		return &Error{Op: "config", Kind: ErrConfig, Err: err}
 	}
-	keys := c.AccessKeyID != "" || c.SecretAccessKey != "" || c.SessionToken != ""
-	switch {
-	case c.Credentials != "" && c.Credentials != "role":
-		return &Error{Op: "config", Key: "credentials", Kind: ErrConfig,
-			Err: fmt.Errorf("credentials: %q is not a mode (want role, or leave it out)", c.Credentials)}
-	case c.Credentials == "role" && (keys || c.Anonymous):
-		return &Error{Op: "config", Key: "credentials", Kind: ErrCredentialConflict,
-			Err: fmt.Errorf("credentials: role beside access keys or anonymous for %s: give one", loc)}
-	case c.Credentials == "role" && loc.Scheme == "r2":
-		return &Error{Op: "config", Key: "credentials", Kind: ErrCredentialConflict,
-			Err: fmt.Errorf("credentials: role is not available for R2 (%s)", loc)}
-	case c.Anonymous && (keys || c.AccountKey != "" || c.SASToken != "" || c.ServiceAccountFile != ""):
-		return &Error{Op: "config", Key: "anonymous", Kind: ErrCredentialConflict,
-			Err: fmt.Errorf("anonymous cannot be combined with credentials (%s given): give one", strings.Join(c.givenCredentials(), ", "))}
-	case c.AccountKey != "" && c.SASToken != "":
-		return &Error{Op: "config", Key: "account_key", Kind: ErrCredentialConflict,
-			Err: errors.New("account_key and sas_token are mutually exclusive: give one of account_key or sas_token")}
-	case (c.AccessKeyID == "") != (c.SecretAccessKey == ""):
-		return &Error{Op: "config", Key: "access_key_id", Kind: ErrCredentialUnbound,
-			Err: errors.New("access_key_id and secret_access_key must be given together")}
-	}
-	return nil
+	return &Error{Op: "config", Key: loc.Root().String(), Kind: ErrConfig, Err: err}
 }
 
-type credField struct{ name, ref string }
-
-// givenCredentials names the credential fields c sets (never their values).
-func (c *Config) givenCredentials() []string {
-	var out []string
-	for _, f := range c.credentialFields() {
-		if f.ref != "" {
-			out = append(out, f.name)
-		}
+// Check parses raw and checks the options of its store (endpoint rules, credential references
+// and combinations, unknown options) without opening anything.
+func Check(raw string, c *Config) error {
+	loc, err := c.ParseURL(raw)
+	if err != nil {
+		return err
 	}
-	return out
+	_, _, _, err = c.options(loc)
+	return err
 }
 
-func (c *Config) credentialFields() []credField {
-	return []credField{
-		{"access_key_id", c.AccessKeyID},
-		{"secret_access_key", c.SecretAccessKey},
-		{"session_token", c.SessionToken},
-		{"account_key", c.AccountKey},
-		{"sas_token", c.SASToken},
-		{"service_account_file", c.ServiceAccountFile},
+// Open parses raw and opens its store: the options are filled and checked before any
+// connection, the backend's bucket is opened at the URL's root (and decorated by c.Wrap), and
+// the returned store serves the keys below the URL's key, as a prefix ("s3://b/logs" serves
+// "logs/…").
+func Open(ctx context.Context, raw string, c *Config) (*Store, error) {
+	loc, err := c.ParseURL(raw)
+	if err != nil {
+		return nil, err
 	}
+	return OpenLocation(ctx, loc, c)
 }
 
-// Resolve reads the credential reference given for field, mapping failures to
-// ErrCredentialLiteral and ErrCredentialUnbound. Backends call it when they open.
-func Resolve(field, ref string) (secret.Value, error) {
-	v, err := secret.Resolve(field, ref)
-	if err == nil {
-		return v, nil
+// OpenLocation is Open for a parsed location.
+func OpenLocation(ctx context.Context, loc Location, c *Config) (*Store, error) {
+	b, opts, common, err := c.options(loc)
+	if err != nil {
+		return nil, err
 	}
-	kind := ErrCredentialUnbound
-	if errors.Is(err, secret.ErrLiteral) {
-		kind = ErrCredentialLiteral
+	bucket, err := b.Open(ctx, loc.Root(), opts, common)
+	if err != nil {
+		return nil, err
 	}
-	return secret.Value{}, &Error{Op: "config", Key: field, Kind: kind, Err: err}
-}
-
-// RetryPolicy returns c.Retry or the default policy.
-func (c *Config) RetryPolicy() *RetryPolicy {
-	if c.Retry != nil {
-		return c.Retry
+	if c != nil && c.Wrap != nil {
+		bucket = c.Wrap(bucket)
 	}
-	return DefaultRetryPolicy()
-}
-
-// Log returns c.Logger or a logger that discards.
-func (c *Config) Log() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.New(slog.DiscardHandler)
+	return New(bucket, common.RetryPolicy()).Sub(loc.Key), nil
 }

@@ -1,42 +1,41 @@
-// Package store is wharf's storage layer: one small contract (Store) that every backend
-// satisfies, the URL → backend registry, typed errors, the retry policy, and the probe that
-// proves what a store really guarantees.
+// Package store is what callers of wharf's storage layer use: the portable *Store over any
+// backend, opened from a URL, with one contract whatever the store underneath.
 //
 // # The contract
 //
-// Store has Get (optionally pinned to an ETag, optionally a byte range), Head, Put
-// (create-if-absent, replace-if-match or unconditional; user metadata; a body of known or
-// unknown size, sent in parts when large), Delete (optionally conditional) and List (one sorted
-// page; Walk follows every page). Extra capabilities are separate interfaces found by type
-// assertion through wrappers (As): Copier (server-side copy; Copy falls back to a stream) and
-// BucketMaker. Each method's documentation says which error kind each failure returns.
-//
-// # Errors
-//
-// Every failure is an *Error carrying the operation and key, and unwraps to exactly one kind
-// that callers test with errors.Is: ErrNotExist, ErrPreconditionFailed, ErrBucketMissing (never
-// read as empty), ErrForbidden, ErrUnsupported, ErrUnavailable (retries spent; names the
-// request and claims nothing about content), ErrOutcomeUnknown (a conditional put whose answer
-// was lost: resolve it with ResolvePut) and ErrKeyInvalid. Each kind has a stable WHARF_… code
-// (Code). Context cancellation passes through as the context's own error.
+// A Store has Get (optionally pinned to an ETag, optionally a byte range), Head, Put
+// (create-if-absent, replace-if-match or unconditional; content type, standard headers and
+// user metadata; a body of known or unknown size, sent in parts when large), Delete
+// (optionally conditional), List (one sorted page; Walk follows every page), and Copy,
+// DeleteMany and MakeBucket, done natively where the backend can and another way where it
+// cannot. Each method's documentation says which error kind each failure returns. The
+// backends implement package driver's Bucket; a Store wraps one, and validates keys, applies
+// its prefix and the retry policy and provides the fallbacks, once for all of them.
 //
 // # URLs
 //
-//	file:///abs/dir, ./dir, /abs/dir   the local filesystem (store/file)
-//	s3://bucket/prefix                 S3 and S3-compatible stores (store/s3)
-//	r2://account-id/bucket/prefix      Cloudflare R2
-//	gs://bucket/prefix                 Google Cloud Storage
-//	az://account/container/prefix      Azure Blob Storage
-//	mem://name/prefix                  in-process, for tests and examples (store/mem)
-//	- or stdout://                     standard output, write-only (store/stdout)
+// Open takes a URL; everything after the bucket is the key, byte for byte (#, %, ?, + and
+// spaces included), as in aws-cli and s5cmd. The forms are the registered backends' (see
+// cmd/wharf's backends.go): ./dir, /abs/dir and file:///abs/dir (the local filesystem),
+// s3://bucket/key, r2://account/bucket/key, gs://bucket/key, az://account/container/key,
+// mem://name/key, and - (standard output). A store's options (endpoint, region, credential
+// references…) never come from the URL: Config fills them from the backend's defaults, the
+// environment the backend documents, a config file's sections and the flags, in that order,
+// and checks them (endpoint rules, credential references) before any connection.
 //
-// Query parameters endpoint, region and anonymous configure the backend. Open checks the
-// endpoint (http only on loopback; the allowlist) and that credentials are references
-// (env://NAME, file:///path) before any connection.
+// # Errors
+//
+// Every failure is an *Error carrying the operation and key that unwraps to exactly one kind,
+// tested with errors.Is: ErrNotExist, ErrPreconditionFailed, ErrBucketMissing (never read as
+// empty), ErrForbidden, ErrUnsupported, ErrUnavailable (retries spent; names the request and
+// claims nothing about content), ErrOutcomeUnknown (a conditional put whose answer was lost:
+// settle it with ResolvePut), ErrKeyInvalid, and ErrConfig and the other configuration kinds of
+// package driver before any connection. Each kind is an *errcode.Code with a stable WHARF_…
+// name. A cancelled context passes through as the context's own error.
 //
 // # Retry
 //
-// RetryPolicy is the one retry policy: backends turn their SDK's retries off, Open wraps every
-// backend with Retry, and backends apply the same policy to requests they make on their own
-// (each part of a multipart upload).
+// One policy (driver.RetryPolicy) for every backend: backends turn their SDK's retries off,
+// a Store applies the policy to every call, and backends apply it to the requests they make
+// on their own (each part of a multipart upload).
 package store

@@ -2,157 +2,373 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
-	"time"
+	"iter"
+	"maps"
+	"strings"
+
+	"github.com/wharfdata/wharf/store/driver"
 )
 
-// Store is the contract every backend satisfies. Keys are relative to the store's root (the
-// bucket and prefix of its URL), use '/' as separator, and are validated by ValidateKey before a
-// backend sees them. Every method takes a context first; a cancelled context returns the
-// context's error unwrapped, never one of the kinds below.
+// Store is the portable store every caller holds: one backend's bucket (a driver.Bucket) seen
+// through the one implementation of what no backend repeats. Every key, prefix, metadata map
+// and option combination is checked before the bucket sees it (ErrKeyInvalid, ErrConfig); a
+// store opened below its root (s3://bucket/prefix/) serves the keys below that prefix; every
+// call follows the retry policy, and a read whose body breaks resumes pinned to the ETag it
+// started with; a conditional put carries a fresh wharf-put-id; and where the backend lacks a
+// capability it is done another way (Copy streams through Get and Put, DeleteMany deletes one
+// key at a time) or refused with ErrUnsupported (MakeBucket).
 //
-// Every failure is an *Error that unwraps (errors.Is) to exactly one kind: ErrNotExist,
-// ErrPreconditionFailed, ErrBucketMissing, ErrForbidden, ErrUnsupported, ErrUnavailable,
-// ErrOutcomeUnknown or ErrKeyInvalid.
-type Store interface {
-	// Get opens the object at key for reading. With opts.IfMatch set, the read is pinned: if the
-	// object's current ETag differs, Get fails with ErrPreconditionFailed (a backend whose
-	// server ignores the pin is caught by the caller comparing Object.Info.ETag). With
-	// opts.Length > 0 (or opts.Offset > 0), only that byte range is returned. A missing key is
-	// ErrNotExist; a missing bucket is ErrBucketMissing, never ErrNotExist.
-	Get(ctx context.Context, key string, opts *GetOptions) (*Object, error)
+// The bucket's optional capabilities are learned once, when the Store is made, from the
+// outermost of its decorators that has each; nothing is forwarded by hand.
+//
+// A Store is safe for concurrent use. Its methods document the error kinds they return; every
+// failure is an *Error (errors.Is for the kind), and a cancelled context passes through as the
+// context's own error.
+type Store struct {
+	b      driver.Bucket
+	prefix string // "" or ending in '/'
+	policy *driver.RetryPolicy
+	desc   driver.Description
 
-	// Head returns the object's metadata without its body: ErrNotExist when absent,
-	// ErrBucketMissing when the bucket itself is absent.
-	Head(ctx context.Context, key string) (ObjectInfo, error)
-
-	// Put writes body at key and returns what the store recorded (at least Key, Size and ETag).
-	// opts.IfNoneMatch makes it create-if-absent; opts.IfMatch replace-if-match. A failed
-	// condition is ErrPreconditionFailed whatever status the server used (412, 409, 404 on an
-	// If-Match put). A conditional put whose answer was lost is ErrOutcomeUnknown; the caller
-	// resolves it by one Head comparing MetaPutID. The object appears whole or not at all: a
-	// failed or cancelled put leaves nothing at key (and no multipart upload open). A body
-	// that is also an io.ReaderAt, with opts.Size given, may be read in place (ReadAt of each
-	// part, in parallel, and again for a part resent) instead of through Read: a local file's
-	// parts then need no buffers.
-	Put(ctx context.Context, key string, body io.Reader, opts *PutOptions) (ObjectInfo, error)
-
-	// Delete removes key. Deleting a missing key succeeds. With opts.IfMatch the delete is
-	// conditional (ErrPreconditionFailed on a stale ETag) where the server enforces it; Probe
-	// tells whether it does.
-	Delete(ctx context.Context, key string, opts *DeleteOptions) error
-
-	// List returns one page of the keys under opts.Prefix in sorted order. Pass Page.Next back
-	// as opts.Token for the next page; an empty Next means the listing is complete. With
-	// opts.Delimiter "/", keys below the next '/' are rolled up into Page.Prefixes. Use Walk to
-	// follow every page.
-	List(ctx context.Context, opts *ListOptions) (Page, error)
-
-	// Close releases what the store holds (connections, files).
-	Close() error
+	copier driver.Copier
+	batch  driver.BatchDeleter
+	maker  driver.BucketMaker
 }
 
-// ObjectInfo describes an object.
-type ObjectInfo struct {
-	Key          string            `json:"key"`
-	Size         int64             `json:"size"`
-	ETag         string            `json:"etag,omitempty"` // unquoted; the generation on GCS
-	LastModified time.Time         `json:"last_modified,omitzero"`
-	ContentType  string            `json:"content_type,omitempty"`
-	Metadata     map[string]string `json:"metadata,omitempty"` // keys lowercase: "wharf-sha256"
+// New returns the portable store over b, following policy (nil: the default policy).
+func New(b driver.Bucket, policy *RetryPolicy) *Store {
+	if policy == nil {
+		policy = driver.DefaultRetryPolicy()
+	}
+	s := &Store{b: b, policy: policy, desc: b.Describe()}
+	s.copier, _ = driver.Find[driver.Copier](b)
+	s.batch, _ = driver.Find[driver.BatchDeleter](b)
+	s.maker, _ = driver.Find[driver.BucketMaker](b)
+	return s
 }
 
-// Object is an open object body. The caller must Close it.
-type Object struct {
-	Info ObjectInfo // Size is the whole object's size, even for a range read
-	io.ReadCloser
+// Sub returns the store of the keys below prefix: key k of the result is prefix/k here.
+// Listings hand keys back without the prefix; errors name the full key, which is what a user
+// looks for in the bucket. An empty prefix returns s.
+func (s *Store) Sub(prefix string) *Store {
+	prefix = strings.Trim(prefix, "/")
+	if prefix == "" {
+		return s
+	}
+	c := *s
+	c.prefix = s.prefix + prefix + "/"
+	c.desc.Location = strings.TrimSuffix(s.desc.Location, "/") + "/" + prefix + "/"
+	return &c
 }
 
-// GetOptions modify Get. A nil *GetOptions reads the whole object unpinned.
-type GetOptions struct {
-	IfMatch string // pin: fail with ErrPreconditionFailed unless the ETag matches
-	Offset  int64  // first byte to read
-	Length  int64  // bytes to read from Offset; 0 means to the end
+// Prefix is the prefix of the store's keys inside its bucket ("" at the root, else ending in
+// '/').
+func (s *Store) Prefix() string { return s.prefix }
+
+// Describe names the store (its URL, endpoint and, for a file store, the mount type) without
+// any secret.
+func (s *Store) Describe() Description { return s.desc }
+
+// Close releases what the store's bucket holds.
+func (s *Store) Close() error { return s.b.Close() }
+
+// Get opens the object at key; see driver.Bucket.Get for the contract. A body that breaks
+// mid-stream with a transport fault is resumed by a ranged Get pinned to the ETag it started
+// with, within the policy's transport attempts; an object that changed meanwhile fails the
+// read with ErrPreconditionFailed rather than splice two versions.
+func (s *Store) Get(ctx context.Context, key string, opts *GetOptions) (*Object, error) {
+	if err := driver.ValidateKey("get", key); err != nil {
+		return nil, err
+	}
+	if opts != nil && (opts.Offset < 0 || opts.Length < 0) {
+		return nil, &Error{Op: "get", Key: key, Kind: ErrConfig, Err: fmt.Errorf("negative range %d+%d", opts.Offset, opts.Length)}
+	}
+	obj, err := s.get(ctx, s.prefix+key, opts)
+	if err != nil {
+		return nil, err
+	}
+	var o GetOptions
+	if opts != nil {
+		o = *opts
+	}
+	obj.Info.Key = key
+	return &Object{Info: obj.Info, ReadCloser: &resumingBody{
+		ctx: ctx, s: s, key: s.prefix + key, opts: o, etag: obj.Info.ETag, body: obj.ReadCloser,
+	}}, nil
 }
 
-// PutOptions modify Put. At most one of IfNoneMatch and IfMatch may be set.
-type PutOptions struct {
-	IfNoneMatch bool   // create-if-absent
-	IfMatch     string // replace only if the current ETag is this one
-	// Size is the body's length in bytes, or -1 (or 0 with an unknown body) when unknown.
-	// A body of unknown size is streamed in parts.
-	Size        int64
-	ContentType string
-	Metadata    map[string]string
-	// PartSize and Concurrency bound a multipart upload: at most Concurrency parts of PartSize
-	// bytes are in memory at once. Zero means the backend's default.
-	PartSize    int64
-	Concurrency int
+func (s *Store) get(ctx context.Context, full string, opts *GetOptions) (obj *Object, err error) {
+	err = s.policy.Do(ctx, driver.Request{Op: "get", Key: full, Replayable: true}, func(ctx context.Context) error {
+		obj, err = s.b.Get(ctx, full, opts)
+		return err
+	})
+	return obj, err
 }
 
-// Conditional reports whether the put carries a condition.
-func (o *PutOptions) Conditional() bool { return o != nil && (o.IfNoneMatch || o.IfMatch != "") }
-
-// DeleteOptions modify Delete.
-type DeleteOptions struct {
-	IfMatch string // delete only if the current ETag is this one
+// Head returns the object's metadata: ErrNotExist when absent, ErrBucketMissing when the
+// bucket is.
+func (s *Store) Head(ctx context.Context, key string) (info ObjectInfo, err error) {
+	if err := driver.ValidateKey("head", key); err != nil {
+		return ObjectInfo{}, err
+	}
+	full := s.prefix + key
+	err = s.policy.Do(ctx, driver.Request{Op: "head", Key: full, Replayable: true}, func(ctx context.Context) error {
+		info, err = s.b.Head(ctx, full)
+		return err
+	})
+	info.Key = key
+	return info, err
 }
 
-// ListOptions select one page of a listing.
-type ListOptions struct {
-	Prefix    string
-	Delimiter string // "" (every key below Prefix) or "/"
-	Token     string // Page.Next of the previous page
-	MaxKeys   int    // 0: the backend's default page size
+// Put writes body at key; see driver.Bucket.Put for the contract. A conditional put carries a
+// fresh wharf-put-id in its metadata (unless the caller gave one), and an ErrOutcomeUnknown
+// names it in Error.PutID for ResolvePut. A put is retried after a transport fault or
+// throttling only when its body can be sent again (an io.Seeker, or none) and it is not
+// conditional.
+func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *PutOptions) (info ObjectInfo, err error) {
+	if err := driver.ValidateKey("put", key); err != nil {
+		return ObjectInfo{}, err
+	}
+	opts, err = checkPut(key, opts)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	full := s.prefix + key
+	seeker, replayable := body.(io.Seeker)
+	if body == nil {
+		replayable = true
+	}
+	var start int64
+	if seeker != nil {
+		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			replayable = false
+		}
+	}
+	first := true
+	req := driver.Request{Op: "put", Key: full, Conditional: opts.Conditional(), Replayable: replayable}
+	err = s.policy.Do(ctx, req, func(ctx context.Context) error {
+		if !first && seeker != nil {
+			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+				return err
+			}
+		}
+		first = false
+		info, err = s.b.Put(ctx, full, body, opts)
+		return err
+	})
+	var e *Error
+	if err != nil && errors.As(err, &e) && e.PutID == "" {
+		e.PutID = opts.Metadata[MetaPutID]
+	}
+	info.Key = key
+	return info, err
 }
 
-// Page is one page of a listing.
-type Page struct {
-	Objects  []ObjectInfo
-	Prefixes []string // common prefixes, each ending in the delimiter
-	Next     string   // token for the next page; empty when complete
+// checkPut validates the options of a put and gives a conditional put its put-id.
+func checkPut(key string, opts *PutOptions) (*PutOptions, error) {
+	if opts == nil {
+		return &PutOptions{}, nil
+	}
+	if opts.IfNoneMatch && opts.IfMatch != "" {
+		return nil, &Error{Op: "put", Key: key, Kind: ErrConfig, Err: fmt.Errorf("IfNoneMatch and IfMatch together")}
+	}
+	if err := driver.ValidateMetadata("put", key, opts.Metadata); err != nil {
+		return nil, err
+	}
+	if opts.Conditional() && opts.Metadata[MetaPutID] == "" {
+		o := *opts
+		o.Metadata = maps.Clone(opts.Metadata)
+		if o.Metadata == nil {
+			o.Metadata = map[string]string{}
+		}
+		o.Metadata[MetaPutID] = driver.NewPutID()
+		opts = &o
+	}
+	return opts, nil
 }
 
-// Copier is implemented by backends that copy server-side. Use the package function Copy, which
-// falls back to a streamed Get and Put.
-type Copier interface {
-	// Copy copies src to dst within the store. opts.IfNoneMatch/IfMatch apply to dst where the
-	// server honours them (MinIO ignores them on copy: Probe does not claim otherwise).
-	Copy(ctx context.Context, src, dst string, opts *PutOptions) (ObjectInfo, error)
+// Delete removes key; deleting a missing key succeeds. With opts.IfMatch it is conditional
+// where the server enforces it (the probe tells whether it does).
+func (s *Store) Delete(ctx context.Context, key string, opts *DeleteOptions) error {
+	if err := driver.ValidateKey("delete", key); err != nil {
+		return err
+	}
+	full := s.prefix + key
+	return s.policy.Do(ctx, driver.Request{Op: "delete", Key: full, Replayable: true}, func(ctx context.Context) error {
+		return s.b.Delete(ctx, full, opts)
+	})
 }
 
-// BatchDeleter is implemented by stores that remove many keys per request (S3 DeleteObjects,
-// up to 1,000 keys a request). Use the package function DeleteMany, which falls back to one
-// Delete per key.
-type BatchDeleter interface {
-	// DeleteMany removes every key in keys, unconditionally; a missing key is not an error. It
-	// stops at the first failure, which names the key it failed on.
-	DeleteMany(ctx context.Context, keys []string) error
+// List returns one page of the keys under opts.Prefix, sorted; pass Page.Next back as
+// opts.Token for the next page. Walk follows every page.
+func (s *Store) List(ctx context.Context, opts *ListOptions) (page Page, err error) {
+	var o ListOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := driver.ValidatePrefix("list", o.Prefix); err != nil {
+		return Page{}, err
+	}
+	if o.Delimiter != "" && o.Delimiter != "/" {
+		return Page{}, &Error{Op: "list", Key: o.Prefix, Kind: ErrUnsupported, Err: fmt.Errorf("delimiter %q (only \"/\")", o.Delimiter)}
+	}
+	o.Prefix = s.prefix + o.Prefix // Token and Next are the backend's own: passed as they are
+	err = s.policy.Do(ctx, driver.Request{Op: "list", Key: o.Prefix, Replayable: true}, func(ctx context.Context) error {
+		page, err = s.b.List(ctx, &o)
+		return err
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	for i := range page.Objects {
+		page.Objects[i].Key = strings.TrimPrefix(page.Objects[i].Key, s.prefix)
+	}
+	for i := range page.Prefixes {
+		page.Prefixes[i] = strings.TrimPrefix(page.Prefixes[i], s.prefix)
+	}
+	return page, nil
 }
 
-// BucketMaker is implemented by backends that can create the bucket or container they point
-// at. Creating one that exists and is owned by the caller succeeds.
-type BucketMaker interface {
-	MakeBucket(ctx context.Context) error
+// Walk yields every object under prefix in sorted order, following every page. It stops at
+// the first error, which it yields with a zero ObjectInfo.
+func (s *Store) Walk(ctx context.Context, prefix string) iter.Seq2[ObjectInfo, error] {
+	return func(yield func(ObjectInfo, error) bool) {
+		opts := ListOptions{Prefix: prefix}
+		for {
+			page, err := s.List(ctx, &opts)
+			if err != nil {
+				yield(ObjectInfo{}, err)
+				return
+			}
+			for _, o := range page.Objects {
+				if !yield(o, nil) {
+					return
+				}
+			}
+			if page.Next == "" {
+				return
+			}
+			opts.Token = page.Next
+		}
+	}
 }
 
-// Describer is implemented by backends that can say what they are: "s3", "file", "mem", and
-// their location without credentials. Probe and error messages use it.
-type Describer interface {
-	Describe() Description
+// ListAll returns every object under prefix.
+func (s *Store) ListAll(ctx context.Context, prefix string) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	for o, err := range s.Walk(ctx, prefix) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
 
-// Description names a store without any secret.
-type Description struct {
-	Scheme   string `json:"scheme"`
-	Location string `json:"location"` // the URL without credentials or query
-	Endpoint string `json:"endpoint,omitempty"`
-	// MountType is the file system type of a file store's root ("ext4", "nfs"…).
-	MountType string `json:"mount_type,omitempty"`
+// Copy copies src to dst in this store: server-side where the backend can, else streamed
+// through Get and Put (never staged on disk). The copy keeps the source's content type,
+// standard headers and metadata unless opts gives its own.
+func (s *Store) Copy(ctx context.Context, src, dst string, opts *PutOptions) (info ObjectInfo, err error) {
+	if err := driver.ValidateKey("copy", src); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := driver.ValidateKey("copy", dst); err != nil {
+		return ObjectInfo{}, err
+	}
+	if s.copier == nil {
+		return CopyStream(ctx, s, src, s, dst, opts)
+	}
+	opts, err = checkPut(dst, opts)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	req := driver.Request{Op: "copy", Key: s.prefix + dst, Conditional: opts.Conditional(), Replayable: true}
+	err = s.policy.Do(ctx, req, func(ctx context.Context) error {
+		info, err = s.copier.Copy(ctx, s.prefix+src, s.prefix+dst, opts)
+		return err
+	})
+	info.Key = dst
+	return info, err
 }
 
-// Metadata keys that wharf itself writes.
-const (
-	MetaPutID  = "wharf-put-id" // random per conditional put, to resolve ErrOutcomeUnknown
-	MetaSHA256 = "wharf-sha256" // hex sha256 of the body, where the writer knows it
-)
+// CopyStream copies src of from to dst of to through Get and Put, keeping the content type,
+// standard headers and metadata unless opts gives its own. It is how objects move between
+// two stores.
+func CopyStream(ctx context.Context, from *Store, src string, to *Store, dst string, opts *PutOptions) (ObjectInfo, error) {
+	obj, err := from.Get(ctx, src, nil)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer obj.Close()
+	o := PutOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Size = obj.Info.Size
+	Carry(&o, obj.Info)
+	return to.Put(ctx, dst, obj, &o)
+}
+
+// Carry fills what o leaves unset from the source object: content type, standard headers and
+// metadata, as a copy keeps them.
+func Carry(o *PutOptions, src ObjectInfo) {
+	if o.Metadata == nil {
+		o.Metadata = src.Metadata
+	}
+	if o.ContentType == "" {
+		o.ContentType = src.ContentType
+	}
+	if o.Headers.IsZero() {
+		o.Headers = src.Headers
+	}
+}
+
+// DeleteMany removes keys: in batches where the backend can, else one Delete at a time. A
+// missing key is not an error; the first failure stops it and names its key.
+func (s *Store) DeleteMany(ctx context.Context, keys []string) error {
+	for _, k := range keys {
+		if err := driver.ValidateKey("delete", k); err != nil {
+			return err
+		}
+	}
+	if s.batch == nil {
+		for _, k := range keys {
+			if err := s.Delete(ctx, k, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	full := keys
+	if s.prefix != "" {
+		full = make([]string, len(keys))
+		for i, k := range keys {
+			full[i] = s.prefix + k
+		}
+	}
+	return s.batch.DeleteMany(ctx, full)
+}
+
+// MakeBucket creates the bucket, container or directory the store is in, where the backend
+// can (ErrUnsupported elsewhere). One that exists and is the caller's is success.
+func (s *Store) MakeBucket(ctx context.Context) error {
+	if s.maker == nil {
+		return &Error{Op: "make-bucket", Key: s.desc.Location, Kind: ErrUnsupported}
+	}
+	return s.policy.Do(ctx, driver.Request{Op: "make-bucket", Key: s.desc.Location, Replayable: true}, s.maker.MakeBucket)
+}
+
+// ResolvePut settles a conditional put that failed with ErrOutcomeUnknown (or with
+// ErrPreconditionFailed after a resend) by one Head: when the object at key carries putID in
+// its wharf-put-id metadata, the put landed and ResolvePut returns its info and true. An
+// absent object, or one with another put-id, means it did not land.
+func (s *Store) ResolvePut(ctx context.Context, key, putID string) (ObjectInfo, bool, error) {
+	return driver.ResolvePut(ctx, s.Head, key, putID)
+}
+
+// Bucket returns the driver underneath, for tests and probes that must reach past the
+// portable store.
+func (s *Store) Bucket() driver.Bucket { return s.b }

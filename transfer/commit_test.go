@@ -11,13 +11,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/mem"
 )
 
 // A file whose rename fails (its name is a non-empty directory) fails the run naming the
 // path, and no temporary file is left; the other files are complete.
 func TestRunCommitFailureNamesPathLeavesNoTemp(t *testing.T) {
-	m := mem.New()
+	m := store.New(mem.New(), nil)
 	var tasks []Task
 	for _, k := range []string{"a", "b", "c", "d"} {
 		put(t, m, k, "body-"+k)
@@ -67,7 +68,7 @@ func TestCommittersCancelledRemoveQueued(t *testing.T) {
 
 // Run returns only once every file is synced and in place: all of them, at once.
 func TestRunWaitsForEveryCommit(t *testing.T) {
-	m := mem.New()
+	m := store.New(mem.New(), nil)
 	var tasks []Task
 	for i := range 300 {
 		k := string(rune('a'+i%26)) + "/" + strings.Repeat("k", 1+i/26) + string(rune('a'+i%26))
@@ -163,7 +164,7 @@ func TestBatchCommitSyncFailureFallsBack(t *testing.T) {
 	var calls atomic.Int32
 	batchSync = func(*os.File) error { calls.Add(1); return errors.New("syncfs failed") }
 	t.Cleanup(func() { batchSync = syncFS })
-	m := mem.New()
+	m := store.New(mem.New(), nil)
 	big := strings.Repeat("b", batchFileSize+1)
 	put(t, m, "big", big)
 	tasks := []Task{{Src: "big", Dst: "big", Size: int64(len(big))}}

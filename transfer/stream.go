@@ -120,11 +120,11 @@ func verify(body *counter, size int64, info store.ObjectInfo) error {
 // put-id: ours means it landed; another object means the condition failed.
 func (r *runner) resolve(ctx context.Context, key string, err error) (store.ObjectInfo, error) {
 	var e *store.Error
-	s, ok := r.dst.(store.Store)
+	s, ok := r.dst.(*store.Store)
 	if !ok || !errors.As(err, &e) || e.PutID == "" {
 		return store.ObjectInfo{}, err
 	}
-	info, landed, herr := store.ResolvePut(ctx, s, key, e.PutID)
+	info, landed, herr := s.ResolvePut(ctx, key, e.PutID)
 	switch {
 	case herr != nil:
 		return store.ObjectInfo{}, err

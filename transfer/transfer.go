@@ -12,12 +12,12 @@ import (
 	"github.com/wharfdata/wharf/store"
 )
 
-// Source is where a copy reads: a store.Store, or a Local directory.
+// Source is where a copy reads: a *store.Store, or a Local directory.
 type Source interface {
 	Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error)
 }
 
-// Dest is where a copy writes: a store.Store, or a Local directory.
+// Dest is where a copy writes: a *store.Store, or a Local directory.
 type Dest interface {
 	Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error)
 }
@@ -59,7 +59,7 @@ type Options struct {
 	Committers int
 	// ServerSide, when set, is the one store holding both source and destination: each task
 	// is a server-side copy (store.Copy) instead of a Get and a Put.
-	ServerSide store.Store
+	ServerSide *store.Store
 	Progress   Progress // nil: no progress reports
 }
 
@@ -211,7 +211,7 @@ func (r *runner) one(ctx context.Context, t Task) {
 	var p *pending
 	var err error
 	if r.o.ServerSide != nil {
-		info, err = store.Copy(ctx, r.o.ServerSide, t.Src, t.Dst, r.putOptions(t.Size))
+		info, err = r.o.ServerSide.Copy(ctx, t.Src, t.Dst, r.putOptions(t.Size))
 		if err == nil {
 			r.o.Progress.Bytes(info.Size)
 		}

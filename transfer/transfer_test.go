@@ -15,7 +15,7 @@ import (
 	"github.com/wharfdata/wharf/store/mem"
 )
 
-func put(t *testing.T, s store.Store, key, body string) {
+func put(t *testing.T, s *store.Store, key, body string) {
 	t.Helper()
 	if _, err := s.Put(context.Background(), key, strings.NewReader(body), &store.PutOptions{Size: int64(len(body))}); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestRunLocalToStoreAndBack(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(want[name]), 0o644)
 	}
-	m := mem.New()
+	m := store.New(mem.New(), nil)
 	sum, err := Run(ctx, NewLocal(dir), m, tasksOf(t, NewLocal(dir), "up/"), Options{Jobs: 7})
 	if err != nil || sum.Files != 40 {
 		t.Fatalf("up: %+v %v", sum, err)
@@ -85,7 +85,7 @@ func TestRunLocalToStoreAndBack(t *testing.T) {
 }
 
 func TestRunParallelDownload(t *testing.T) {
-	m := mem.New()
+	m := store.New(mem.New(), nil)
 	body := strings.Repeat("0123456789", 1000)
 	put(t, m, "big", body)
 	down := t.TempDir()
@@ -103,7 +103,7 @@ func TestRunParallelDownload(t *testing.T) {
 }
 
 func TestRunIfAbsentRefusesAndGoesOn(t *testing.T) {
-	m := mem.New()
+	m := store.New(mem.New(), nil)
 	put(t, m, "src/a", "new-a")
 	put(t, m, "src/b", "new-b")
 	put(t, m, "src/c", "new-c")
@@ -123,7 +123,7 @@ func TestRunIfAbsentRefusesAndGoesOn(t *testing.T) {
 
 // failing fails every put of one key.
 type failing struct {
-	store.Store
+	*store.Store
 	key string
 }
 
@@ -137,7 +137,7 @@ func (f *failing) Put(ctx context.Context, key string, body io.Reader, o *store.
 }
 
 func TestRunStopsAtFirstFailure(t *testing.T) {
-	m := mem.New()
+	m := store.New(mem.New(), nil)
 	var tasks []Task
 	for i := range 200 {
 		k := fmt.Sprintf("k%03d", i)

@@ -2,85 +2,227 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
-	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/internal/yamlconf"
+	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
-// Environment variables the CLI reads.
-const (
-	envAllowlist     = "WHARF_ENDPOINT_ALLOWLIST"
-	envEndpointS3    = "AWS_ENDPOINT_URL_S3"
-	envEndpoint      = "AWS_ENDPOINT_URL"
-	envRegion        = "AWS_REGION"
-	envDefaultRegion = "AWS_DEFAULT_REGION"
-)
+// The CLI composes; it owns no job's options. wharf.yaml has one section per package, each
+// decoded by the one strict loader (internal/yamlconf) into that package's own type, and every
+// value is filled in one order: the package's defaults, then the environment it documents,
+// then the file, then the flags (docs/config.md). Adding a section is a type in its package
+// and a field here.
 
-// storeConfig builds the store.Config for loc from the global flags and the environment, and
-// returns loc with its query adjusted so that flags win. The order, highest first:
-//
-//	endpoint: --endpoint, the URL's ?endpoint=, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL (s3 only)
-//	region:   --region, the URL's ?region=, AWS_REGION, AWS_DEFAULT_REGION (s3 only)
-//	anonymous: --anonymous, the URL's ?anonymous=
-//
-// store.Open merges the query over the config, so an environment value goes into the config
-// and a flag removes the query parameter it overrides. The endpoint is put into cfg.Endpoint
-// whatever its source, so store.Config.Check applies the loopback and allowlist rules to it.
-// Credentials are left empty: the S3 backend then uses the SDK's default chain.
-func (a *app) storeConfig(loc store.Location) (store.Location, store.Config) {
-	cfg := store.Config{
-		Allowlist: store.ParseAllowlist(a.getenv(envAllowlist)),
-		Logger:    a.log,
-	}
-	if loc.Scheme == "s3" {
-		cfg.Endpoint = firstSet(a.getenv(envEndpointS3), a.getenv(envEndpoint))
-		cfg.Region = firstSet(a.getenv(envRegion), a.getenv(envDefaultRegion))
-	}
-	q := maps.Clone(loc.Query)
-	if q == nil {
-		q = url.Values{}
-	}
-	if a.endpoint != "" {
-		cfg.Endpoint = a.endpoint
-		q.Del("endpoint")
-	}
-	if a.region != "" {
-		cfg.Region = a.region
-		q.Del("region")
-	}
-	if a.anonymous {
-		cfg.Anonymous = true
-		q.Del("anonymous")
-	}
-	loc.Query = q
-	return loc, cfg
+// defaultConfig is the config file the export commands read when --config is not given.
+const defaultConfig = "wharf.yaml"
+
+// defaultState is the state file, relative to the config file's directory.
+const defaultState = ".wharf/state.db"
+
+// demoRows is the size of the demo table an export with `demo: true` creates.
+const demoRows = 1000
+
+// envAllowlist is the variable of endpoint host patterns every store's endpoint must match.
+const envAllowlist = "WHARF_ENDPOINT_ALLOWLIST"
+
+// fileConfig is wharf.yaml as written: any key not here is an error naming it and its line.
+type fileConfig struct {
+	export.Config `yaml:",inline"` // state: and exports:
+	Ship          *ship.Config     `yaml:"ship"`
+	Stores        store.Stores     `yaml:"stores"`
+	// EndpointAllowlist adds host patterns to WHARF_ENDPOINT_ALLOWLIST: every store's endpoint
+	// must match one, and an export destination's custom endpoint outside this machine needs
+	// one even when the list is otherwise empty.
+	EndpointAllowlist []string `yaml:"endpoint_allowlist"`
 }
 
-func firstSet(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
+// config is a loaded config file.
+type config struct {
+	path string // as given, for messages
+	dir  string // its directory: relative paths in it are relative to this
+	file fileConfig
+	has  map[string]bool // the top-level keys the file gave
+}
+
+// configErr makes a loader error an exit-2 configuration error naming the file and line.
+func configErr(err error) error {
+	var se *store.Error
+	var ce *errcode.Error
+	if err == nil || errors.As(err, &se) || errors.As(err, &ce) {
+		return err
+	}
+	return errcode.E("config", "", store.ErrConfig, err)
+}
+
+// readConfig reads and strictly decodes the config file at path. It has no side effects:
+// nothing is created, nothing is connected to.
+func (a *app) readConfig(path string) (*config, error) {
+	dec, doc, err := yamlconf.ReadFile(path, a.getenv)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	c := &config{path: path, dir: dec.Dir, has: map[string]bool{}}
+	if doc == nil {
+		return c, nil
+	}
+	if doc.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(doc.Content); i += 2 {
+			c.has[doc.Content[i].Value] = true
 		}
 	}
-	return ""
+	if c.has["ship"] {
+		cfg := ship.DefaultConfig()
+		cfg.FromEnv(a.getenv)
+		c.file.Ship = &cfg
+	}
+	if err := dec.Decode(doc, &c.file, ""); err != nil {
+		return nil, configErr(err)
+	}
+	if err := c.file.Stores.Check(); err != nil {
+		return nil, configErr(err)
+	}
+	return c, nil
 }
 
-// open opens the store at loc with the configuration of storeConfig.
-func (a *app) open(ctx context.Context, loc store.Location) (store.Store, error) {
-	loc, cfg := a.storeConfig(loc)
-	s, err := store.Open(ctx, loc, cfg)
+// configFile is the config the global --config flag names, read once; nil without one.
+func (a *app) configFile() (*config, error) {
+	if a.configPath == "" || a.cfgRead {
+		return a.cfg, a.cfgErr
+	}
+	a.cfgRead = true
+	a.cfg, a.cfgErr = a.readConfig(a.configPath)
+	return a.cfg, a.cfgErr
+}
+
+// exportsConfig reads the config file of the export commands (--config, default wharf.yaml):
+// every export checked, paths made absolute against the file's directory, each destination's
+// store options checked before anything is opened.
+func (a *app) exportsConfig() (*config, error) {
+	if a.configPath == "" {
+		a.configPath = defaultConfig
+	}
+	path := a.configPath
+	c, err := a.configFile()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.has) == 0 {
+		return nil, configErr(&yamlconf.Error{File: path, Msg: "the config file is empty (want state: and exports:)"})
+	}
+	if len(c.file.Exports) == 0 {
+		return nil, configErr(&yamlconf.Error{File: path, Msg: "no exports: add a list under exports:"})
+	}
+	if c.file.State == "" {
+		c.file.State = defaultState
+	}
+	c.file.Config.Rebase(c.dir)
+	seen := map[string]bool{}
+	for i := range c.file.Exports {
+		e := &c.file.Exports[i]
+		where := fmt.Sprintf("exports[%d]", i)
+		if seen[e.Name] {
+			return nil, configErr(&yamlconf.Error{File: path, Path: where, Msg: fmt.Sprintf("a second export named %q", e.Name)})
+		}
+		seen[e.Name] = true
+		if err := e.Check(); err != nil {
+			return nil, configErr(&yamlconf.Error{File: path, Path: where, Msg: err.Error()})
+		}
+		e.Store = *a.storeConfig(&e.Store)
+		if err := e.CheckDestination(); err != nil {
+			var ye *yamlconf.Error
+			if errors.As(err, &ye) && ye.File != "" {
+				return nil, err // it names the file, line and key
+			}
+			return nil, fmt.Errorf("%s: %s: %w", path, where, err)
+		}
+	}
+	return c, nil
+}
+
+// pick returns the exports named name, or all when name is "".
+func (c *config) pick(name string) ([]export.Export, error) {
+	if name == "" {
+		return c.file.Exports, nil
+	}
+	var names []string
+	for _, e := range c.file.Exports {
+		if e.Name == name {
+			return []export.Export{e}, nil
+		}
+		names = append(names, e.Name)
+	}
+	return nil, usageErr(fmt.Errorf("--export %q: %s has no such export (it has: %s)", name, c.path, strings.Join(names, ", ")))
+}
+
+// storeConfig completes the store options of a section (nil: none) with what the CLI adds
+// for every store: the environment, the allow-list (WHARF_ENDPOINT_ALLOWLIST and the config
+// file's endpoint_allowlist), the named stores of the config file, the global flags
+// (--endpoint, --region, --anonymous, which win over the file) and the logger.
+func (a *app) storeConfig(section *store.Config) *store.Config {
+	var c store.Config
+	if section != nil {
+		c = *section
+	}
+	c.Getenv = a.getenv
+	c.Allowlist = driver.ParseAllowlist(a.getenv(envAllowlist))
+	c.Logger = a.log
+	if cf, _ := a.configFile(); cf != nil {
+		c.Allowlist = append(c.Allowlist, cf.file.EndpointAllowlist...)
+		c.Stores = cf.file.Stores
+	}
+	c.Set = append(slices.Clone(c.Set), a.storeFlags()...)
+	return &c
+}
+
+// storeFlags are the global store flags given, as options of whatever store is opened.
+func (a *app) storeFlags() []store.Setting {
+	var out []store.Setting
+	if a.endpoint != "" {
+		out = append(out, store.Setting{Name: "endpoint", Value: a.endpoint, Source: "--endpoint"})
+	}
+	if a.region != "" {
+		out = append(out, store.Setting{Name: "region", Value: a.region, Source: "--region"})
+	}
+	if a.anonymous {
+		out = append(out, store.Setting{Name: "anonymous", Value: "true", Source: "--anonymous"})
+	}
+	return out
+}
+
+// parseURL parses a store URL, reading the names of the config file's stores too.
+func (a *app) parseURL(raw string) (store.Location, error) {
+	if _, err := a.configFile(); err != nil {
+		return store.Location{}, err
+	}
+	return a.storeConfig(nil).ParseURL(raw)
+}
+
+// open opens the store at loc with the global options.
+func (a *app) open(ctx context.Context, loc store.Location) (*store.Store, error) {
+	cfg := a.storeConfig(nil)
+	s, err := store.OpenLocation(ctx, loc, cfg)
 	if err == nil {
-		a.log.Debug("opened store", "url", loc.String(), "endpoint_host", hostOf(cfg.Endpoint), "region", cfg.Region)
+		a.log.Debug("opened store", "url", loc.String(), "endpoint", s.Describe().Endpoint)
 	}
 	return s, err
 }
 
 // openObject opens the store that holds the object raw names and returns it with the key.
 // An error names raw. The caller closes the store.
-func (a *app) openObject(ctx context.Context, raw string) (store.Store, string, error) {
-	t, err := splitObject(raw)
+func (a *app) openObject(ctx context.Context, raw string) (*store.Store, string, error) {
+	t, err := a.splitObject(raw)
 	if err != nil {
 		return nil, "", err
 	}
@@ -91,11 +233,16 @@ func (a *app) openObject(ctx context.Context, raw string) (store.Store, string, 
 	return s, t.key, nil
 }
 
-// hostOf is the host of an endpoint URL, for logs: never its user info or query.
-func hostOf(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return ""
+// prepareDemo creates the demo SQLite source of an export marked demo: true when it is
+// missing, and reports whether it did.
+func prepareDemo(ctx context.Context, e export.Export) (string, error) {
+	rest, ok := strings.CutPrefix(e.Source, "sqlite://")
+	if !e.Demo || !ok {
+		return "", nil
 	}
-	return u.Host
+	path := filepath.FromSlash(rest)
+	if _, err := os.Stat(path); err == nil {
+		return "", nil
+	}
+	return path, export.CreateDemo(ctx, path, demoRows)
 }

@@ -1,69 +1,209 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-func mustLoc(t *testing.T, raw string) store.Location {
+// exitOf is the exit status err gives.
+func exitOf(err error) int { return exitCode(context.Background(), err) }
+
+// newTestApp is an app as a command line would set it up, reading env and, when given, the
+// config file at path.
+func newTestApp(env map[string]string, path string) *app {
+	return &app{getenv: envOf(env), format: "pretty", configPath: path, log: slog.New(slog.DiscardHandler)}
+}
+
+// writeConfig writes body as wharf.yaml in a temp dir and returns its path.
+func writeConfig(t *testing.T, body string) string {
 	t.Helper()
-	loc, err := store.ParseURL(raw)
+	p := filepath.Join(t.TempDir(), "wharf.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loadYAML writes body as wharf.yaml and loads it as the export commands do.
+func loadYAML(t *testing.T, body string, env map[string]string) (*config, string, error) {
+	t.Helper()
+	p := writeConfig(t, body)
+	c, err := newTestApp(env, p).exportsConfig()
+	return c, filepath.Dir(p), err
+}
+
+const minimalExport = `exports:
+  - name: orders
+    source: sqlite://./src.db
+    table: orders
+    chunk_key: id
+    destination: ./out/{export}/{date}/
+`
+
+func TestConfigResolvesRelativePaths(t *testing.T) {
+	c, dir, err := loadYAML(t, minimalExport, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loc
+	if want := filepath.Join(dir, ".wharf", "state.db"); c.file.State != want {
+		t.Errorf("state = %q, want %q", c.file.State, want)
+	}
+	e := c.file.Exports[0]
+	if want := "sqlite://" + filepath.Join(dir, "src.db"); e.Source != want {
+		t.Errorf("source = %q, want %q", e.Source, want)
+	}
+	if want := filepath.Join(dir, "out", "{export}", "{date}") + "/"; e.Destination != want {
+		t.Errorf("destination = %q, want %q", e.Destination, want)
+	}
+	if e.ChunkRows == 0 || e.Format != "parquet" || e.Mode != "full" {
+		t.Errorf("defaults not filled: %+v", e)
+	}
 }
 
-// effective returns the endpoint and region store.Open would use: the config with the
-// adjusted query merged over it.
-func effective(t *testing.T, a *app, raw string) store.Config {
-	t.Helper()
-	loc, cfg := a.storeConfig(mustLoc(t, raw))
-	if err := cfg.ApplyQuery(loc); err != nil {
+func TestConfigUnknownKeyNamesKeyAndLine(t *testing.T) {
+	for _, tc := range []struct{ name, body, key, line, where string }{
+		{"top", "state: s.db\ncolour: blue\n" + minimalExport, `"colour"`, ":2:", "the top level"},
+		{"export", minimalExport + "    chunk_size: 10\n", `"chunk_size"`, ":7:", "exports[0]"},
+		{"store", minimalExport + "    store:\n      endpont: https://x\n", `"endpont"`, ":8:", "exports[0].store"},
+		{"ship", minimalExport + "ship:\n  spol: ./x\n", `"spol"`, ":8:", "ship"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := loadYAML(t, tc.body, nil)
+			if err == nil {
+				t.Fatal("loaded a config with an unknown key")
+			}
+			msg := err.Error()
+			for _, want := range []string{tc.key, tc.line, tc.where, "wharf.yaml"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not name %s", msg, want)
+				}
+			}
+			if exitOf(err) != exitUsage {
+				t.Errorf("code %s exits %d, want 2", errCode(err), exitOf(err))
+			}
+		})
+	}
+}
+
+func TestConfigInterpolation(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bucket.txt"), []byte("lake\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	body := `exports:
+  - name: orders
+    source: postgres://app@${env:PGHOST}:5432/shop
+    password: env://PGPASSWORD
+    table: orders
+    chunk_key: id
+    chunk_rows: ${env:ROWS}
+    destination: s3://${file:` + filepath.Join(dir, "bucket.txt") + `}/{export}/
+`
+	c, _, err := loadYAML(t, body, map[string]string{"PGHOST": "db.internal", "ROWS": "1234"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.file.Exports[0]
+	if e.Source != "postgres://app@db.internal:5432/shop" || e.ChunkRows != 1234 ||
+		e.Destination != "s3://lake/{export}/" || e.Password != "env://PGPASSWORD" {
+		t.Errorf("interpolated to %+v", e)
+	}
 }
 
-func TestStoreConfigPrecedence(t *testing.T) {
-	env := envOf(map[string]string{
-		"AWS_ENDPOINT_URL_S3": "https://s3.env.example", "AWS_ENDPOINT_URL": "https://generic.env.example",
-		"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-east-2",
-	})
-	tests := []struct {
-		name, raw, flagEndpoint, flagRegion string
-		wantEndpoint, wantRegion            string
+func TestConfigInterpolationErrors(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"unset", strings.Replace(minimalExport, "table: orders", "table: ${env:NOPE}", 1), "NOPE is not set"},
+		{"file", strings.Replace(minimalExport, "table: orders", "table: ${file:missing.txt}", 1), "missing.txt"},
+		{"kind", strings.Replace(minimalExport, "table: orders", "table: ${vault:x}", 1), `unknown kind "vault"`},
+		{"credential", minimalExport + "    password: ${env:PGPASSWORD}\n", "password: a credential"},
+		{"store credential", strings.Replace(minimalExport, "./out/", "s3://lake/", 1) + "    store:\n      secret_access_key: ${env:PGPASSWORD}\n", "secret_access_key: a credential"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := loadYAML(t, tc.body, map[string]string{"PGPASSWORD": "hunter2"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error leaks a secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigRefusesBadExports(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+		code             *errcode.Code
 	}{
-		{"env", "s3://b/k", "", "", "https://s3.env.example", "eu-west-1"},
-		{"query over env", "s3://b/k?endpoint=https://q.example&region=q-1", "", "", "https://q.example", "q-1"},
-		{"flag over query", "s3://b/k?endpoint=https://q.example&region=q-1", "https://flag.example", "f-1", "https://flag.example", "f-1"},
-		{"env only for s3", "mem://m/k", "", "", "", ""},
+		{"empty", "", "empty", store.ErrConfig},
+		{"no exports", "state: x.db\n", "no exports", store.ErrConfig},
+		{"duplicate", minimalExport + strings.TrimPrefix(minimalExport, "exports:\n"), "second export", store.ErrConfig},
+		{"no chunk key", strings.Replace(minimalExport, "    chunk_key: id\n", "", 1), "chunk_key", store.ErrConfig},
+		{"literal secret", strings.Replace(minimalExport, "./out/", "s3://lake/", 1) + "    store:\n      access_key_id: env://A\n      secret_access_key: abc\n", "literal", driver.ErrCredentialLiteral},
+		{"wrong type", minimalExport + "    chunk_rows: many\n", ":7:", store.ErrConfig},
+		{"exports not a list", "exports: {}\n", "want a list", store.ErrConfig},
+		{"backend option of another store", minimalExport + "    store:\n      sas_token: env://X\n", "sas_token", store.ErrConfig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := loadYAML(t, tc.body, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if errcode.Of(err) != tc.code || exitOf(err) != exitUsage {
+				t.Errorf("code %s (exit %d), want %s (exit 2)", errCode(err), exitOf(err), tc.code.Name())
+			}
+		})
 	}
-	for _, tt := range tests {
-		a := &app{getenv: env, endpoint: tt.flagEndpoint, region: tt.flagRegion}
-		cfg := effective(t, a, tt.raw)
-		if cfg.Endpoint != tt.wantEndpoint || cfg.Region != tt.wantRegion {
-			t.Errorf("%s: endpoint %q region %q; want %q %q", tt.name, cfg.Endpoint, cfg.Region, tt.wantEndpoint, tt.wantRegion)
+}
+
+func TestConfigMissingFile(t *testing.T) {
+	_, err := newTestApp(nil, filepath.Join(t.TempDir(), "nope.yaml")).exportsConfig()
+	if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), "nope.yaml") || exitOf(err) != exitUsage {
+		t.Fatalf("missing config: %v", err)
+	}
+}
+
+// One wharf.yaml holds every section: the export commands read theirs and leave the rest.
+func TestConfigAcceptsEverySection(t *testing.T) {
+	body := minimalExport + "ship:\n  spool: ./spool\n  to: s3://lake/raw\nstores:\n  lake:\n    backend: s3\n    endpoint: https://lake.example\nendpoint_allowlist: [lake.example]\n"
+	c, _, err := loadYAML(t, body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.file.Exports) != 1 || c.file.Ship == nil || c.file.Ship.UploadConcurrency != 2 || c.file.Stores["lake"] == nil {
+		t.Errorf("sections: %+v", c.file)
+	}
+}
+
+// TestStoreOptionsPrecedence: for the object tools, a flag beats the config file's stores
+// entry, which beats the environment (AWS_ENDPOINT_URL), which beats the default.
+func TestStoreOptionsPrecedence(t *testing.T) {
+	env := map[string]string{"AWS_ENDPOINT_URL": "https://env.example", envAllowlist: "nothing.example"}
+	withStores := writeConfig(t, "stores:\n  s3:\n    endpoint: https://file.example\n")
+	for _, tc := range []struct {
+		name, config, flag, want string
+	}{
+		{"environment", "", "", "env.example"},
+		{"file over environment", withStores, "", "file.example"},
+		{"flag over file", withStores, "https://flag.example", "flag.example"},
+	} {
+		a := newTestApp(env, tc.config)
+		a.endpoint = tc.flag
+		err := store.Check("s3://b/k", a.storeConfig(nil))
+		if !errors.Is(err, driver.ErrEndpointNotAllowed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %s refused by the allow-list", tc.name, err, tc.want)
 		}
-	}
-}
-
-func TestStoreConfigFallbacks(t *testing.T) {
-	a := &app{getenv: envOf(map[string]string{"AWS_ENDPOINT_URL": "https://generic.example", "AWS_DEFAULT_REGION": "us-east-2"})}
-	cfg := effective(t, a, "s3://b")
-	if cfg.Endpoint != "https://generic.example" || cfg.Region != "us-east-2" {
-		t.Errorf("got endpoint %q region %q", cfg.Endpoint, cfg.Region)
-	}
-}
-
-func TestStoreConfigAnonymousFlagWins(t *testing.T) {
-	a := &app{getenv: envOf(nil), anonymous: true}
-	if cfg := effective(t, a, "s3://b?anonymous=false"); !cfg.Anonymous {
-		t.Error("--anonymous lost to ?anonymous=false")
 	}
 }
 
@@ -73,18 +213,23 @@ func TestStoreConfigEndpointChecks(t *testing.T) {
 		flag string
 		want error
 	}{
-		{map[string]string{"AWS_ENDPOINT_URL": "http://minio.internal:9000"}, "", store.ErrEndpointInsecure},
-		{nil, "http://10.1.2.3:9000", store.ErrEndpointInsecure},
-		{map[string]string{"WHARF_ENDPOINT_ALLOWLIST": "s3.example.com, *.corp.example"}, "https://evil.example", store.ErrEndpointNotAllowed},
+		{map[string]string{"AWS_ENDPOINT_URL": "http://minio.internal:9000"}, "", driver.ErrEndpointInsecure},
+		{nil, "http://10.1.2.3:9000", driver.ErrEndpointInsecure},
+		{map[string]string{"WHARF_ENDPOINT_ALLOWLIST": "s3.example.com, *.corp.example"}, "https://evil.example", driver.ErrEndpointNotAllowed},
 		{map[string]string{"WHARF_ENDPOINT_ALLOWLIST": "s3.example.com, *.corp.example"}, "https://minio.corp.example", nil},
 		{nil, "http://127.0.0.1:9000", nil},
+		{nil, "http://u:pw@127.0.0.1:9000", driver.ErrCredentialLiteral},
+		{map[string]string{"AWS_ENDPOINT_URL_S3": "https://u:pw@s3.example"}, "", driver.ErrCredentialLiteral},
 	}
 	for _, tt := range tests {
-		a := &app{getenv: envOf(tt.env), endpoint: tt.flag}
-		loc, cfg := a.storeConfig(mustLoc(t, "s3://b/k"))
-		err := cfg.Check(loc)
-		if !errors.Is(err, tt.want) {
+		a := newTestApp(tt.env, "")
+		a.endpoint = tt.flag
+		err := store.Check("s3://b/k", a.storeConfig(nil))
+		if !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
 			t.Errorf("env %v flag %q: Check = %v, want %v", tt.env, tt.flag, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw@") {
+			t.Errorf("the error shows the password: %v", err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
 )
@@ -105,7 +106,7 @@ func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error 
 		return usageErr(fmt.Errorf("cp: -j %d: want at least 1", o.jobs))
 	}
 	switch {
-	case o.noFsync && !isLocalPath(dstRaw):
+	case o.noFsync && !a.isLocalPath(dstRaw):
 		return usageErr(fmt.Errorf("cp: --no-fsync is for copies to a local path, and %s is not one (a store makes its own writes durable)", dstRaw))
 	case o.noFsync && srcRaw == "-":
 		return usageErr(fmt.Errorf("cp: --no-fsync is for copies from a file or a store: a copy of standard input is always fsynced"))
@@ -132,11 +133,11 @@ func (a *app) cpStdio(ctx context.Context, srcRaw, dstRaw string, o cpOptions) e
 	if o.recursive {
 		return usageErr(fmt.Errorf("cp: -r copies many files: standard input or output carries only one"))
 	}
-	src, err := parseSource(srcRaw)
+	src, err := a.parseSource(srcRaw)
 	if err != nil {
 		return err
 	}
-	dst, err := parseDest(dstRaw, src.name())
+	dst, err := a.parseDest(dstRaw, src.name())
 	if err != nil {
 		return err
 	}
@@ -187,16 +188,17 @@ func (a *app) copyWithin(ctx context.Context, src, dst endpoint, ifAbsent bool) 
 		return store.ObjectInfo{}, fmt.Errorf("%s: %w", src.raw, err)
 	}
 	defer s.Close()
-	info, err := store.Copy(ctx, s, src.t.key, dst.t.key, &store.PutOptions{IfNoneMatch: ifAbsent})
+	info, err := s.Copy(ctx, src.t.key, dst.t.key, &store.PutOptions{IfNoneMatch: ifAbsent})
 	if err != nil {
 		return info, fmt.Errorf("cp %s %s: %w", src.raw, dst.raw, err)
 	}
 	return info, nil
 }
 
-// sameStore reports whether two locations are the same bucket reached the same way.
+// sameStore reports whether two locations are the same bucket reached the same way (a named
+// store of the config file is its own scheme).
 func sameStore(x, y store.Location) bool {
-	return x.String() == y.String() && x.Query.Encode() == y.Query.Encode()
+	return x.Root().String() == y.Root().String()
 }
 
 type endKind int
@@ -222,11 +224,8 @@ func (e endpoint) String() string {
 	case endStdio:
 		return "-"
 	}
-	if e.t.loc.Scheme == "file" {
-		return "file://" + filepath.ToSlash(filepath.Join(e.t.loc.Bucket, e.t.key))
-	}
 	l := e.t.loc
-	l.Path = e.t.key
+	l.Key = e.t.key
 	return l.String()
 }
 
@@ -241,14 +240,14 @@ func (e endpoint) name() string {
 	return ""
 }
 
-func parseSource(raw string) (endpoint, error) {
+func (a *app) parseSource(raw string) (endpoint, error) {
 	switch {
 	case raw == "-":
 		return endpoint{raw: raw, kind: endStdio}, nil
-	case isLocalPath(raw):
-		return endpoint{raw: raw, kind: endLocal, path: raw}, nil
+	case a.isLocalPath(raw):
+		return endpoint{raw: raw, kind: endLocal, path: localPath(raw)}, nil
 	}
-	t, err := splitObject(raw)
+	t, err := a.splitObject(raw)
 	if err != nil {
 		return endpoint{}, err
 	}
@@ -257,7 +256,7 @@ func parseSource(raw string) (endpoint, error) {
 
 // parseDest resolves the destination: a directory (a trailing '/', or an existing local
 // directory) takes the source's base name.
-func parseDest(raw, name string) (endpoint, error) {
+func (a *app) parseDest(raw, name string) (endpoint, error) {
 	if raw == "-" {
 		return endpoint{raw: raw, kind: endStdio}, nil
 	}
@@ -268,38 +267,31 @@ func parseDest(raw, name string) (endpoint, error) {
 		}
 		return usageErr(fmt.Errorf("cp: %s names a directory or prefix: give the full destination name when copying from standard input", raw))
 	}
-	if isLocalPath(raw) {
-		if dirLike || isDir(raw) {
+	if a.isLocalPath(raw) {
+		path := localPath(raw)
+		if dirLike || isDir(path) {
 			if err := needName(); err != nil {
 				return endpoint{}, err
 			}
-			return endpoint{raw: raw, kind: endLocal, path: filepath.Join(raw, name)}, nil
+			return endpoint{raw: raw, kind: endLocal, path: filepath.Join(path, name)}, nil
 		}
-		return endpoint{raw: raw, kind: endLocal, path: raw}, nil
+		return endpoint{raw: raw, kind: endLocal, path: path}, nil
 	}
-	loc, err := store.ParseURL(raw)
+	loc, err := a.parseURL(raw)
 	if err != nil {
 		return endpoint{}, err
 	}
-	if loc.Scheme == "file" && (dirLike || isDir(loc.Bucket)) || loc.Scheme != "file" && (loc.Path == "" || strings.HasSuffix(loc.Path, "/")) {
+	if loc.Key == "" || strings.HasSuffix(loc.Key, "/") {
 		if err := needName(); err != nil {
 			return endpoint{}, err
 		}
-		return endpoint{raw: raw, kind: endStore, t: intoDir(loc, name)}, nil
+		return endpoint{raw: raw, kind: endStore, t: objectTarget{loc: loc.Root(), key: loc.Key + name}}, nil
 	}
-	t, err := splitObject(raw)
+	t, err := a.splitObject(raw)
 	if err != nil {
 		return endpoint{}, err
 	}
 	return endpoint{raw: raw, kind: endStore, t: t}, nil
-}
-
-// intoDir is the target for name inside the directory or prefix loc names.
-func intoDir(loc store.Location, name string) objectTarget {
-	if loc.Scheme == "file" {
-		return objectTarget{loc: loc, key: name}
-	}
-	return objectTarget{loc: loc.Root(), key: loc.Path + name}
 }
 
 func isDir(path string) bool {

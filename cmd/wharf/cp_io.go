@@ -85,7 +85,7 @@ func (a *app) writeDest(ctx context.Context, e endpoint, src *source, ifAbsent b
 	defer s.Close()
 	if e.t.loc.Scheme == "file" {
 		// Like a local destination, a directory URL is made as needed.
-		if err := store.MakeBucket(ctx, s); err != nil {
+		if err := s.MakeBucket(ctx); err != nil {
 			return store.ObjectInfo{}, fmt.Errorf("%s: %w", e.raw, err)
 		}
 	}

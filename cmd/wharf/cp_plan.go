@@ -17,7 +17,7 @@ import (
 type side struct {
 	raw   string
 	local *transfer.Local // a plain local path
-	st    store.Store     // a store URL, opened at its root
+	st    *store.Store    // a store URL, opened at its root
 	loc   store.Location  // the store's root location
 	base  string          // the prefix (or, for one object, the key) inside it
 	dir   string          // local: the directory Local serves
@@ -28,11 +28,8 @@ func (s *side) url(key string) string {
 	if s.local != nil {
 		return filepath.Join(s.dir, filepath.FromSlash(key))
 	}
-	if s.loc.Scheme == "file" {
-		return "file://" + filepath.ToSlash(filepath.Join(s.loc.Bucket, key))
-	}
 	l := s.loc
-	l.Path = key
+	l.Key = key
 	return l.String()
 }
 
@@ -64,7 +61,7 @@ func (a *app) plan(ctx context.Context, srcRaw, dstRaw string, o cpOptions) (*cp
 
 // planOne plans the copy of one object.
 func (a *app) planOne(ctx context.Context, srcRaw, dstRaw string, o cpOptions) (*cpPlan, error) {
-	src, err := parseSource(srcRaw)
+	src, err := a.parseSource(srcRaw)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +78,7 @@ func (a *app) planOne(ctx context.Context, srcRaw, dstRaw string, o cpOptions) (
 			size = fi.Size()
 		}
 	}
-	dst, err := parseDest(dstRaw, src.name())
+	dst, err := a.parseDest(dstRaw, src.name())
 	if err != nil {
 		return nil, err
 	}
@@ -126,13 +123,13 @@ func (a *app) openEnd(ctx context.Context, e endpoint, write bool) (*side, error
 
 // openStore opens the store at loc (a root). For a destination on the file store, the
 // directory is made as needed, as it is for a local destination.
-func (a *app) openStore(ctx context.Context, raw string, loc store.Location, write bool) (store.Store, error) {
+func (a *app) openStore(ctx context.Context, raw string, loc store.Location, write bool) (*store.Store, error) {
 	s, err := a.open(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", raw, err)
 	}
 	if write && loc.Scheme == "file" {
-		if err := store.MakeBucket(ctx, s); err != nil {
+		if err := s.MakeBucket(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("%s: %w", raw, err)
 		}
@@ -162,26 +159,26 @@ func (a *app) planTree(ctx context.Context, srcRaw, dstRaw string, o cpOptions) 
 // openTree opens a directory or prefix. A local source must be a directory; a local or
 // file:// destination must not be a file.
 func (a *app) openTree(ctx context.Context, raw string, isDst, write bool) (*side, error) {
-	if isLocalPath(raw) {
-		abs, err := filepath.Abs(raw)
+	if a.isLocalPath(raw) {
+		abs, err := filepath.Abs(localPath(raw))
 		if err != nil {
 			return nil, err
 		}
 		if err := checkTreeDir(raw, abs, isDst); err != nil {
 			return nil, err
 		}
-		return &side{raw: raw, local: transfer.NewLocal(abs), dir: filepath.Clean(raw)}, nil
+		return &side{raw: raw, local: transfer.NewLocal(abs), dir: filepath.Clean(localPath(raw))}, nil
 	}
-	loc, err := store.ParseURL(raw)
+	loc, err := a.parseURL(raw)
 	if err != nil {
 		return nil, err
 	}
-	prefix := loc.Path
+	prefix := loc.Key
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
 	if loc.Scheme == "file" {
-		if err := checkTreeDir(raw, loc.Bucket, isDst); err != nil {
+		if err := checkTreeDir(raw, filepath.Join(loc.Bucket, filepath.FromSlash(prefix)), isDst); err != nil {
 			return nil, err
 		}
 	}
@@ -244,5 +241,5 @@ func (a *app) walk(ctx context.Context, s *side) func(func(store.ObjectInfo, err
 	if s.local != nil {
 		return s.local.Walk(ctx, "")
 	}
-	return store.Walk(ctx, s.st, s.base)
+	return s.st.Walk(ctx, s.base)
 }

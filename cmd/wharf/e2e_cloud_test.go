@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,37 +108,43 @@ func TestE2EFakeGCS(t *testing.T) {
 	cloudSequence(t, fakeGCSCLI(t), nil, "gs://"+randomBucket(t))
 }
 
-// cp streams between any two stores: MinIO to fake-gcs-server to Azurite and back, each URL
-// naming its own endpoint.
+// cp streams between any two stores: MinIO to fake-gcs-server to Azurite and back, each a
+// named store of the config file with its own endpoint and credentials.
 func TestE2ECopyAcrossClouds(t *testing.T) {
 	minio, gcs, az := testenv.MinIO(t), testenv.FakeGCS(t), testenv.Azurite(t)
-	c := cli{env: []string{"AWS_ACCESS_KEY_ID=" + minio.AccessKey, "AWS_SECRET_ACCESS_KEY=" + minio.SecretKey,
-		"AWS_REGION=" + minio.Region, "AZURE_STORAGE_ACCOUNT=" + az.Account, "AZURE_STORAGE_KEY=" + az.Key}}
+	ak, sk := minio.Refs(t)
+	cfg := writeConfig(t, fmt.Sprintf(`stores:
+  minio: {backend: s3, endpoint: %s, region: %s, access_key_id: %s, secret_access_key: %s}
+  fake: {backend: gs, endpoint: %s, anonymous: true}
+  azurite: {backend: az, endpoint: %s, account_key: %s}
+`, minio.Endpoint, minio.Region, ak, sk, gcs.Endpoint, az.Endpoint, az.KeyRef(t)))
+	c := cli{}
 	name := randomBucket(t)
-	s3 := "s3://" + name + "?endpoint=" + minio.Endpoint
-	gs := "gs://" + name + "?endpoint=" + gcs.Endpoint + "&anonymous=true"
-	azu := "az://" + az.Account + "/" + name + "?endpoint=" + az.Endpoint
+	s3 := "minio://" + name
+	gs := "fake://" + name
+	azu := "azurite://" + az.Account + "/" + name
+	run := func(args ...string) result { return c.run(t, append([]string{"-c", cfg}, args...)...) }
 	for _, u := range []string{s3, gs, azu} {
-		c.run(t, "mb", u).must(t, 0)
+		run("mb", u).must(t, 0)
 	}
 	local := t.TempDir()
 	big := strings.Repeat("0123456789abcdef", 1<<20) // 16 MiB: parts, chunks and blocks
-	writeFiles(t, local, map[string]string{"d/big.bin": big, "d/small.txt": "small"})
-	at := func(u, key string) string { base, q, _ := strings.Cut(u, "?"); return base + "/" + key + "?" + q }
+	writeFiles(t, local, map[string]string{"d/big.bin": big, "d/small #1.txt": "small"})
+	at := func(u, key string) string { return u + "/" + key }
 
-	c.run(t, "cp", "-r", filepath.Join(local, "d"), at(s3, "d/")).must(t, 0)
-	c.run(t, "cp", "-r", at(s3, "d/"), at(gs, "d/")).must(t, 0)
-	c.run(t, "cp", "-r", at(gs, "d/"), at(azu, "d/")).must(t, 0)
-	c.run(t, "cp", at(azu, "d/big.bin"), at(s3, "back/big.bin")).must(t, 0)
+	run("cp", "-r", filepath.Join(local, "d"), at(s3, "d/")).must(t, 0)
+	run("cp", "-r", at(s3, "d/"), at(gs, "d/")).must(t, 0)
+	run("cp", "-r", at(gs, "d/"), at(azu, "d/")).must(t, 0)
+	run("cp", at(azu, "d/big.bin"), at(s3, "back/big.bin")).must(t, 0)
 	down := t.TempDir()
-	c.run(t, "cp", "-r", at(azu, "d/"), down+"/").must(t, 0)
+	run("cp", "-r", at(azu, "d/"), down+"/").must(t, 0)
 	if got := readFile(t, filepath.Join(down, "big.bin")); got != big {
 		t.Errorf("big.bin after S3 -> GCS -> Azure differs (%d bytes)", len(got))
 	}
-	if got := readFile(t, filepath.Join(down, "small.txt")); got != "small" {
-		t.Errorf("small.txt after S3 -> GCS -> Azure = %q", got)
+	if got := readFile(t, filepath.Join(down, "small #1.txt")); got != "small" {
+		t.Errorf("small #1.txt after S3 -> GCS -> Azure = %q", got)
 	}
-	if r := c.run(t, "stat", "--format", "json", at(s3, "back/big.bin")).must(t, 0); !strings.Contains(r.out, `"size":16777216`) {
+	if r := run("stat", "--format", "json", at(s3, "back/big.bin")).must(t, 0); !strings.Contains(r.out, `"size":16777216`) {
 		t.Errorf("back on S3: %s", r.out)
 	}
 }

@@ -228,6 +228,7 @@ func TestE2ECopyNoFsync(t *testing.T) {
 	}
 	writeFiles(t, src, files)
 	st := "file://" + root + "/store"
+	wharf(t, "mb", st).must(t, 0) // a file store: --no-fsync does not apply to it
 	wharf(t, "cp", "-r", src, st).must(t, 0)
 	down := filepath.Join(root, "down")
 	r := wharf(t, "cp", "-r", "--no-fsync", "--part-size", "5MiB", st, down).must(t, 0)

@@ -30,11 +30,10 @@ func TestE2EExportCrashMinIO(t *testing.T) {
 	ctx := context.Background()
 	ak, sk := srv.Refs(t)
 	bucket := randomBucket(t)
-	s, err := store.OpenURL(ctx, "s3://"+bucket, store.Config{Endpoint: srv.Endpoint, Region: srv.Region,
-		AccessKeyID: ak, SecretAccessKey: sk})
+	s, err := store.Open(ctx, "s3://"+bucket, srv.StoreConfig(t))
 	must(t, err)
 	defer s.Close()
-	must(t, store.MakeBucket(ctx, s))
+	must(t, s.MakeBucket(ctx))
 	c, ep := minioCLI(t)
 	src := t.TempDir() + "/demo.db"
 	must(t, export.CreateDemo(ctx, src, crashRows))
@@ -100,7 +99,7 @@ func TestE2EExportCrashMinIO(t *testing.T) {
 	}
 }
 
-func readManifest(t *testing.T, s store.Store, prefix string) *export.Manifest {
+func readManifest(t *testing.T, s *store.Store, prefix string) *export.Manifest {
 	t.Helper()
 	obj, err := s.Get(context.Background(), prefix+export.ManifestKey, nil)
 	must(t, err)
@@ -113,10 +112,10 @@ func readManifest(t *testing.T, s store.Store, prefix string) *export.Manifest {
 }
 
 // keysBelow lists every key below prefix, relative to it, sorted.
-func keysBelow(t *testing.T, s store.Store, prefix string) []string {
+func keysBelow(t *testing.T, s *store.Store, prefix string) []string {
 	t.Helper()
 	var keys []string
-	for o, err := range store.Walk(context.Background(), s, prefix) {
+	for o, err := range s.Walk(context.Background(), prefix) {
 		must(t, err)
 		keys = append(keys, strings.TrimPrefix(o.Key, prefix))
 	}
@@ -125,7 +124,7 @@ func keysBelow(t *testing.T, s store.Store, prefix string) []string {
 }
 
 // objectState describes what a killed export left under prefix in a store.
-func objectState(t *testing.T, s store.Store, prefix string) string {
+func objectState(t *testing.T, s *store.Store, prefix string) string {
 	t.Helper()
 	parts := 0
 	var manifest, success bool

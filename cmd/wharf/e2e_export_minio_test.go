@@ -23,11 +23,10 @@ func TestE2EExportMinIO(t *testing.T) {
 	ctx := context.Background()
 	ak, sk := srv.Refs(t)
 	bucket := randomBucket(t)
-	s, err := store.OpenURL(ctx, "s3://"+bucket, store.Config{Endpoint: srv.Endpoint, Region: srv.Region,
-		AccessKeyID: ak, SecretAccessKey: sk})
+	s, err := store.Open(ctx, "s3://"+bucket, srv.StoreConfig(t))
 	must(t, err)
 	defer s.Close()
-	must(t, store.MakeBucket(ctx, s))
+	must(t, s.MakeBucket(ctx))
 
 	cfg := quickstart(t, "    destination: ./out/{export}/{date}/", "    destination: s3://"+bucket+`/exports/{export}/{date}/
     store:
@@ -70,7 +69,7 @@ func TestE2EExportMinIO(t *testing.T) {
 }
 
 // minioIDs downloads the parts under prefix and reads their id column, sorted.
-func minioIDs(t *testing.T, s store.Store, prefix string, parts []export.Part) []int64 {
+func minioIDs(t *testing.T, s *store.Store, prefix string, parts []export.Part) []int64 {
 	t.Helper()
 	dir := t.TempDir()
 	var ids []int64

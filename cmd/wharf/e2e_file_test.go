@@ -96,6 +96,7 @@ func TestE2EFileCatStat(t *testing.T) {
 func TestE2ECopyBothWays(t *testing.T) {
 	src, storeDir, down := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFiles(t, src, map[string]string{"report.csv": "a,b\n1,2\n"})
+	wharf(t, "mb", storeDir).must(t, 0) // a file store: its paths are keys of it
 	// Up: into a directory URL, the key takes the source's base name.
 	r := wharf(t, "cp", filepath.Join(src, "report.csv"), "file://"+storeDir+"/").must(t, 0)
 	if !strings.Contains(r.out, "file://"+storeDir+"/report.csv (8 bytes)") {
@@ -210,9 +211,11 @@ func TestE2EConfigErrors(t *testing.T) {
 		{"ftp", cli{}, []string{"ls", "ftp://x"}, `scheme "ftp"`},
 		{"insecure flag", cli{}, []string{"--endpoint", "http://192.0.2.1:9000", "ls", "s3://b/"}, "host 192.0.2.1 is not loopback"},
 		{"insecure env", cli{env: []string{"AWS_ENDPOINT_URL=http://192.0.2.1:9000"}}, []string{"cat", "s3://b/k"}, "[WHARF_ENDPOINT_INSECURE]"},
-		{"insecure query", cli{}, []string{"cat", "s3://b/k?endpoint=http://192.0.2.1:9000"}, "[WHARF_ENDPOINT_INSECURE]"},
+		{"password in an endpoint", cli{}, []string{"--endpoint", "http://u:s3cr3tv4lue@127.0.0.1:9000", "cat", "s3://b/k"}, "[WHARF_CREDENTIAL_LITERAL]"},
+		{"password in AWS_ENDPOINT_URL", cli{env: []string{"AWS_ENDPOINT_URL=https://u:s3cr3tv4lue@s3.example"}}, []string{"cat", "s3://b/k"}, "[WHARF_CREDENTIAL_LITERAL]"},
 		{"literal credential in URL", cli{}, []string{"cat", "s3://AKIAEXAMPLE:s3cr3tv4lue@b/k"}, "[WHARF_CREDENTIAL_LITERAL]"},
-		{"unknown query", cli{}, []string{"ls", "s3://b/?colour=blue"}, "[WHARF_CONFIG_INVALID]"},
+		{"option the store lacks", cli{}, []string{"--region", "eu-west-1", "ls", "./"}, "[WHARF_CONFIG_INVALID]"},
+		{"options in the URL", cli{}, []string{"ls", "s3://b?endpoint=http://127.0.0.1:9000"}, "[WHARF_CONFIG_INVALID]"},
 	}
 	for _, tt := range tests {
 		start := time.Now()

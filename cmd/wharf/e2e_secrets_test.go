@@ -72,10 +72,10 @@ func (l *leakScan) checkTree(dir string) {
 }
 
 // checkStore scans every object below the store's root, its bytes and its metadata.
-func (l *leakScan) checkStore(ctx context.Context, name string, s store.Store) {
+func (l *leakScan) checkStore(ctx context.Context, name string, s *store.Store) {
 	l.t.Helper()
 	n := 0
-	for o, err := range store.Walk(ctx, s, "") {
+	for o, err := range s.Walk(ctx, "") {
 		if err != nil {
 			l.t.Fatalf("scanning %s: %v", name, err)
 		}
@@ -279,8 +279,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	// object in the bucket.
 	l.checkTree(down)
 	l.checkTree(dir)
-	s, err := store.OpenURL(ctx, bucket, store.Config{Endpoint: minio.Endpoint, Region: minio.Region,
-		AccessKeyID: ak, SecretAccessKey: sk})
+	s, err := store.Open(ctx, bucket, minio.StoreConfig(t))
 	must(t, err)
 	defer s.Close()
 	l.checkStore(ctx, bucket, s)

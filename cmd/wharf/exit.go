@@ -8,33 +8,32 @@ import (
 	"io"
 	"strings"
 
-	"github.com/wharfdata/wharf/ship"
-	"github.com/wharfdata/wharf/spool"
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/errcode"
 )
 
-// Exit codes.
+// Exit codes. Every error's code says its own (errcode.Code.Exit); docs/errors.md lists them.
 const (
-	exitOK          = 0
-	exitFailed      = 1   // the operation failed: not found, precondition failed, unavailable…
-	exitUsage       = 2   // usage or configuration error: nothing was attempted
-	exitComplete    = 5   // the destination is already complete (reserved)
-	exitInterrupted = 130 // cancelled by Ctrl-C or SIGTERM
+	exitOK          = errcode.ExitOK
+	exitFailed      = errcode.ExitFailed
+	exitUsage       = errcode.ExitUsage
+	exitInterrupted = errcode.ExitInterrupted
 )
 
-// Codes the CLI adds to those of package store.
-const (
-	codeUsage       = "WHARF_USAGE"
-	codeInterrupted = "WHARF_INTERRUPTED"
-	codeComplete    = "WHARF_DEST_ALREADY_COMPLETE"
+// The codes the CLI adds to those of the packages it composes.
+var (
+	ErrUsage = errcode.New(errcode.Def{Name: "WHARF_USAGE", Text: "usage error", Exit: errcode.ExitUsage, Section: "Command line",
+		Meaning: "Wrong arguments, an unknown flag or command, or a flag value out of range (`--format xml`).",
+		Remedy:  "Read `wharf <command> --help`; the message says what was expected."})
+	ErrInterrupted = errcode.New(errcode.Def{Name: "WHARF_INTERRUPTED", Text: "interrupted", Exit: errcode.ExitInterrupted, Section: "Command line",
+		Meaning: "The command was cancelled by Ctrl-C or SIGTERM. In-flight requests were cancelled, a partial local file was removed, a multipart upload was aborted.",
+		Remedy:  "Run it again; nothing half-written was left behind."})
 )
 
 // usageError marks a command-line mistake: wrong arguments, an unknown flag or command.
 type usageError struct{ err error }
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-func (e *usageError) Code() string  { return codeUsage }
+func (e *usageError) Error() string   { return e.err.Error() }
+func (e *usageError) Unwrap() []error { return []error{ErrUsage, e.err} }
 
 func usageErr(err error) error {
 	var u *usageError
@@ -44,54 +43,28 @@ func usageErr(err error) error {
 	return &usageError{err: err}
 }
 
-// exitCode maps err to the process's exit code. ctx is the command's context: an error after
-// it was cancelled is an interruption whatever the error says, unless its code is one that a
-// cancellation cannot cause (standingCodes): a long-running service that stopped on a fatal
-// error and was then told to stop still exits with that error.
+// exitCode maps err to the process's exit code: its code's exit status. ctx is the
+// command's context: an error after it was cancelled is an interruption whatever the error
+// says, unless its code is one that a cancellation cannot cause (errcode.Def.Standing): a
+// long-running service that stopped on a fatal error and was then told to stop still exits
+// with that error.
 func exitCode(ctx context.Context, err error) int {
+	code := errcode.Of(err)
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case ctx.Err() != nil && !standingCodes[errCode(err)]:
+	case ctx.Err() != nil && (code == nil || !code.Standing()):
 		return exitInterrupted
+	case code == nil:
+		return exitFailed
 	}
-	return codeExit(errCode(err))
-}
-
-// standingCodes are the codes of errors found in the data, never caused by a cancellation.
-var standingCodes = map[string]bool{
-	ship.ErrObjectKeyCollision.Code():    true,
-	spool.ErrCorrupt.Code():              true,
-	store.ErrCoordinationUnproven.Code(): true,
-}
-
-// usageCodes are the codes of mistakes in the command line or the configuration: nothing was
-// attempted, and running again unchanged fails the same way.
-var usageCodes = map[string]bool{
-	codeUsage:                     true,
-	store.ErrConfig.Code():        true,
-	store.ErrKeyInvalid.Code():    true,
-	"WHARF_EXPORT_CONFIG_INVALID": true,
-	"WHARF_CHUNK_KEY_INVALID":     true,
-}
-
-// codeExit is the exit code of a WHARF_… code; docs/errors.md lists them all.
-func codeExit(code string) int {
-	switch {
-	case usageCodes[code], strings.HasPrefix(code, "WHARF_ENDPOINT_"), strings.HasPrefix(code, "WHARF_CREDENTIAL_"):
-		return exitUsage
-	case code == codeComplete:
-		return exitComplete
-	case code == codeInterrupted:
-		return exitInterrupted
-	}
-	return exitFailed
+	return code.Exit()
 }
 
 // errCode is the WHARF_… code of err: the first one in its chain, or "".
-func errCode(err error) string { return store.Code(err) }
+func errCode(err error) string { return errcode.NameOf(err) }
 
 // exit prints err, if any, and returns the exit code.
 func (a *app) exit(ctx context.Context, err error) int {
@@ -107,7 +80,7 @@ func (a *app) exit(ctx context.Context, err error) int {
 func printError(w io.Writer, format string, err error, exit int) {
 	msg, code := err.Error(), errCode(err)
 	if exit == exitInterrupted {
-		msg, code = "interrupted", codeInterrupted
+		msg, code = "interrupted", ErrInterrupted.Name()
 	}
 	if format == "json" {
 		b, _ := json.Marshal(struct {

@@ -9,13 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func TestExitCode(t *testing.T) {
-	wrap := func(kind *store.Kind) error {
-		return fmt.Errorf("s3://b/k: %w", store.NewError("get", "k", kind, nil))
+	wrap := func(kind *errcode.Code) error {
+		return fmt.Errorf("s3://b/k: %w", &store.Error{Op: "get", Key: "k", Kind: kind})
 	}
 	tests := []struct {
 		name string
@@ -30,15 +34,15 @@ func TestExitCode(t *testing.T) {
 		{"unavailable", wrap(store.ErrUnavailable), 1},
 		{"outcome unknown", wrap(store.ErrOutcomeUnknown), 1},
 		{"unsupported", wrap(store.ErrUnsupported), 1},
-		{"coordination unproven", wrap(store.ErrCoordinationUnproven), 1},
+		{"coordination unproven", wrap(probe.ErrCoordinationUnproven), 1},
 		{"key invalid", wrap(store.ErrKeyInvalid), 2},
 		{"config", wrap(store.ErrConfig), 2},
-		{"endpoint unsupported", wrap(store.ErrEndpointUnsupported), 2},
-		{"endpoint insecure", wrap(store.ErrEndpointInsecure), 2},
-		{"endpoint not allowed", wrap(store.ErrEndpointNotAllowed), 2},
-		{"credential literal", wrap(store.ErrCredentialLiteral), 2},
-		{"credential unbound", wrap(store.ErrCredentialUnbound), 2},
-		{"credential conflict", wrap(store.ErrCredentialConflict), 2},
+		{"endpoint unsupported", wrap(driver.ErrEndpointUnsupported), 2},
+		{"endpoint insecure", wrap(driver.ErrEndpointInsecure), 2},
+		{"endpoint not allowed", wrap(driver.ErrEndpointNotAllowed), 2},
+		{"credential literal", wrap(driver.ErrCredentialLiteral), 2},
+		{"credential unbound", wrap(driver.ErrCredentialUnbound), 2},
+		{"credential conflict", wrap(driver.ErrCredentialConflict), 2},
 		{"usage", usageErr(errors.New("want one URL")), 2},
 		{"plain error", errors.New("disk full"), 1},
 		{"cancelled", fmt.Errorf("get: %w", context.Canceled), 130},
@@ -48,8 +52,8 @@ func TestExitCode(t *testing.T) {
 			t.Errorf("%s: exitCode = %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	if got := codeExit(codeComplete); got != 5 {
-		t.Errorf("codeExit(%s) = %d, want 5", codeComplete, got)
+	if got := exitCode(context.Background(), errcode.E("resume", "p", export.ErrDestAlreadyComplete, nil)); got != 5 {
+		t.Errorf("WHARF_DEST_ALREADY_COMPLETE exits %d, want 5", got)
 	}
 }
 
@@ -57,12 +61,12 @@ func TestExitCodeAfterCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// A backend may report a cancelled request as something else; the context decides.
-	err := store.NewError("get", "k", store.ErrUnavailable, errors.New("connection reset"))
+	err := &store.Error{Op: "get", Key: "k", Kind: store.ErrUnavailable, Err: errors.New("connection reset")}
 	if got := exitCode(ctx, err); got != exitInterrupted {
 		t.Errorf("exitCode after cancel = %d, want %d", got, exitInterrupted)
 	}
 	// A collision found before the stop is still the collision.
-	collision := fmt.Errorf("ship: %w", store.NewError("put", "k", ship.ErrObjectKeyCollision, errors.New("different bytes")))
+	collision := fmt.Errorf("ship: %w", &store.Error{Op: "put", Key: "k", Kind: ship.ErrObjectKeyCollision, Err: errors.New("different bytes")})
 	if got := exitCode(ctx, collision); got != exitFailed {
 		t.Errorf("exitCode of a collision after cancel = %d, want %d", got, exitFailed)
 	}
@@ -73,7 +77,7 @@ func TestExitCodeAfterCancel(t *testing.T) {
 
 func TestPrintErrorPretty(t *testing.T) {
 	var b bytes.Buffer
-	err := fmt.Errorf("s3://b/k: %w", store.NewError("get", "k", store.ErrNotExist, nil))
+	err := fmt.Errorf("s3://b/k: %w", &store.Error{Op: "get", Key: "k", Kind: store.ErrNotExist, Err: nil})
 	printError(&b, "pretty", err, 1)
 	want := "wharf: s3://b/k: get \"k\": object does not exist [WHARF_NOT_FOUND]\n"
 	if b.String() != want {
@@ -93,7 +97,7 @@ func TestPrintErrorPretty(t *testing.T) {
 
 func TestPrintErrorJSON(t *testing.T) {
 	var b bytes.Buffer
-	printError(&b, "json", store.NewError("head", "k", store.ErrBucketMissing, nil), 1)
+	printError(&b, "json", &store.Error{Op: "head", Key: "k", Kind: store.ErrBucketMissing, Err: nil}, 1)
 	var got struct {
 		Error, Code string
 		Exit        int

@@ -15,7 +15,6 @@ import (
 )
 
 type exportFlags struct {
-	config   string
 	export   string
 	resume   bool
 	force    bool
@@ -57,7 +56,6 @@ rows, bytes, parts…) and, with --validate, its validation.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", defaultConfig, "the config file")
 	fl.StringVar(&f.export, "export", "", "run only the export with this name")
 	fl.BoolVar(&f.resume, "resume", false, "continue the export's interrupted or failed run")
 	fl.BoolVar(&f.force, "force", false, "with --resume: run even when the prefix holds _SUCCESS")
@@ -74,7 +72,7 @@ type exportOutcome struct {
 }
 
 func (a *app) exportAll(ctx context.Context, f exportFlags) error {
-	cfg, err := a.loadConfig(f.config)
+	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
 	}
@@ -90,7 +88,7 @@ func (a *app) exportAll(ctx context.Context, f exportFlags) error {
 	return nil
 }
 
-func (a *app) exportOne(ctx context.Context, cfg *exportConfig, e configuredExport, f exportFlags) error {
+func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exportFlags) error {
 	var out exportOutcome
 	demo, err := prepareDemo(ctx, e)
 	if err != nil {
@@ -99,11 +97,11 @@ func (a *app) exportOne(ctx context.Context, cfg *exportConfig, e configuredExpo
 	out.DemoSource = demo
 	bar := a.newExportBar(e.Name)
 	opts := export.Options{
-		StatePath: cfg.state, Parallel: f.parallel, Resume: f.resume, Force: f.force,
-		Version: buildVersion().Version, Logger: a.log, Progress: bar.update,
-		WrapStore: testPauses(a.getenv(envTestPause)),
+		StatePath: cfg.file.State, Parallel: f.parallel, Resume: f.resume, Force: f.force,
+		Version: buildVersion().Version, Logger: a.log, Progress: bar.update, Getenv: a.getenv,
 	}
-	res, err := export.Run(ctx, e.Export, opts)
+	e.Store.Wrap = exportTestWrap(a.getenv)
+	res, err := export.Run(ctx, e, opts)
 	bar.finish(err == nil)
 	if err != nil {
 		if res != nil && !a.quiet && a.format == "pretty" {
@@ -112,8 +110,8 @@ func (a *app) exportOne(ctx context.Context, cfg *exportConfig, e configuredExpo
 		return fmt.Errorf("export %s: %w", e.Name, err)
 	}
 	out.Result = res
-	if f.validate || e.validate {
-		if out.Validation, err = export.ValidateURL(ctx, res.Prefix, e.Store, false); err != nil {
+	if f.validate || e.Validate {
+		if out.Validation, err = export.ValidateURL(ctx, res.Prefix, &e.Store, false); err != nil {
 			return fmt.Errorf("export %s: %w", e.Name, err)
 		}
 	}
@@ -126,7 +124,7 @@ func (a *app) exportOne(ctx context.Context, cfg *exportConfig, e configuredExpo
 	return nil
 }
 
-func (a *app) reportExport(e configuredExport, cfg *exportConfig, o exportOutcome) error {
+func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error {
 	if a.format == "json" {
 		return writeJSON(a.out, o)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -44,7 +45,7 @@ empty. A prefix with nothing under it prints nothing and exits 0.`,
 }
 
 func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
-	t, err := splitList(raw)
+	t, err := a.splitList(raw)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/wharfdata/wharf/store"
 )
 
 func (a *app) mbCommand() *cobra.Command {
@@ -34,11 +33,11 @@ type mbResult struct {
 }
 
 func (a *app) mb(ctx context.Context, raw string) error {
-	loc, err := store.ParseURL(raw)
+	loc, err := a.parseURL(raw)
 	if err != nil {
 		return err
 	}
-	if loc.Path != "" {
+	if loc.Key != "" {
 		return usageErr(fmt.Errorf("mb %s: give the bucket alone (%s), not a key or prefix", raw, loc.Root()))
 	}
 	s, err := a.open(ctx, loc)
@@ -46,7 +45,7 @@ func (a *app) mb(ctx context.Context, raw string) error {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
-	if err := store.MakeBucket(ctx, s); err != nil {
+	if err := s.MakeBucket(ctx); err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	switch {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func TestHumanSize(t *testing.T) {
@@ -77,14 +78,14 @@ func TestWriteStat(t *testing.T) {
 }
 
 func TestWriteProbe(t *testing.T) {
-	r := &store.ProbeResult{
+	r := &probe.Result{
 		Store:        store.Description{Scheme: "s3", Location: "s3://b", Endpoint: "http://127.0.0.1:9000"},
-		Coordination: store.SingleWriter,
+		Coordination: probe.SingleWriter,
 		Reason:       "conditional replace not proven",
-		Capabilities: map[string]store.CapabilityResult{
-			store.CapConditionalCreate:  {Verdict: store.Yes, Evidence: "second create refused"},
-			store.CapConditionalReplace: {Verdict: store.Inconclusive, Evidence: "HTTP 501\nfrom the store", Code: "WHARF_PROBE_INCONCLUSIVE"},
-			"extra_thing":               {Verdict: store.No, Evidence: "n/a"},
+		Capabilities: map[string]probe.CapabilityResult{
+			probe.CapConditionalCreate:  {Verdict: probe.Yes, Evidence: "second create refused"},
+			probe.CapConditionalReplace: {Verdict: probe.Inconclusive, Evidence: "HTTP 501\nfrom the store", Code: "WHARF_PROBE_INCONCLUSIVE"},
+			"extra_thing":               {Verdict: probe.No, Evidence: "n/a"},
 		},
 		ClockSkewSeconds: 400,
 		ClockSkewWarning: "store clock is 400s ahead: sync the local clock",

@@ -9,7 +9,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func (a *app) probeCommand() *cobra.Command {
@@ -75,7 +77,7 @@ func (a *app) probe(ctx context.Context, raw string) error {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
-	res, err := store.Probe(ctx, s, nil)
+	res, err := probe.Run(ctx, s, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
@@ -87,7 +89,7 @@ func (a *app) probe(ctx context.Context, raw string) error {
 
 // writeProbe writes a probe result for people: the store, the mode and why, a table of
 // capabilities, and the clock skew.
-func writeProbe(w io.Writer, r *store.ProbeResult) error {
+func writeProbe(w io.Writer, r *probe.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "store:         %s\n", describe(r.Store))
 	fmt.Fprintf(&b, "coordination:  %s\n", r.Coordination)
@@ -116,10 +118,10 @@ func writeProbe(w io.Writer, r *store.ProbeResult) error {
 
 // capabilityOrder lists the known capabilities in report order, then any others the result
 // has, sorted.
-func capabilityOrder(r *store.ProbeResult) []string {
+func capabilityOrder(r *probe.Result) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, c := range store.Capabilities {
+	for _, c := range probe.Capabilities {
 		if _, ok := r.Capabilities[c]; ok {
 			out = append(out, c)
 			seen[c] = true

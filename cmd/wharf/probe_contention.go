@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // errContentionFailed is the cause when a contention check did not pass.
@@ -27,7 +28,7 @@ func (a *app) probeContention(ctx context.Context, raw string, writers, rounds i
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
-	res, err := store.ProbeContention(ctx, s, store.ContentionOptions{Writers: writers, Rounds: rounds})
+	res, err := probe.Contention(ctx, s, probe.ContentionOptions{Writers: writers, Rounds: rounds})
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
@@ -41,7 +42,7 @@ func (a *app) probeContention(ctx context.Context, raw string, writers, rounds i
 		return err
 	}
 	if !safe {
-		return &store.Error{Op: "probe", Key: raw, Kind: store.ErrCoordinationUnproven, Err: errContentionFailed}
+		return &store.Error{Op: "probe", Key: raw, Kind: probe.ErrCoordinationUnproven, Err: errContentionFailed}
 	}
 	return nil
 }
@@ -49,12 +50,12 @@ func (a *app) probeContention(ctx context.Context, raw string, writers, rounds i
 // requiredChecks are the contention checks leases rely on. A stale conditional delete is
 // reported but not required, as in the plain probe: wharf releases a lease by a conditional
 // replace, never by a conditional delete.
-var requiredChecks = []string{store.CheckOneWinner, store.CheckNoLostUpdate, store.CheckReadsAreWrites}
+var requiredChecks = []string{probe.CheckOneWinner, probe.CheckNoLostUpdate, probe.CheckReadsAreWrites}
 
 // safeForLeases reports whether every required check passed.
-func safeForLeases(r *store.ContentionResult) bool {
+func safeForLeases(r *probe.ContentionResult) bool {
 	for _, c := range requiredChecks {
-		if r.Checks[c].Verdict != store.Pass {
+		if r.Checks[c].Verdict != probe.Pass {
 			return false
 		}
 	}
@@ -63,14 +64,14 @@ func safeForLeases(r *store.ContentionResult) bool {
 
 // contentionJSON adds the verdict and the duration in seconds to the result.
 type contentionJSON struct {
-	*store.ContentionResult
+	*probe.ContentionResult
 	SafeForLeases bool    `json:"safe_for_leases"`
 	Seconds       float64 `json:"seconds"`
 }
 
 // writeContention writes a contention result for people: the race, a table of checks, and
 // the violations of any check that failed.
-func writeContention(w io.Writer, r *store.ContentionResult, safe bool) error {
+func writeContention(w io.Writer, r *probe.ContentionResult, safe bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "store:     %s\n", describe(r.Store))
 	fmt.Fprintf(&b, "race:      %d writers, %d rounds, %d requests (%d failed without showing a condition) in %.1fs\n",
@@ -85,14 +86,14 @@ func writeContention(w io.Writer, r *store.ContentionResult, safe bool) error {
 	fmt.Fprintf(&b, "verdict:   %s\n\n", verdict)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tVERDICT\tEVIDENCE")
-	for _, name := range store.ContentionChecks {
+	for _, name := range probe.ContentionChecks {
 		c, ok := r.Checks[name]
 		if ok {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", name, c.Verdict, oneLine(c.Evidence))
 		}
 	}
 	tw.Flush()
-	for _, name := range store.ContentionChecks {
+	for _, name := range probe.ContentionChecks {
 		for _, ex := range r.Checks[name].Examples {
 			fmt.Fprintf(&b, "  %s: %s\n", name, ex)
 		}

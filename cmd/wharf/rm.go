@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -71,7 +72,7 @@ func (a *app) rmOne(ctx context.Context, raw string, dryRun bool) error {
 }
 
 func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
-	t, err := splitList(raw)
+	t, err := a.splitList(raw)
 	if err != nil {
 		return err
 	}
@@ -94,18 +95,18 @@ func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
 }
 
 // rmWalk deletes (or lists) every key under t, a batch at a time as the listing goes.
-func (a *app) rmWalk(ctx context.Context, s store.Store, t listTarget, dryRun bool) (int, error) {
+func (a *app) rmWalk(ctx context.Context, s *store.Store, t listTarget, dryRun bool) (int, error) {
 	var batch []string
 	n := 0
 	flush := func() error {
 		if len(batch) == 0 || dryRun {
 			return nil
 		}
-		err := store.DeleteMany(ctx, s, batch)
+		err := s.DeleteMany(ctx, batch)
 		batch = batch[:0]
 		return err
 	}
-	for o, err := range store.Walk(ctx, s, t.prefix) {
+	for o, err := range s.Walk(ctx, t.prefix) {
 		if err != nil {
 			return n, err
 		}
@@ -127,10 +128,7 @@ func (a *app) rmWalk(ctx context.Context, s store.Store, t listTarget, dryRun bo
 
 func rmURL(t listTarget, key string) string {
 	l := t.loc
-	if l.Scheme == "file" {
-		return "file://" + strings.TrimSuffix(l.Bucket, "/") + "/" + key
-	}
-	l.Path = key
+	l.Key = key
 	return l.String()
 }
 

@@ -22,12 +22,18 @@ type app struct {
 	streams
 	getenv func(string) string
 
-	format    string // "pretty" or "json"
-	quiet     bool
-	logLevel  string
-	endpoint  string
-	region    string
-	anonymous bool
+	format     string // "pretty" or "json"
+	quiet      bool
+	logLevel   string
+	endpoint   string
+	region     string
+	anonymous  bool
+	configPath string // --config
+
+	// The config file --config names, read at most once (configFile).
+	cfg     *config
+	cfgErr  error
+	cfgRead bool
 
 	log *slog.Logger
 	// started is set once flags and arguments are parsed: an error before it is a usage error.
@@ -92,6 +98,7 @@ code such as [WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
 	f.StringVar(&a.endpoint, "endpoint", "", "store endpoint URL (https://host:port; http only on loopback)")
 	f.StringVar(&a.region, "region", "", "store region (default: AWS_REGION, AWS_DEFAULT_REGION)")
 	f.BoolVar(&a.anonymous, "anonymous", false, "send no credentials (public buckets, emulators)")
+	f.StringVarP(&a.configPath, "config", "c", "", "the config file: its stores and endpoint_allowlist serve every command (export, validate and runs read wharf.yaml without it)")
 	root.AddCommand(a.versionCommand(), a.lsCommand(), a.catCommand(), a.statCommand(),
 		a.mbCommand(), a.cpCommand(), a.rmCommand(), a.probeCommand())
 	root.AddCommand(a.exportCommand(), a.validateCommand(), a.runsCommand())

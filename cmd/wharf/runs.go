@@ -14,8 +14,8 @@ import (
 )
 
 type runsFlags struct {
-	config, export string
-	limit          int
+	export string
+	limit  int
 }
 
 func (a *app) runsCommand() *cobra.Command {
@@ -42,14 +42,13 @@ With --format json each run is one line: {"run_id","export","status","error","pr
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", defaultConfig, "the config file")
 	fl.StringVar(&f.export, "export", "", "only the runs of this export")
 	fl.IntVar(&f.limit, "limit", 0, "at most this many runs (0: all)")
 	return cmd
 }
 
 func (a *app) runs(ctx context.Context, f runsFlags) error {
-	cfg, err := a.loadConfig(f.config)
+	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
 	}
@@ -59,8 +58,8 @@ func (a *app) runs(ctx context.Context, f runsFlags) error {
 		}
 	}
 	var runs []export.RunRecord
-	if _, err := os.Stat(cfg.state); !errors.Is(err, os.ErrNotExist) {
-		j, err := export.OpenJournal(ctx, cfg.state)
+	if _, err := os.Stat(cfg.file.State); !errors.Is(err, os.ErrNotExist) {
+		j, err := export.OpenJournal(ctx, cfg.file.State)
 		if err != nil {
 			return err
 		}
@@ -80,10 +79,10 @@ func (a *app) runs(ctx context.Context, f runsFlags) error {
 	return writeRuns(a, cfg, runs)
 }
 
-func writeRuns(a *app, cfg *exportConfig, runs []export.RunRecord) error {
+func writeRuns(a *app, cfg *config, runs []export.RunRecord) error {
 	if len(runs) == 0 {
 		if !a.quiet {
-			fmt.Fprintf(a.out, "no runs yet in %s\n", displayPath(cfg.state))
+			fmt.Fprintf(a.out, "no runs yet in %s\n", displayPath(cfg.file.State))
 		}
 		return nil
 	}

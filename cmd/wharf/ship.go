@@ -13,7 +13,6 @@ import (
 )
 
 func (a *app) shipCommand() *cobra.Command {
-	var f shipFlags
 	cmd := &cobra.Command{
 		Use:   "ship [-c wharf.yaml] [--spool DIR --to URL --pipeline P --node N]",
 		Short: "Ship a spool's finished files to a bucket, each exactly once, as a service",
@@ -47,7 +46,7 @@ file_id, dataset, key, size, sha256, outcome, duration and attempt.`,
   wharf ship -c wharf.yaml --drain --listen off`,
 		Args: args(0, 0, "no arguments (use flags or the config file's ship: section)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.shipConfig(cmd.Flags(), &f)
+			cfg, err := a.shipConfig(cmd.Flags())
 			if err != nil {
 				return err
 			}
@@ -58,7 +57,7 @@ file_id, dataset, key, size, sha256, outcome, duration and attempt.`,
 			return a.ship(cmd.Context(), cfg, log)
 		},
 	}
-	f.register(cmd.Flags())
+	registerShipFlags(cmd.Flags())
 	return cmd
 }
 

@@ -26,18 +26,18 @@ import (
 // shipDest is a destination the end-to-end ship tests use, with the test's own handle on it.
 type shipDest struct {
 	name  string
-	c     cli         // the environment wharf runs with (credentials)
-	args  []string    // global flags (--endpoint)
-	url   string      // --to
-	st    store.Store // the destination, opened by the test
-	large bool        // ship files large enough for multipart uploads
+	c     cli          // the environment wharf runs with (credentials)
+	args  []string     // global flags (--endpoint)
+	url   string       // --to
+	st    *store.Store // the destination, opened by the test
+	large bool         // ship files large enough for multipart uploads
 }
 
 func fileShipDest(t *testing.T) shipDest {
 	dir := filepath.Join(t.TempDir(), "bucket")
 	must(t, os.Mkdir(dir, 0o755))
 	url := "file://" + dir
-	st, err := store.OpenURL(context.Background(), url, store.Config{})
+	st, err := store.Open(context.Background(), url, nil)
 	must(t, err)
 	t.Cleanup(func() { st.Close() })
 	return shipDest{name: "file", url: url, st: st}
@@ -46,12 +46,10 @@ func fileShipDest(t *testing.T) shipDest {
 func minioShipDest(t *testing.T) shipDest {
 	c, ep := minioCLI(t)
 	srv := testenv.MinIO(t)
-	ak, sk := srv.Refs(t)
 	url := "s3://" + randomBucket(t) + "/landing"
-	st, err := store.OpenURL(context.Background(), url,
-		store.Config{Endpoint: srv.Endpoint, Region: srv.Region, AccessKeyID: ak, SecretAccessKey: sk})
+	st, err := store.Open(context.Background(), url, srv.StoreConfig(t))
 	must(t, err)
-	must(t, store.MakeBucket(context.Background(), st))
+	must(t, st.MakeBucket(context.Background()))
 	t.Cleanup(func() { st.Close() })
 	return shipDest{name: "minio", c: c, args: ep, url: url, st: st, large: true}
 }
@@ -151,7 +149,7 @@ func (d shipDest) checkShipped(t *testing.T, sp *shipSpool, keep bool) {
 		want = append(want, sp.key(f))
 		d.checkObject(t, sp, f)
 	}
-	objs, err := store.ListAll(context.Background(), d.st, "wharf/")
+	objs, err := d.st.ListAll(context.Background(), "wharf/")
 	must(t, err)
 	var got []string
 	for _, o := range objs {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // loadShip builds the ship config from a config file body (written to a temp dir, "" for
@@ -20,21 +22,20 @@ import (
 func loadShip(t *testing.T, body string, env map[string]string, flags ...string) (ship.Config, string, error) {
 	t.Helper()
 	dir := t.TempDir()
-	a := &app{getenv: func(k string) string { return env[k] }}
-	var f shipFlags
+	a := newTestApp(env, "")
 	fs := pflag.NewFlagSet("ship", pflag.ContinueOnError)
-	f.register(fs)
+	registerShipFlags(fs)
 	if body != "" {
 		path := filepath.Join(dir, "wharf.yaml")
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		flags = append([]string{"-c", path}, flags...)
+		a.configPath = path
 	}
 	if err := fs.Parse(flags); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := a.shipConfig(fs, &f)
+	cfg, err := a.shipConfig(fs)
 	return cfg, dir, err
 }
 
@@ -55,8 +56,6 @@ ship:
   grace: 0s
   poll_interval: 250ms
   listen: 127.0.0.1:9999
-  store:
-    region: eu-west-1
 `, map[string]string{"NODE": "gw-9"}, "--upload-concurrency", "8")
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +68,6 @@ ship:
 	want.Retention = ship.Retention{Mode: ship.KeepFor, KeepFor: time.Hour}
 	want.Grace, want.PollInterval, want.Listen = 0, 250*time.Millisecond, "127.0.0.1:9999"
 	got := cfg
-	if got.Store.Region != "eu-west-1" {
-		t.Errorf("store region %q", got.Store.Region)
-	}
-	got.Store = ship.Config{}.Store
 	if !equalConfig(got, want) {
 		t.Errorf("config\n got %+v\nwant %+v", got, want)
 	}
@@ -84,7 +79,7 @@ func equalConfig(a, b ship.Config) bool {
 }
 
 func TestShipConfigFlagsOnly(t *testing.T) {
-	cfg, _, err := loadShip(t, "", map[string]string{envNodeID: "from-env"},
+	cfg, _, err := loadShip(t, "", map[string]string{ship.EnvNodeID: "from-env"},
 		"--spool", "sp", "--to", "s3://b/p", "--pipeline", "edge", "--part-size", "16MiB", "--retention", "keep",
 		"--conditional-put", "overwrite", "--drain", "--listen", "off")
 	if err != nil {
@@ -103,9 +98,9 @@ func TestShipConfigErrors(t *testing.T) {
 		flags      []string
 		want       string
 	}{
-		{"unknown key", "ship:\n  spool: s\n  uplod_concurrency: 3\n", nil, `wharf.yaml:3: unknown key "uplod_concurrency" in ship`},
-		{"unknown nested key", "ship:\n  retry: {initial: 1s, maximum: 2s}\n", nil, `unknown key "maximum" in ship.retry`},
-		{"unknown top key", "shipping: {}\n", nil, `wharf.yaml:1: unknown key "shipping" in the top level`},
+		{"unknown key", "ship:\n  spool: s\n  uplod_concurrency: 3\n", nil, `wharf.yaml:3: ship: unknown key "uplod_concurrency"`},
+		{"unknown nested key", "ship:\n  retry: {initial: 1s, maximum: 2s}\n", nil, `ship.retry: unknown key "maximum"`},
+		{"unknown top key", "shipping: {}\n", nil, `wharf.yaml:1: the top level: unknown key "shipping"`},
 		{"no section", "exports: []\n", nil, "no ship: section"},
 		{"bad size", "ship:\n  part_size: lots\n", nil, `size "lots"`},
 		{"part size too small", "ship:\n  spool: s\n  to: ./b\n  pipeline: p\n  node: n\n  part_size: 1MiB\n", nil, "part_size 1MiB: want 5MiB to 5GiB"},
@@ -114,8 +109,8 @@ func TestShipConfigErrors(t *testing.T) {
 		{"no node", "", []string{"--spool", "s", "--to", "./b", "--pipeline", "p"}, `node ""`},
 		{"public listen", "", []string{"--spool", "s", "--to", "./b", "--pipeline", "p", "--node", "n", "--listen", "0.0.0.0:1"}, "not a loopback address"},
 		{"credential literal", "ship:\n  spool: s\n  to: s3://b/p\n  pipeline: p\n  node: n\n  store: {access_key_id: AKIAXXXXXXXX, secret_access_key: hunter2}\n", nil, "WHARF_CREDENTIAL_LITERAL"},
-		{"credential interpolated", "ship:\n  store: {secret_access_key: '${env:SECRET}'}\n", nil, "is a credential"},
-		{"store part size", "ship:\n  spool: s\n  to: ./b\n  pipeline: p\n  node: n\n  store: {part_size: 10}\n", nil, "ship.part_size"},
+		{"credential interpolated", "ship:\n  to: s3://b/p\n  store: {secret_access_key: '${env:SECRET}'}\n", nil, "a credential"},
+		{"store option of another backend", "ship:\n  spool: s\n  to: ./b\n  pipeline: p\n  node: n\n  store: {region: x}\n", nil, `unknown key "region"`},
 		{"bad size flag", "", []string{"--part-size", "huge"}, `--part-size`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,5 +164,15 @@ func TestShipRunOnMem(t *testing.T) {
 	r = wharfRun(t, "", "ship", "--spool", t.TempDir(), "--to", m, "--pipeline", "edge", "--node", "n1", "--listen", "off").must(t, 1)
 	if !strings.Contains(r.err, "[WHARF_SPOOL_INVALID]") || !strings.Contains(r.err, "wharf spool init") {
 		t.Errorf("a directory that is not a spool: %q", r.err)
+	}
+}
+
+// TestShipStoreSection: the ship: section's store: options reach the destination's backend
+// (here an endpoint the allow-list refuses, naming it).
+func TestShipStoreSection(t *testing.T) {
+	_, _, err := loadShip(t, "ship:\n  spool: s\n  to: s3://lake/raw\n  pipeline: p\n  node: n\n  store: {endpoint: https://lake.example}\n",
+		map[string]string{envAllowlist: "other.example"})
+	if !errors.Is(err, driver.ErrEndpointNotAllowed) || !strings.Contains(err.Error(), "lake.example") {
+		t.Fatalf("the section's endpoint was not used: %v", err)
 	}
 }

@@ -6,43 +6,38 @@ import (
 	"strings"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/file"
 )
 
 // An object target is the store to open (its root: the bucket, container or directory) and
 // the key inside it.
 type objectTarget struct {
-	loc store.Location // Path is always empty
+	loc store.Location // Key is always empty
 	key string
 }
 
 // A listing target is the store to open and the prefix to list inside it.
 type listTarget struct {
-	loc    store.Location // Path is always empty
+	loc    store.Location // Key is always empty
 	prefix string
 }
 
-// splitObject splits a URL naming one object. For the file store (whose Location.Bucket is
-// an absolute path) the store is the parent directory and the key the base name; for every
-// other store the bucket root and loc.Path. A URL that names only a bucket or a prefix ending
-// in '/' is ErrKeyInvalid.
-func splitObject(raw string) (objectTarget, error) {
-	loc, err := store.ParseURL(raw)
+// splitObject splits a URL naming one object into its store's root and the key. A URL that
+// names only a bucket, a prefix ending in '/' or a directory is ErrKeyInvalid.
+func (a *app) splitObject(raw string) (objectTarget, error) {
+	loc, err := a.parseURL(raw)
 	if err != nil {
 		return objectTarget{}, err
 	}
-	if loc.Scheme == "file" {
-		dir, base := filepath.Split(loc.Bucket)
-		if base == "" {
-			return objectTarget{}, notAnObject(raw, "a directory")
+	loc, ok := a.storeConfig(nil).ObjectLocation(loc)
+	if !ok {
+		what := "a bucket or a prefix"
+		if loc.Scheme == "file" {
+			what = "a directory"
 		}
-		loc.Bucket = filepath.Clean(dir)
-		return objectTarget{loc: loc, key: base}, nil
+		return objectTarget{}, notAnObject(raw, what)
 	}
-	if loc.Path == "" || strings.HasSuffix(loc.Path, "/") {
-		return objectTarget{}, notAnObject(raw, "a bucket or a prefix")
-	}
-	key := loc.Path
-	return objectTarget{loc: loc.Root(), key: key}, nil
+	return objectTarget{loc: loc.Root(), key: loc.Key}, nil
 }
 
 func notAnObject(raw, what string) error {
@@ -50,27 +45,39 @@ func notAnObject(raw, what string) error {
 		Err: errors.New("the URL names " + what + ", not an object")}
 }
 
-// splitList splits a URL naming what to list: for the file store, the directory itself with
-// an empty prefix; for every other store the bucket root and loc.Path as the prefix.
-func splitList(raw string) (listTarget, error) {
-	loc, err := store.ParseURL(raw)
+// splitList splits a URL naming what to list into its store's root and the prefix.
+func (a *app) splitList(raw string) (listTarget, error) {
+	loc, err := a.parseURL(raw)
 	if err != nil {
 		return listTarget{}, err
 	}
-	if loc.Scheme == "file" {
-		return listTarget{loc: loc}, nil
-	}
-	return listTarget{loc: loc.Root(), prefix: loc.Path}, nil
+	return listTarget{loc: loc.Root(), prefix: loc.Key}, nil
 }
 
-// isLocalPath reports whether raw is a plain local path (no scheme), the form cp reads and
-// writes as an ordinary file. "-" is standard input or output, not a path.
-func isLocalPath(raw string) bool {
+// isLocalPath reports whether raw names plain local files: a path or a file:// URL that is
+// not inside a file store (no directory at or above it holds .wharf-meta). cp reads and
+// writes those as ordinary files; inside a file store it goes through the store, which
+// keeps content types, headers and metadata. Every other command reads both the same way
+// (docs/cli.md, "Local paths"). "-" is standard input or output, not a path.
+func (a *app) isLocalPath(raw string) bool {
 	if raw == "-" || raw == "" {
 		return false
 	}
-	scheme, _, ok := strings.Cut(raw, "://")
-	return !ok || strings.ContainsAny(scheme, "/.\\")
+	loc, err := a.parseURL(raw)
+	return err == nil && loc.Scheme == "file" && !file.IsStore(loc.Bucket)
+}
+
+// localPath is the path of a local URL (file:///abs/x or a plain path), as isLocalPath
+// accepts it.
+func localPath(raw string) string {
+	if rest, ok := strings.CutPrefix(raw, "file://"); ok {
+		p := filepath.FromSlash(rest)
+		if strings.HasSuffix(rest, "/") {
+			p += string(filepath.Separator)
+		}
+		return p
+	}
+	return raw
 }
 
 // baseName is the last segment of a key or path, ignoring a trailing '/'.

@@ -11,13 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
 )
 
 type validateFlags struct {
-	config, export, date, runID, prefix string
-	deep                                bool
+	export, date, runID, prefix string
+	deep                        bool
 }
 
 func (a *app) validateCommand() *cobra.Command {
@@ -46,7 +47,7 @@ always printed. Exit 0: certified; 1: not certified, each problem named, or unre
 		Args: args(0, 1, "at most one prefix URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if len(argv) == 1 {
-				for _, name := range []string{"config", "export", "date", "run-id", "prefix"} {
+				for _, name := range []string{"export", "date", "run-id", "prefix"} {
 					if cmd.Flags().Changed(name) {
 						return usageErr(fmt.Errorf("validate: --%s goes with a config file, not with a URL", name))
 					}
@@ -57,7 +58,6 @@ always printed. Exit 0: certified; 1: not certified, each problem named, or unre
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", defaultConfig, "the config file")
 	fl.StringVar(&f.export, "export", "", "validate only the export with this name")
 	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
 	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id")
@@ -68,12 +68,7 @@ always printed. Exit 0: certified; 1: not certified, each problem named, or unre
 
 // validateURL validates any prefix with the global store options.
 func (a *app) validateURL(ctx context.Context, raw string, deep bool) error {
-	loc, err := store.ParseURL(raw)
-	if err != nil {
-		return err
-	}
-	loc, cfg := a.storeConfig(loc)
-	v, err := a.validateAt(ctx, loc, cfg, deep)
+	v, err := a.validateAt(ctx, raw, a.storeConfig(nil), deep)
 	if err != nil {
 		return err
 	}
@@ -83,20 +78,24 @@ func (a *app) validateURL(ctx context.Context, raw string, deep bool) error {
 // validateAt opens the store at loc and validates it. A store option mistake keeps its own
 // code (exit 2); anything that keeps the prefix from being read is
 // WHARF_VERIFY_MANIFEST_READ_ERROR.
-func (a *app) validateAt(ctx context.Context, loc store.Location, cfg store.Config, deep bool) (*export.Validation, error) {
-	s, err := store.Open(ctx, loc, cfg)
+func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, deep bool) (*export.Validation, error) {
+	loc, err := cfg.ParseURL(raw)
 	if err != nil {
-		if codeExit(errCode(err)) == exitUsage {
+		return nil, err
+	}
+	s, err := store.OpenLocation(ctx, loc, cfg)
+	if err != nil {
+		if c := errcode.Of(err); c != nil && c.Exit() == errcode.ExitUsage {
 			return nil, err
 		}
-		return nil, &export.Error{Op: "validate", What: loc.String(), Kind: export.ErrVerifyManifestRead, Err: err}
+		return nil, errcode.E("validate", loc.String(), export.ErrVerifyManifestRead, err)
 	}
 	defer s.Close()
 	return export.Validate(ctx, s, displayPrefix(loc.String()), deep)
 }
 
 func (a *app) validateConfig(ctx context.Context, f validateFlags) error {
-	cfg, err := a.loadConfig(f.config)
+	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
 	}
@@ -130,22 +129,18 @@ func (a *app) validateConfig(ctx context.Context, f validateFlags) error {
 	return failed
 }
 
-func (a *app) validateExport(ctx context.Context, e configuredExport, prefix string, deep bool) (*export.Validation, error) {
-	loc, err := store.ParseURL(prefix)
-	if err != nil {
-		return nil, err
-	}
-	return a.validateAt(ctx, loc, e.Store, deep)
+func (a *app) validateExport(ctx context.Context, e export.Export, prefix string, deep bool) (*export.Validation, error) {
+	return a.validateAt(ctx, prefix, &e.Store, deep)
 }
 
 // resolveValidatePrefix is --prefix, or the export's destination for day and the run id.
-func (a *app) resolveValidatePrefix(ctx context.Context, cfg *exportConfig, e configuredExport, day time.Time, f validateFlags) (string, error) {
+func (a *app) resolveValidatePrefix(ctx context.Context, cfg *config, e export.Export, day time.Time, f validateFlags) (string, error) {
 	if f.prefix != "" {
 		return f.prefix, nil
 	}
 	runID := f.runID
 	if runID == "" && export.UsesRunID(e.Destination) {
-		last, err := lastRun(ctx, cfg.state, e.Name)
+		last, err := lastRun(ctx, cfg.file.State, e.Name)
 		if err != nil {
 			return "", err
 		}
@@ -154,7 +149,7 @@ func (a *app) resolveValidatePrefix(ctx context.Context, cfg *exportConfig, e co
 		}
 		runID = last.RunID
 	}
-	p, err := export.ResolvePrefix(&e.Export, day, runID)
+	p, err := export.ResolvePrefix(&e, day, runID)
 	if err != nil {
 		return "", usageErr(fmt.Errorf("validate %s: %w", e.Name, err))
 	}

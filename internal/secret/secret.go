@@ -67,8 +67,9 @@ func IsRef(s string) bool {
 	return strings.HasPrefix(s, "env://") || strings.HasPrefix(s, "file://")
 }
 
-// Resolve reads the reference ref given for field. An empty ref resolves to the zero Value.
-func Resolve(field, ref string) (Value, error) {
+// Resolve reads the reference ref given for field, reading env:// references with getenv (nil
+// reads nothing: every variable is unset). An empty ref resolves to the zero Value.
+func Resolve(field, ref string, getenv func(string) string) (Value, error) {
 	switch {
 	case ref == "":
 		return Value{}, nil
@@ -77,8 +78,11 @@ func Resolve(field, ref string) (Value, error) {
 		if name == "" {
 			return Value{}, &RefError{Field: field, Ref: ref, Err: fmt.Errorf("%w: no variable named", ErrUnbound)}
 		}
-		s, ok := os.LookupEnv(name)
-		if !ok || s == "" {
+		var s string
+		if getenv != nil {
+			s = getenv(name)
+		}
+		if s == "" {
 			return Value{}, &RefError{Field: field, Ref: ref, Err: fmt.Errorf("%w: environment variable %s is not set", ErrUnbound, name)}
 		}
 		return New(s), nil

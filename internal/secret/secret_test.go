@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 )
@@ -41,19 +42,19 @@ func TestValueNeverPrints(t *testing.T) {
 }
 
 func TestResolveErrors(t *testing.T) {
-	_, err := Resolve("secret_access_key", "plain-literal")
+	_, err := Resolve("secret_access_key", "plain-literal", os.Getenv)
 	if !errors.Is(err, ErrLiteral) || strings.Contains(err.Error(), "plain-literal") {
 		t.Errorf("literal: %v", err)
 	}
-	_, err = Resolve("secret_access_key", "env://WHARF_SURELY_UNSET_VARIABLE")
+	_, err = Resolve("secret_access_key", "env://WHARF_SURELY_UNSET_VARIABLE", os.Getenv)
 	if !errors.Is(err, ErrUnbound) || !strings.Contains(err.Error(), "WHARF_SURELY_UNSET_VARIABLE") {
 		t.Errorf("unbound: %v", err)
 	}
-	_, err = Resolve("secret_access_key", "file://relative/path")
+	_, err = Resolve("secret_access_key", "file://relative/path", os.Getenv)
 	if !errors.Is(err, ErrUnbound) {
 		t.Errorf("relative file: %v", err)
 	}
-	v, err := Resolve("x", "")
+	v, err := Resolve("x", "", os.Getenv)
 	if err != nil || !v.IsZero() {
 		t.Errorf("empty: %v", err)
 	}

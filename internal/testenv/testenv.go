@@ -15,6 +15,8 @@ package testenv
 import (
 	"os"
 	"testing"
+
+	"github.com/wharfdata/wharf/store"
 )
 
 // S3Server is an S3-compatible server on loopback.
@@ -78,4 +80,15 @@ func (s S3Server) Refs(t testing.TB) (accessKeyRef, secretKeyRef string) {
 		return "file://" + p
 	}
 	return write("access-key", s.AccessKey), write("secret-key", s.SecretKey)
+}
+
+// StoreConfig returns how to open this server's buckets as an s3:// store: its endpoint,
+// region and keys (as file:// references), with the process's environment.
+func (s S3Server) StoreConfig(t testing.TB) *store.Config {
+	t.Helper()
+	ak, sk := s.Refs(t)
+	return &store.Config{Getenv: os.Getenv, Set: []store.Setting{
+		{Name: "endpoint", Value: s.Endpoint}, {Name: "region", Value: s.Region},
+		{Name: "access_key_id", Value: ak}, {Name: "secret_access_key", Value: sk},
+	}}
 }

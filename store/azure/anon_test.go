@@ -18,11 +18,11 @@ import (
 func TestAnonymous(t *testing.T) {
 	t.Parallel()
 	srv := testenv.Azurite(t)
-	keyedStore, keyed := openAzurite(t, store.Config{})
+	keyedStore, keyed := openAzurite(t, testConfig{})
 	if _, err := keyedStore.Put(t.Context(), "private/k", strings.NewReader("p"), &store.PutOptions{Size: 1}); err != nil {
 		t.Fatal(err)
 	}
-	anon := relaxed(store.Config{Endpoint: srv.Endpoint, Anonymous: true})
+	anon := relaxed(testConfig{Options: Options{Endpoint: srv.Endpoint, Anonymous: true}})
 	private := openURL(t, srv.Account, keyed.container, anon, false)
 	_, err := private.Head(t.Context(), "private/k")
 	wantForbidden(t, "anonymous head on a private container", err)
@@ -46,7 +46,7 @@ func TestAnonymous(t *testing.T) {
 	if got := readAll(t, s, "k"); got != "pub" {
 		t.Errorf("anonymous read: %q", got)
 	}
-	if objs, err := store.ListAll(t.Context(), s, ""); err != nil || len(objs) != 1 {
+	if objs, err := s.ListAll(t.Context(), ""); err != nil || len(objs) != 1 {
 		t.Errorf("anonymous list: %v %v", objs, err)
 	}
 	_, err = s.Head(t.Context(), "absent")

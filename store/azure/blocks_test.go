@@ -16,16 +16,16 @@ import (
 
 // openProxied opens a fresh container on Azurite behind a fault proxy, as store.Open opens it,
 // with 1 MiB blocks, 2 in flight, and p's retry policy (nil: relaxed timeouts).
-func openProxied(t *testing.T, p *store.RetryPolicy) (store.Store, *Container, *faultproxy.Proxy) {
+func openProxied(t *testing.T, p *store.RetryPolicy) (*store.Store, *Container, *faultproxy.Proxy) {
 	t.Helper()
 	srv := testenv.Azurite(t)
 	proxy := faultproxy.New(t, srv.Endpoint, faultproxy.Options{})
-	cfg := relaxed(store.Config{Endpoint: proxy.URL(), AccountKey: srv.KeyRef(t), PartSize: MinPartSize, Concurrency: 2})
+	cfg := relaxed(testConfig{Options: Options{Endpoint: proxy.URL(), AccountKey: srv.KeyRef(t), PartSize: MinPartSize, Concurrency: 2}})
 	if p != nil {
 		cfg.Retry = p
 	}
 	s := openURL(t, srv.Account, uniqueContainer(), cfg, true)
-	c, _ := store.As[*Container](s)
+	c := s.Bucket().(*Container)
 	proxy.ClearRequests()
 	return s, c, proxy
 }
@@ -75,8 +75,8 @@ func TestLargeConditionalPutKeepsConditionOnCommit(t *testing.T) {
 			t.Fatalf("large create-if-absent onto an existing blob (size %d): %v, want ErrPreconditionFailed", size, err)
 		}
 		var e *store.Error
-		if errors.As(err, &e) && (e.Status != 409 || e.Code != "BlobAlreadyExists") {
-			t.Errorf("answer %d %s, want Azurite's 409 BlobAlreadyExists", e.Status, e.Code)
+		if errors.As(err, &e) && (e.Status != 409 || e.Reason != "BlobAlreadyExists") {
+			t.Errorf("answer %d %s, want Azurite's 409 BlobAlreadyExists", e.Status, e.Reason)
 		}
 		got := readAll(t, s, "k")
 		info, _ := s.Head(ctx, "k")
@@ -133,7 +133,7 @@ func headersOf(rs []faultproxy.Request) []string {
 	return out
 }
 
-func readAll(t *testing.T, s store.Store, key string) string {
+func readAll(t *testing.T, s *store.Store, key string) string {
 	t.Helper()
 	obj, err := s.Get(t.Context(), key, nil)
 	if err != nil {
@@ -254,13 +254,13 @@ func TestDeleteManyBatches(t *testing.T) {
 	}
 	wg.Wait()
 	proxy.ClearRequests()
-	if err := store.DeleteMany(t.Context(), s, keys); err != nil {
+	if err := s.DeleteMany(t.Context(), keys); err != nil {
 		t.Fatalf("DeleteMany: %v", err)
 	}
 	if n := countQuery(proxy, "POST", "comp=batch"); n != 2 {
 		t.Errorf("%d batch requests for %d keys, want 2", n, len(keys))
 	}
-	left, err := store.ListAll(t.Context(), s, "")
+	left, err := s.ListAll(t.Context(), "")
 	if err != nil || len(left) != 1 || left[0].Key != "keep" {
 		t.Errorf("after DeleteMany: %v %v, want only keep", left, err)
 	}
@@ -276,22 +276,22 @@ func TestCopyShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := store.Copy(ctx, s, "src", "md", &store.PutOptions{Metadata: map[string]string{"b-c": "2"}})
+	info, err := s.Copy(ctx, "src", "md", &store.PutOptions{Metadata: map[string]string{"b-c": "2"}})
 	if err != nil || info.Size != 4 || info.Metadata["b-c"] != "2" || info.Metadata["a"] != "" || info.ContentType != "text/plain" {
 		t.Errorf("copy with metadata: %+v %v", info, err)
 	}
-	info, err = store.Copy(ctx, s, "src", "typed", &store.PutOptions{ContentType: "application/json"})
+	info, err = s.Copy(ctx, "src", "typed", &store.PutOptions{ContentType: "application/json"})
 	if err != nil || info.ContentType != "application/json" || info.Metadata["a"] != "1" {
 		t.Errorf("copy with a content type: %+v %v", info, err)
 	}
 	if got := readAll(t, s, "typed"); got != "body" {
 		t.Errorf("streamed copy: %q", got)
 	}
-	_, err = store.Copy(ctx, s, "src", "md", &store.PutOptions{IfMatch: src.ETag})
+	_, err = s.Copy(ctx, "src", "md", &store.PutOptions{IfMatch: src.ETag})
 	if !errors.Is(err, store.ErrPreconditionFailed) {
 		t.Errorf("copy with a stale If-Match: %v, want ErrPreconditionFailed", err)
 	}
-	_, err = store.Copy(ctx, s, "absent", "x", &store.PutOptions{ContentType: "text/plain"})
+	_, err = s.Copy(ctx, "absent", "x", &store.PutOptions{ContentType: "text/plain"})
 	if !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("streamed copy of a missing source: %v, want ErrNotExist", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/wharfdata/wharf/internal/secret"
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // The conventional environment of Azure's own tools, read when the config gives no
@@ -55,33 +55,33 @@ type creds struct {
 // resolveCreds returns the credentials cfg names, else those of the conventional
 // environment, in this order: the config (anonymous, account_key, sas_token), then
 // AZURE_STORAGE_CONNECTION_STRING, then AZURE_STORAGE_KEY, then AZURE_STORAGE_SAS_TOKEN.
-func resolveCreds(loc store.Location, cfg *store.Config, getenv func(string) string) (creds, error) {
+func resolveCreds(loc driver.Location, o *Options, c *driver.Common) (creds, error) {
 	switch {
-	case cfg.Anonymous:
+	case o.Anonymous:
 		return creds{mode: modeAnonymous, source: "anonymous"}, nil
-	case cfg.AccountKey != "":
-		v, err := store.Resolve("account_key", cfg.AccountKey)
+	case o.AccountKey != "":
+		v, err := c.Resolve("account_key", o.AccountKey)
 		if err != nil {
 			return creds{}, err
 		}
 		return keyCreds("account_key", v.Reveal())
-	case cfg.SASToken != "":
-		v, err := store.Resolve("sas_token", cfg.SASToken)
+	case o.SASToken != "":
+		v, err := c.Resolve("sas_token", o.SASToken)
 		if err != nil {
 			return creds{}, err
 		}
 		return sasCreds("sas_token", v.Reveal())
 	}
-	return envCreds(loc, getenv)
+	return envCreds(loc, c.Env)
 }
 
-func envCreds(loc store.Location, getenv func(string) string) (creds, error) {
+func envCreds(loc driver.Location, getenv func(string) string) (creds, error) {
 	if cs := getenv(EnvConnectionString); cs != "" {
 		return connectionStringCreds(loc, cs)
 	}
 	key, sas := getenv(EnvKey), getenv(EnvSASToken)
 	if acct := getenv(EnvAccount); acct != "" && acct != loc.Account && (key != "" || sas != "") {
-		return creds{}, &store.Error{Op: "config", Key: EnvAccount, Kind: store.ErrCredentialConflict,
+		return creds{}, &driver.Error{Op: "config", Key: EnvAccount, Kind: driver.ErrCredentialConflict,
 			Err: fmt.Errorf("%s names account %s, but the URL names account %s: the credentials in the environment are for another account", EnvAccount, acct, loc.Account)}
 	}
 	switch {
@@ -90,7 +90,7 @@ func envCreds(loc store.Location, getenv func(string) string) (creds, error) {
 	case sas != "":
 		return sasCreds(EnvSASToken, sas)
 	}
-	return creds{}, &store.Error{Op: "config", Key: loc.String(), Kind: store.ErrConfig,
+	return creds{}, &driver.Error{Op: "config", Key: loc.String(), Kind: driver.ErrConfig,
 		Err: fmt.Errorf("no Azure credentials for account %s: give account_key or sas_token (as references), set %s, %s+%s or %s, or use anonymous for a public container",
 			loc.Account, EnvConnectionString, EnvAccount, EnvKey, EnvSASToken)}
 }
@@ -99,7 +99,7 @@ func envCreds(loc store.Location, getenv func(string) string) (creds, error) {
 func keyCreds(field, key string) (creds, error) {
 	key = strings.TrimSpace(key)
 	if b, err := base64.StdEncoding.DecodeString(key); err != nil || len(b) == 0 {
-		return creds{}, &store.Error{Op: "config", Key: field, Kind: store.ErrConfig,
+		return creds{}, &driver.Error{Op: "config", Key: field, Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s is not an Azure account key (want the base64 key the portal shows)", field)}
 	}
 	return creds{mode: modeSharedKey, source: field, key: secret.New(key)}, nil
@@ -111,7 +111,7 @@ func sasCreds(field, tok string) (creds, error) {
 	tok = strings.TrimPrefix(strings.TrimSpace(tok), "?")
 	q, err := url.ParseQuery(tok)
 	if err != nil || tok == "" || strings.ContainsAny(tok, " \t\r\n#?") || q.Get("sig") == "" || q.Get("sv") == "" {
-		return creds{}, &store.Error{Op: "config", Key: field, Kind: store.ErrConfig,
+		return creds{}, &driver.Error{Op: "config", Key: field, Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s is not a SAS token: want a query string such as sv=…&se=…&sp=…&sig=… (with or without the leading '?')", field)}
 	}
 	c := creds{mode: modeSAS, source: field, sas: secret.New(tok)}
@@ -134,7 +134,7 @@ func parseSASTime(s string) time.Time {
 
 // connectionStringCreds reads an Azure storage connection string
 // (AccountName=…;AccountKey=…;BlobEndpoint=…, or UseDevelopmentStorage=true).
-func connectionStringCreds(loc store.Location, cs string) (creds, error) {
+func connectionStringCreds(loc driver.Location, cs string) (creds, error) {
 	f, err := parseConnectionString(cs)
 	if err != nil {
 		return creds{}, err
@@ -148,7 +148,7 @@ func connectionStringCreds(loc store.Location, cs string) (creds, error) {
 		f["blobendpoint"] = host + ":" + devBlobPort + "/" + devAccount
 	}
 	if a := f["accountname"]; a != "" && a != loc.Account {
-		return creds{}, &store.Error{Op: "config", Key: EnvConnectionString, Kind: store.ErrCredentialConflict,
+		return creds{}, &driver.Error{Op: "config", Key: EnvConnectionString, Kind: driver.ErrCredentialConflict,
 			Err: fmt.Errorf("%s is for account %s, but the URL names account %s", EnvConnectionString, a, loc.Account)}
 	}
 	var c creds
@@ -158,7 +158,7 @@ func connectionStringCreds(loc store.Location, cs string) (creds, error) {
 	case f["sharedaccesssignature"] != "":
 		c, err = sasCreds(EnvConnectionString, f["sharedaccesssignature"])
 	default:
-		return creds{}, &store.Error{Op: "config", Key: EnvConnectionString, Kind: store.ErrConfig,
+		return creds{}, &driver.Error{Op: "config", Key: EnvConnectionString, Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s has neither AccountKey nor SharedAccessSignature", EnvConnectionString)}
 	}
 	if err != nil {
@@ -189,13 +189,13 @@ func parseConnectionString(cs string) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(seg, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, &store.Error{Op: "config", Key: EnvConnectionString, Kind: store.ErrConfig,
+			return nil, &driver.Error{Op: "config", Key: EnvConnectionString, Kind: driver.ErrConfig,
 				Err: fmt.Errorf("%s is not a connection string: part %d is not Key=Value", EnvConnectionString, i+1)}
 		}
 		f[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
 	}
 	if len(f) == 0 {
-		return nil, &store.Error{Op: "config", Key: EnvConnectionString, Kind: store.ErrConfig,
+		return nil, &driver.Error{Op: "config", Key: EnvConnectionString, Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s is empty", EnvConnectionString)}
 	}
 	return f, nil
@@ -205,16 +205,16 @@ func parseConnectionString(cs string) (map[string]string, error) {
 // endpoint path-style ({endpoint}/{account}), unless its host is already the account's own
 // ({account}.…); else a connection string's endpoint; else https://{account}.blob.core.windows.net.
 // An endpoint from the environment passes the same checks as a configured one.
-func serviceURL(loc store.Location, cfg *store.Config, c creds) (string, error) {
-	if cfg.Endpoint != "" {
-		ep := strings.TrimSuffix(cfg.Endpoint, "/")
+func serviceURL(loc driver.Location, o *Options, common *driver.Common, c creds) (string, error) {
+	if o.Endpoint != "" {
+		ep := strings.TrimSuffix(o.Endpoint, "/")
 		if u, err := url.Parse(ep); err == nil && strings.HasPrefix(strings.ToLower(u.Hostname()), loc.Account+".") {
 			return ep, nil
 		}
 		return ep + "/" + loc.Account, nil
 	}
 	if c.endpoint != "" {
-		if err := store.CheckEndpoint(c.endpoint, cfg.Allowlist); err != nil {
+		if err := common.CheckEndpoint(c.source, c.endpoint); err != nil {
 			return "", err
 		}
 		return strings.TrimSuffix(c.endpoint, "/"), nil
@@ -223,11 +223,11 @@ func serviceURL(loc store.Location, cfg *store.Config, c creds) (string, error) 
 }
 
 // newContainerClient builds the SDK client for the container: the SDK's retries off (the
-// store's RetryPolicy is the only one), the HTTP client of store.NewHTTPClient, and the
+// store's RetryPolicy is the only one), the HTTP client of driver.NewHTTPClient, and the
 // credentials c.
-func newContainerClient(containerURL, account string, c creds, p *store.RetryPolicy) (*container.Client, error) {
+func newContainerClient(containerURL, account string, c creds, p *driver.RetryPolicy) (*container.Client, error) {
 	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: store.NewHTTPClient(p),
+		Transport: driver.NewHTTPClient(p),
 		Retry:     policy.RetryOptions{MaxRetries: -1},
 	}}
 	switch c.mode {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
 
@@ -21,18 +22,18 @@ func TestAzuriteConformance(t *testing.T) {
 	cfg := relaxed(azuriteConfig(t, srv))
 	storetest.Run(t, storetest.Harness{
 		Name: "azure-azurite",
-		Open: func(t *testing.T) store.Store { return openURL(t, srv.Account, uniqueContainer(), cfg, true) },
-		OpenMissing: func(t *testing.T) store.Store {
+		Open: func(t *testing.T) *store.Store { return openURL(t, srv.Account, uniqueContainer(), cfg, true) },
+		OpenMissing: func(t *testing.T) *store.Store {
 			return openURL(t, srv.Account, uniqueContainer()+"-missing", cfg, false)
 		},
 		Want: map[string]string{
-			store.CapConditionalCreate:   store.Yes,
-			store.CapConditionalReplace:  store.Yes,
-			store.CapConditionalDelete:   store.Yes,
-			store.CapPinnedRead:          store.Yes,
-			store.CapUserMetadata:        store.Yes,
-			store.CapListAfterWrite:      store.Yes,
-			storetest.CapConditionalCopy: store.Yes,
+			probe.CapConditionalCreate:   probe.Yes,
+			probe.CapConditionalReplace:  probe.Yes,
+			probe.CapConditionalDelete:   probe.Yes,
+			probe.CapPinnedRead:          probe.Yes,
+			probe.CapUserMetadata:        probe.Yes,
+			probe.CapListAfterWrite:      probe.Yes,
+			storetest.CapConditionalCopy: probe.Yes,
 		},
 		Large:     true,
 		PartSize:  MinPartSize,

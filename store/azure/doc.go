@@ -2,12 +2,12 @@
 // official SDK github.com/Azure/azure-sdk-for-go/sdk/storage/azblob.
 //
 // It registers the scheme "az"; only cmd/wharf imports it. A Container implements
-// store.Store, store.Copier (Copy Blob, with If-None-Match/If-Match on the destination),
-// store.BucketMaker (Create Container; one that exists in the account is success),
-// store.BatchDeleter (blob batch, 256 deletes a request) and store.Describer.
+// driver.Store, driver.Copier (Copy Blob, with If-None-Match/If-Match on the destination),
+// driver.BucketMaker (Create Container; one that exists in the account is success),
+// driver.BatchDeleter (blob batch, 256 deletes a request) and driver.Describer.
 //
 // The SDK's own retries are off: a Container makes one HTTP request per SDK call, over the HTTP
-// client of store.NewHTTPClient (so each attempt's response timeout applies), and store.Open's
+// client of driver.NewHTTPClient (so each attempt's response timeout applies), and driver.Open's
 // wrapper applies the one retry policy. A put whose known size fits in one block (PartSize,
 // default 16 MiB, at least 1 MiB) goes in one Put Blob, streamed; a larger or unknown-size body
 // is staged in blocks (Put Block): Concurrency blocks (default 4) in flight, memory bounded by
@@ -44,7 +44,7 @@
 //  1. the config: anonymous (no credentials sent), account_key (a shared key) or sas_token (a
 //     SAS token, with or without its leading '?'), both given as references (env://, file://).
 //     account_key and sas_token together, or anonymous with either, are
-//     WHARF_CREDENTIAL_CONFLICT (store.Config.Check).
+//     WHARF_CREDENTIAL_CONFLICT (driver.Config.Check).
 //  2. AZURE_STORAGE_CONNECTION_STRING: AccountName, AccountKey or SharedAccessSignature,
 //     BlobEndpoint (or DefaultEndpointsProtocol and EndpointSuffix), and
 //     UseDevelopmentStorage=true (Azurite's development account at http://127.0.0.1:10000,
@@ -72,23 +72,23 @@
 //
 // SDK errors are mapped in one function (mapError) from the Azure error code and HTTP status:
 //
-//	BlobNotFound                                     store.ErrNotExist (ErrPreconditionFailed
+//	BlobNotFound                                     driver.ErrNotExist (ErrPreconditionFailed
 //	                                                 on an If-Match put)
-//	ContainerNotFound, ResourceNotFound, other 404   store.ErrBucketMissing, naming the
+//	ContainerNotFound, ResourceNotFound, other 404   driver.ErrBucketMissing, naming the
 //	                                                 container and account
 //	409 BlobAlreadyExists, 412 ConditionNotMet,
-//	TargetConditionNotMet                            store.ErrPreconditionFailed
+//	TargetConditionNotMet                            driver.ErrPreconditionFailed
 //	403 AuthenticationFailed, Authorization*,
-//	401 NoAuthenticationInformation                  store.ErrForbidden, naming the operation,
+//	401 NoAuthenticationInformation                  driver.ErrForbidden, naming the operation,
 //	                                                 how the store authenticated, and the SAS
 //	                                                 token's expiry when it has passed
-//	InvalidMetadata                                  store.ErrKeyInvalid
-//	501, 405, Unsupported*                           store.ErrUnsupported
+//	InvalidMetadata                                  driver.ErrKeyInvalid
+//	501, 405, Unsupported*                           driver.ErrUnsupported
 //	429, 500, 503, ServerBusy, InternalError,
-//	OperationTimedOut                                store.ErrUnavailable, FaultThrottled
-//	reset, timeout, truncated body                   store.ErrUnavailable, FaultTransport
+//	OperationTimedOut                                driver.ErrUnavailable, FaultThrottled
+//	reset, timeout, truncated body                   driver.ErrUnavailable, FaultTransport
 //
-// Every *store.Error carries the HTTP status and Azure code. The caller's context error passes
+// Every *driver.Error carries the HTTP status and Azure code. The caller's context error passes
 // through unwrapped. An error's text is rebuilt from the method, path, status, code and the
 // service's message; it never holds the account key, the SAS token or its signature (the
 // SDK's transport errors quote the request URL, SAS included: wharf drops that URL).

@@ -11,13 +11,13 @@ import (
 
 // roundTrip creates the container s points at, puts, lists, reads and deletes one object, and
 // deletes the container.
-func roundTrip(t *testing.T, s store.Store) {
+func roundTrip(t *testing.T, s *store.Store) {
 	t.Helper()
 	ctx := t.Context()
-	if err := store.MakeBucket(ctx, s); err != nil {
+	if err := s.MakeBucket(ctx); err != nil {
 		t.Fatalf("make container: %v", err)
 	}
-	c, ok := store.As[*Container](s)
+	c, ok := s.Bucket().(*Container)
 	if !ok {
 		t.Fatal("not an azure store")
 	}
@@ -26,7 +26,7 @@ func roundTrip(t *testing.T, s store.Store) {
 	if _, err := s.Put(ctx, "env/k", bytes.NewReader(data), &store.PutOptions{Size: int64(len(data)), IfNoneMatch: true}); err != nil {
 		t.Fatalf("put: %v", err)
 	}
-	objs, err := store.ListAll(ctx, s, "")
+	objs, err := s.ListAll(ctx, "")
 	if err != nil || len(objs) != 1 || objs[0].Key != "env/k" {
 		t.Fatalf("list: %v %v", objs, err)
 	}
@@ -59,11 +59,11 @@ func TestDevConnectionStringOnAzurite(t *testing.T) {
 	clearAzureEnv(t)
 	t.Setenv(EnvConnectionString, "DefaultEndpointsProtocol=http;AccountName="+testenv.AzuriteDevAccount+
 		";AccountKey="+testenv.AzuriteDevKey+";BlobEndpoint="+srv.Endpoint+"/"+testenv.AzuriteDevAccount+";")
-	s, err := store.OpenURL(context.Background(), "az://"+testenv.AzuriteDevAccount+"/"+uniqueContainer(), relaxed(store.Config{}))
+	s, err := store.Open(context.Background(), "az://"+testenv.AzuriteDevAccount+"/"+uniqueContainer(), relaxed(testConfig{}).storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := store.Describe(s); d.Endpoint != srv.Endpoint+"/"+testenv.AzuriteDevAccount {
+	if d := s.Describe(); d.Endpoint != srv.Endpoint+"/"+testenv.AzuriteDevAccount {
 		t.Errorf("endpoint %q, want the connection string's", d.Endpoint)
 	}
 	roundTrip(t, s)
@@ -75,7 +75,7 @@ func TestUseDevelopmentStorageOnAzurite(t *testing.T) {
 	srv := testenv.Azurite(t)
 	clearAzureEnv(t)
 	t.Setenv(EnvConnectionString, "UseDevelopmentStorage=true")
-	s, err := store.OpenURL(context.Background(), "az://"+testenv.AzuriteDevAccount+"/"+uniqueContainer(), relaxed(store.Config{Endpoint: srv.Endpoint}))
+	s, err := store.Open(context.Background(), "az://"+testenv.AzuriteDevAccount+"/"+uniqueContainer(), relaxed(testConfig{Options: Options{Endpoint: srv.Endpoint}}).storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestAccountKeyEnvOnAzurite(t *testing.T) {
 	clearAzureEnv(t)
 	t.Setenv(EnvAccount, srv.Account)
 	t.Setenv(EnvKey, srv.Key)
-	s, err := store.OpenURL(context.Background(), "az://"+srv.Account+"/"+uniqueContainer(), relaxed(store.Config{Endpoint: srv.Endpoint}))
+	s, err := store.Open(context.Background(), "az://"+srv.Account+"/"+uniqueContainer(), relaxed(testConfig{Options: Options{Endpoint: srv.Endpoint}}).storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestSASTokenEnvOnAzurite(t *testing.T) {
 	srv := testenv.Azurite(t)
 	clearAzureEnv(t)
 	t.Setenv(EnvSASToken, "?"+accountSAS(t, srv))
-	s, err := store.OpenURL(context.Background(), "az://"+srv.Account+"/"+uniqueContainer(), relaxed(store.Config{Endpoint: srv.Endpoint}))
+	s, err := store.Open(context.Background(), "az://"+srv.Account+"/"+uniqueContainer(), relaxed(testConfig{Options: Options{Endpoint: srv.Endpoint}}).storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

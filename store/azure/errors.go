@@ -13,8 +13,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/secret"
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // call names the request an error came from, for the mapping.
@@ -43,13 +44,13 @@ func (c *Container) mapError(ctx context.Context, cl call, err error) error {
 	}
 	var body *bodyError
 	if errors.As(err, &body) {
-		return store.BodyError(ctx, "put", cl.key, body.err)
+		return driver.BodyError(ctx, "put", cl.key, body.err)
 	}
-	e := &store.Error{Op: cl.op, Key: cl.key}
+	e := &driver.Error{Op: cl.op, Key: cl.key}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		e.Status, e.Code = re.StatusCode, re.ErrorCode
-		e.Kind, e.Fault = classify(cl, e.Status, e.Code)
+		e.Status, e.Reason = re.StatusCode, re.ErrorCode
+		e.Kind, e.Fault = classify(cl, e.Status, e.Reason)
 		e.Err = &cause{text: c.redact(answerText(re)), err: re}
 		c.explain(e)
 		return e
@@ -60,10 +61,10 @@ func (c *Container) mapError(ctx context.Context, cl call, err error) error {
 	}
 	e.Err = &cause{text: c.redact(err.Error()), err: err}
 	switch {
-	case store.IsTransport(err) || store.IsContext(err):
-		e.Kind, e.Fault = store.ErrUnavailable, store.FaultTransport
+	case driver.IsTransport(err) || driver.IsContext(err):
+		e.Kind, e.Fault = driver.ErrUnavailable, driver.FaultTransport
 	default:
-		e.Kind = store.ErrUnavailable
+		e.Kind = driver.ErrUnavailable
 	}
 	return e
 }
@@ -71,82 +72,82 @@ func (c *Container) mapError(ctx context.Context, cl call, err error) error {
 // explain adds what a user needs to act on e: the container's name when it is missing, the
 // SAS token's expiry when the store refused it after that, the racing writer when staged
 // blocks were discarded.
-func (c *Container) explain(e *store.Error) {
+func (c *Container) explain(e *driver.Error) {
 	switch {
-	case e.Kind == store.ErrBucketMissing:
+	case e.Kind == driver.ErrBucketMissing:
 		e.Err = fmt.Errorf("container %s does not exist in account %s (create it with wharf mb): %w", c.container, c.account, e.Err)
-	case e.Kind == store.ErrForbidden && !c.creds.sasExpiry.IsZero() && time.Now().After(c.creds.sasExpiry):
+	case e.Kind == driver.ErrForbidden && !c.creds.sasExpiry.IsZero() && time.Now().After(c.creds.sasExpiry):
 		e.Err = fmt.Errorf("the SAS token (%s) expired at %s: %w", c.creds.source, c.creds.sasExpiry.UTC().Format(time.RFC3339), e.Err)
-	case e.Code == "InvalidBlockList":
+	case e.Reason == "InvalidBlockList":
 		e.Err = fmt.Errorf("another write to the key committed first and discarded this upload's staged blocks: %w", e.Err)
-	case e.Kind == store.ErrForbidden && c.creds.mode == modeAnonymous:
+	case e.Kind == driver.ErrForbidden && c.creds.mode == modeAnonymous:
 		e.Err = fmt.Errorf("%s refused to an anonymous request: %w", e.Op, e.Err)
-	case e.Kind == store.ErrForbidden:
+	case e.Kind == driver.ErrForbidden:
 		e.Err = fmt.Errorf("%s refused (%s from %s): %w", e.Op, c.creds.mode, c.creds.source, e.Err)
 	}
 }
 
 // classify maps an Azure error code and HTTP status to a kind and fault. Codes win over
 // statuses.
-func classify(cl call, status int, code string) (*store.Kind, store.Fault) {
+func classify(cl call, status int, code string) (*errcode.Code, driver.Fault) {
 	switch code {
 	case "BlobNotFound":
 		if cl.ifMatch {
-			return store.ErrPreconditionFailed, store.FaultNone
+			return driver.ErrPreconditionFailed, driver.FaultNone
 		}
-		return store.ErrNotExist, store.FaultNone
+		return driver.ErrNotExist, driver.FaultNone
 	case "CannotVerifyCopySource":
 		if status == 404 {
-			return store.ErrNotExist, store.FaultNone
+			return driver.ErrNotExist, driver.FaultNone
 		}
-		return store.ErrForbidden, store.FaultNone
+		return driver.ErrForbidden, driver.FaultNone
 	case "ContainerNotFound", "ResourceNotFound":
-		return store.ErrBucketMissing, store.FaultNone
+		return driver.ErrBucketMissing, driver.FaultNone
 	case "BlobAlreadyExists", "ConditionNotMet", "TargetConditionNotMet", "SourceConditionNotMet":
-		return store.ErrPreconditionFailed, store.FaultNone
+		return driver.ErrPreconditionFailed, driver.FaultNone
 	case "InvalidBlockList":
 		// Another commit to the key discarded this upload's staged blocks.
 		if cl.conditional {
-			return store.ErrPreconditionFailed, store.FaultNone
+			return driver.ErrPreconditionFailed, driver.FaultNone
 		}
-		return store.ErrUnavailable, store.FaultNone
+		return driver.ErrUnavailable, driver.FaultNone
 	case "AuthenticationFailed", "AuthorizationFailure", "AuthorizationPermissionMismatch",
 		"AuthorizationResourceTypeMismatch", "AuthorizationServiceMismatch",
 		"AuthorizationProtocolMismatch", "AuthorizationSourceIPMismatch",
 		"InsufficientAccountPermissions", "AccountIsDisabled", "NoAuthenticationInformation",
 		"InvalidAuthenticationInfo", "KeyBasedAuthenticationNotPermitted",
 		"PublicAccessNotPermitted":
-		return store.ErrForbidden, store.FaultNone
+		return driver.ErrForbidden, driver.FaultNone
 	case "InvalidMetadata", "MetadataTooLarge", "InvalidResourceName", "OutOfRangeInput":
-		return store.ErrKeyInvalid, store.FaultNone
+		return driver.ErrKeyInvalid, driver.FaultNone
 	case "ServerBusy", "InternalError", "OperationTimedOut", "ContainerBeingDeleted",
 		"IngressOverAccountLimit", "EgressOverAccountLimit", "TooManyRequests":
-		return store.ErrUnavailable, store.FaultThrottled
+		return driver.ErrUnavailable, driver.FaultThrottled
 	case "UnsupportedHeader", "UnsupportedQueryParameter", "UnsupportedHttpVerb",
 		"FeatureNotSupported", "NotImplemented":
-		return store.ErrUnsupported, store.FaultNone
+		return driver.ErrUnsupported, driver.FaultNone
 	}
 	return classifyStatus(cl, status)
 }
 
-func classifyStatus(cl call, status int) (*store.Kind, store.Fault) {
+func classifyStatus(cl call, status int) (*errcode.Code, driver.Fault) {
 	switch {
 	case status == 404 && (cl.op == "get" || cl.op == "head"):
-		return store.ErrNotExist, store.FaultNone
+		return driver.ErrNotExist, driver.FaultNone
 	case status == 404:
-		return store.ErrBucketMissing, store.FaultNone
+		return driver.ErrBucketMissing, driver.FaultNone
 	case status == 412 || status == 409:
-		return store.ErrPreconditionFailed, store.FaultNone
+		return driver.ErrPreconditionFailed, driver.FaultNone
 	case status == 401 || status == 403:
-		return store.ErrForbidden, store.FaultNone
+		return driver.ErrForbidden, driver.FaultNone
 	case status == 501 || status == 405:
-		return store.ErrUnsupported, store.FaultNone
+		return driver.ErrUnsupported, driver.FaultNone
 	case status == 408:
-		return store.ErrUnavailable, store.FaultTransport
+		return driver.ErrUnavailable, driver.FaultTransport
 	case status == 429 || status >= 500:
-		return store.ErrUnavailable, store.FaultThrottled
+		return driver.ErrUnavailable, driver.FaultThrottled
 	}
-	return store.ErrUnsupported, store.FaultNone
+	return driver.ErrUnsupported, driver.FaultNone
 }
 
 // azureError is the XML body of an Azure Storage error answer.

@@ -15,7 +15,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // answer builds the error the SDK returns for an Azure answer with status, code and message.
@@ -41,7 +43,7 @@ func answer(method string, status int, code, msg, detail string) error {
 
 func testContainer(t *testing.T) *Container {
 	t.Helper()
-	c, err := newContainer(loc, &store.Config{}, env(map[string]string{EnvSASToken: plantedSAS}))
+	c, err := newContainer(loc, &testConfig{}, env(map[string]string{EnvSASToken: plantedSAS}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,35 +56,35 @@ func TestMapError(t *testing.T) {
 		name   string
 		c      call
 		err    error
-		kind   *store.Kind
-		fault  store.Fault
+		kind   *errcode.Code
+		fault  driver.Fault
 		status int
 	}{
-		{"get BlobNotFound", call{op: "get"}, answer("GET", 404, "BlobNotFound", "The specified blob does not exist.", ""), store.ErrNotExist, store.FaultNone, 404},
-		{"head BlobNotFound", call{op: "head"}, answer("HEAD", 404, "BlobNotFound", "", ""), store.ErrNotExist, store.FaultNone, 404},
-		{"head ContainerNotFound", call{op: "head"}, answer("HEAD", 404, "ContainerNotFound", "", ""), store.ErrBucketMissing, store.FaultNone, 404},
-		{"put ContainerNotFound", call{op: "put"}, answer("PUT", 404, "ContainerNotFound", "The specified container does not exist.", ""), store.ErrBucketMissing, store.FaultNone, 404},
-		{"anonymous on a private container", call{op: "list"}, answer("GET", 404, "ResourceNotFound", "The specified resource does not exist.", ""), store.ErrBucketMissing, store.FaultNone, 404},
-		{"list 404 without code", call{op: "list"}, answer("GET", 404, "", "", ""), store.ErrBucketMissing, store.FaultNone, 404},
-		{"if-match put BlobNotFound", call{op: "put", ifMatch: true}, answer("PUT", 404, "BlobNotFound", "", ""), store.ErrPreconditionFailed, store.FaultNone, 404},
-		{"create-if-absent 409", call{op: "put", conditional: true}, answer("PUT", 409, "BlobAlreadyExists", "The specified blob already exists.", ""), store.ErrPreconditionFailed, store.FaultNone, 409},
-		{"412 ConditionNotMet", call{op: "put"}, answer("PUT", 412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.", ""), store.ErrPreconditionFailed, store.FaultNone, 412},
-		{"412 on a HEAD", call{op: "get"}, answer("HEAD", 412, "", "", ""), store.ErrPreconditionFailed, store.FaultNone, 412},
-		{"lost blocks, conditional", call{op: "put", conditional: true}, answer("PUT", 400, "InvalidBlockList", "The specified block list is invalid.", ""), store.ErrPreconditionFailed, store.FaultNone, 400},
-		{"lost blocks, unconditional", call{op: "put"}, answer("PUT", 400, "InvalidBlockList", "The specified block list is invalid.", ""), store.ErrUnavailable, store.FaultNone, 400},
-		{"403 AuthenticationFailed", call{op: "put"}, answer("PUT", 403, "AuthenticationFailed", "Server failed to authenticate the request.", "Signature not valid in the specified time frame"), store.ErrForbidden, store.FaultNone, 403},
-		{"403 AuthorizationFailure", call{op: "get"}, answer("GET", 403, "AuthorizationFailure", "This request is not authorized to perform this operation.", ""), store.ErrForbidden, store.FaultNone, 403},
-		{"403 AuthorizationPermissionMismatch", call{op: "put"}, answer("PUT", 403, "AuthorizationPermissionMismatch", "", ""), store.ErrForbidden, store.FaultNone, 403},
-		{"401", call{op: "list"}, answer("GET", 401, "NoAuthenticationInformation", "", ""), store.ErrForbidden, store.FaultNone, 401},
-		{"InvalidMetadata", call{op: "put"}, answer("PUT", 400, "InvalidMetadata", "", ""), store.ErrKeyInvalid, store.FaultNone, 400},
-		{"503 ServerBusy", call{op: "put"}, answer("PUT", 503, "ServerBusy", "The server is busy.", ""), store.ErrUnavailable, store.FaultThrottled, 503},
-		{"500 InternalError", call{op: "get"}, answer("GET", 500, "InternalError", "", ""), store.ErrUnavailable, store.FaultThrottled, 500},
-		{"500 OperationTimedOut", call{op: "list"}, answer("GET", 500, "OperationTimedOut", "", ""), store.ErrUnavailable, store.FaultThrottled, 500},
-		{"429", call{op: "get"}, answer("GET", 429, "", "", ""), store.ErrUnavailable, store.FaultThrottled, 429},
-		{"501", call{op: "put"}, answer("PUT", 501, "NotImplemented", "", ""), store.ErrUnsupported, store.FaultNone, 501},
-		{"reset", call{op: "get"}, &url.Error{Op: "Get", URL: "https://acct1.blob.core.windows.net/cont/k?" + plantedSAS, Err: syscall.ECONNRESET}, store.ErrUnavailable, store.FaultTransport, 0},
-		{"unexpected EOF", call{op: "get"}, fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), store.ErrUnavailable, store.FaultTransport, 0},
-		{"attempt timeout", call{op: "get"}, &url.Error{Op: "Get", URL: "https://x/?" + plantedSAS, Err: context.DeadlineExceeded}, store.ErrUnavailable, store.FaultTransport, 0},
+		{"get BlobNotFound", call{op: "get"}, answer("GET", 404, "BlobNotFound", "The specified blob does not exist.", ""), store.ErrNotExist, driver.FaultNone, 404},
+		{"head BlobNotFound", call{op: "head"}, answer("HEAD", 404, "BlobNotFound", "", ""), store.ErrNotExist, driver.FaultNone, 404},
+		{"head ContainerNotFound", call{op: "head"}, answer("HEAD", 404, "ContainerNotFound", "", ""), store.ErrBucketMissing, driver.FaultNone, 404},
+		{"put ContainerNotFound", call{op: "put"}, answer("PUT", 404, "ContainerNotFound", "The specified container does not exist.", ""), store.ErrBucketMissing, driver.FaultNone, 404},
+		{"anonymous on a private container", call{op: "list"}, answer("GET", 404, "ResourceNotFound", "The specified resource does not exist.", ""), store.ErrBucketMissing, driver.FaultNone, 404},
+		{"list 404 without code", call{op: "list"}, answer("GET", 404, "", "", ""), store.ErrBucketMissing, driver.FaultNone, 404},
+		{"if-match put BlobNotFound", call{op: "put", ifMatch: true}, answer("PUT", 404, "BlobNotFound", "", ""), store.ErrPreconditionFailed, driver.FaultNone, 404},
+		{"create-if-absent 409", call{op: "put", conditional: true}, answer("PUT", 409, "BlobAlreadyExists", "The specified blob already exists.", ""), store.ErrPreconditionFailed, driver.FaultNone, 409},
+		{"412 ConditionNotMet", call{op: "put"}, answer("PUT", 412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.", ""), store.ErrPreconditionFailed, driver.FaultNone, 412},
+		{"412 on a HEAD", call{op: "get"}, answer("HEAD", 412, "", "", ""), store.ErrPreconditionFailed, driver.FaultNone, 412},
+		{"lost blocks, conditional", call{op: "put", conditional: true}, answer("PUT", 400, "InvalidBlockList", "The specified block list is invalid.", ""), store.ErrPreconditionFailed, driver.FaultNone, 400},
+		{"lost blocks, unconditional", call{op: "put"}, answer("PUT", 400, "InvalidBlockList", "The specified block list is invalid.", ""), store.ErrUnavailable, driver.FaultNone, 400},
+		{"403 AuthenticationFailed", call{op: "put"}, answer("PUT", 403, "AuthenticationFailed", "Server failed to authenticate the request.", "Signature not valid in the specified time frame"), store.ErrForbidden, driver.FaultNone, 403},
+		{"403 AuthorizationFailure", call{op: "get"}, answer("GET", 403, "AuthorizationFailure", "This request is not authorized to perform this operation.", ""), store.ErrForbidden, driver.FaultNone, 403},
+		{"403 AuthorizationPermissionMismatch", call{op: "put"}, answer("PUT", 403, "AuthorizationPermissionMismatch", "", ""), store.ErrForbidden, driver.FaultNone, 403},
+		{"401", call{op: "list"}, answer("GET", 401, "NoAuthenticationInformation", "", ""), store.ErrForbidden, driver.FaultNone, 401},
+		{"InvalidMetadata", call{op: "put"}, answer("PUT", 400, "InvalidMetadata", "", ""), store.ErrKeyInvalid, driver.FaultNone, 400},
+		{"503 ServerBusy", call{op: "put"}, answer("PUT", 503, "ServerBusy", "The server is busy.", ""), store.ErrUnavailable, driver.FaultThrottled, 503},
+		{"500 InternalError", call{op: "get"}, answer("GET", 500, "InternalError", "", ""), store.ErrUnavailable, driver.FaultThrottled, 500},
+		{"500 OperationTimedOut", call{op: "list"}, answer("GET", 500, "OperationTimedOut", "", ""), store.ErrUnavailable, driver.FaultThrottled, 500},
+		{"429", call{op: "get"}, answer("GET", 429, "", "", ""), store.ErrUnavailable, driver.FaultThrottled, 429},
+		{"501", call{op: "put"}, answer("PUT", 501, "NotImplemented", "", ""), store.ErrUnsupported, driver.FaultNone, 501},
+		{"reset", call{op: "get"}, &url.Error{Op: "Get", URL: "https://acct1.blob.core.windows.net/cont/k?" + plantedSAS, Err: syscall.ECONNRESET}, store.ErrUnavailable, driver.FaultTransport, 0},
+		{"unexpected EOF", call{op: "get"}, fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), store.ErrUnavailable, driver.FaultTransport, 0},
+		{"attempt timeout", call{op: "get"}, &url.Error{Op: "Get", URL: "https://x/?" + plantedSAS, Err: context.DeadlineExceeded}, store.ErrUnavailable, driver.FaultTransport, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,8 +153,8 @@ func TestMapErrorContext(t *testing.T) {
 	}
 	boom := errors.New("the caller's body broke")
 	err = c.mapError(context.Background(), call{op: "put", key: "k"}, &url.Error{Op: "Put", URL: "https://x/?" + plantedSAS, Err: &bodyError{boom}})
-	if !errors.Is(err, boom) || !errors.Is(err, store.ErrUnavailable) || store.FaultOf(err) != store.FaultNone {
-		t.Errorf("body error: %v (fault %v), want ErrUnavailable wrapping the body's error, not retried", err, store.FaultOf(err))
+	if !errors.Is(err, boom) || !errors.Is(err, store.ErrUnavailable) || driver.FaultOf(err) != driver.FaultNone {
+		t.Errorf("body error: %v (fault %v), want ErrUnavailable wrapping the body's error, not retried", err, driver.FaultOf(err))
 	}
 	wantNoSecret(t, "body error", err.Error())
 }

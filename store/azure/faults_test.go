@@ -30,7 +30,7 @@ func TestSDKRetriesOff(t *testing.T) {
 	proxy.Inject(faultproxy.Rule{Method: "GET", Query: "comp=list", Fault: faultproxy.Status, Status: 503, Code: "ServerBusy"})
 	_, err := s.List(t.Context(), &store.ListOptions{Prefix: "p/"})
 	var e *store.Error
-	if !errors.Is(err, store.ErrUnavailable) || !errors.As(err, &e) || e.Attempts != 5 || e.Status != 503 || e.Code != "ServerBusy" || e.Op != "list" {
+	if !errors.Is(err, store.ErrUnavailable) || !errors.As(err, &e) || e.Attempts != 5 || e.Status != 503 || e.Reason != "ServerBusy" || e.Op != "list" {
 		t.Fatalf("list against a busy service: %v (%#v), want ErrUnavailable after 5 attempts, HTTP 503 ServerBusy", err, e)
 	}
 	if n := countQuery(proxy, "GET", "comp=list"); n != 5 {
@@ -75,7 +75,7 @@ func TestConditionalCommitAnswerLost(t *testing.T) {
 	if n := len(commits(proxy)); n != 1 {
 		t.Errorf("%d commits sent, want exactly 1", n)
 	}
-	if _, landed, err := store.ResolvePut(t.Context(), s, "k", e.PutID); err != nil || !landed {
+	if _, landed, err := s.ResolvePut(t.Context(), "k", e.PutID); err != nil || !landed {
 		t.Errorf("ResolvePut: landed %v, %v; want the write found", landed, err)
 	}
 }

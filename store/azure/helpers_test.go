@@ -3,6 +3,7 @@ package azure
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 var containerSeq atomic.Int64
@@ -22,13 +24,13 @@ func uniqueContainer() string {
 }
 
 // azuriteConfig returns a config for Azurite's test account with its key as a reference.
-func azuriteConfig(t *testing.T, srv testenv.AzureServer) store.Config {
-	return store.Config{Endpoint: srv.Endpoint, AccountKey: srv.KeyRef(t)}
+func azuriteConfig(t *testing.T, srv testenv.AzureServer) testConfig {
+	return testConfig{Options: Options{Endpoint: srv.Endpoint, AccountKey: srv.KeyRef(t)}}
 }
 
 // relaxed gives each attempt more time than the default 2 s / 4 s / 10 s: the tests check
 // semantics, run in parallel on two shared cores, and the timeouts are tested on their own.
-func relaxed(cfg store.Config) store.Config {
+func relaxed(cfg testConfig) testConfig {
 	p := store.DefaultRetryPolicy()
 	p.ResponseTimeouts = []time.Duration{20 * time.Second, 30 * time.Second, 60 * time.Second}
 	cfg.Retry = p
@@ -37,17 +39,17 @@ func relaxed(cfg store.Config) store.Config {
 
 // openURL opens az://account/name the way store.Open does and, with make, creates the
 // container and deletes it when the test ends.
-func openURL(t *testing.T, account, name string, cfg store.Config, make bool) store.Store {
+func openURL(t *testing.T, account, name string, cfg testConfig, make bool) *store.Store {
 	t.Helper()
-	s, err := store.OpenURL(context.Background(), "az://"+account+"/"+name, cfg)
+	s, err := store.Open(context.Background(), "az://"+account+"/"+name, cfg.storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if make {
-		if err := store.MakeBucket(context.Background(), s); err != nil {
+		if err := s.MakeBucket(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		c, _ := store.As[*Container](s)
+		c := s.Bucket().(*Container)
 		t.Cleanup(func() { removeContainer(t, c) })
 	}
 	return s
@@ -55,13 +57,13 @@ func openURL(t *testing.T, account, name string, cfg store.Config, make bool) st
 
 // openAzurite opens a fresh container on Azurite's test account, deleted when the test ends,
 // and returns the wrapped store and the raw Container.
-func openAzurite(t *testing.T, cfg store.Config) (store.Store, *Container) {
+func openAzurite(t *testing.T, cfg testConfig) (*store.Store, *Container) {
 	t.Helper()
 	srv := testenv.Azurite(t)
 	base := relaxed(azuriteConfig(t, srv))
 	base.PartSize, base.Concurrency = cfg.PartSize, cfg.Concurrency
 	s := openURL(t, srv.Account, uniqueContainer(), base, true)
-	c, _ := store.As[*Container](s)
+	c := s.Bucket().(*Container)
 	return s, c
 }
 
@@ -91,4 +93,40 @@ func mustCred(t *testing.T, srv testenv.AzureServer) *container.SharedKeyCredent
 		t.Fatal(err)
 	}
 	return cred
+}
+
+// testConfig is what the tests open a Container with: the backend's options and the
+// settings every backend shares.
+type testConfig struct {
+	Options
+	Retry     *driver.RetryPolicy
+	Logger    *slog.Logger
+	Allowlist []string
+}
+
+func (c *testConfig) common(getenv func(string) string) *driver.Common {
+	return &driver.Common{Retry: c.Retry, Logger: c.Logger, Allowlist: c.Allowlist, Getenv: getenv}
+}
+
+// storeConfig is c as package store opens it, with the process's environment.
+func (c testConfig) storeConfig() *store.Config {
+	o := c.Options
+	return &store.Config{Options: &o, Retry: c.Retry, Logger: c.Logger, Allowlist: c.Allowlist, Getenv: os.Getenv}
+}
+
+// newContainer opens a raw Container as store.Open would, reading the environment getenv.
+func newContainer(loc driver.Location, cfg *testConfig, getenv func(string) string) (*Container, error) {
+	c := cfg.common(getenv)
+	if err := cfg.Options.Check(loc, c); err != nil {
+		return nil, err
+	}
+	return New(context.Background(), loc, &cfg.Options, c)
+}
+
+func credsOf(loc driver.Location, cfg *testConfig, getenv func(string) string) (creds, error) {
+	return resolveCreds(loc, &cfg.Options, cfg.common(getenv))
+}
+
+func serviceURLOf(loc driver.Location, cfg *testConfig, cr creds) (string, error) {
+	return serviceURL(loc, &cfg.Options, cfg.common(nil), cr)
 }

@@ -123,7 +123,7 @@ func TestForeignMetadataNames(t *testing.T) {
 // lowercase and decoded, on Head, Get, Copy and a staged (block) upload.
 func TestMetadataOnAzurite(t *testing.T) {
 	t.Parallel()
-	s, c := openAzurite(t, store.Config{PartSize: MinPartSize})
+	s, c := openAzurite(t, testConfig{Options: Options{PartSize: MinPartSize}})
 	ctx := t.Context()
 	md := map[string]string{"wharf-sha256": "abc", "a--b": "dd", "trail-": "t", "my_key": "u", "run": "r 1"}
 	if _, err := c.Put(ctx, "k", strings.NewReader("v"), &store.PutOptions{Size: 1, Metadata: md}); err != nil {
@@ -169,7 +169,7 @@ func TestMetadataOnAzurite(t *testing.T) {
 	if err != nil || info.Metadata["build-id"] != "7" || len(info.Metadata) != 1 {
 		t.Errorf("foreign metadata: %v %v, want build-id=7", info.Metadata, err)
 	}
-	_, err = store.Copy(ctx, s, "foreign", "foreign2", &store.PutOptions{Metadata: info.Metadata})
+	_, err = s.Copy(ctx, "foreign", "foreign2", &store.PutOptions{Metadata: info.Metadata})
 	if err != nil {
 		t.Fatal(err)
 	}

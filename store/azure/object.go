@@ -13,14 +13,14 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Get opens key, pinned to opts.IfMatch and limited to opts' byte range when given. The
 // returned Info.Size is the whole object's size, also for a range read.
-func (c *Container) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+func (c *Container) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
 	if opts == nil {
-		opts = &store.GetOptions{}
+		opts = &driver.GetOptions{}
 	}
 	o := &blob.DownloadStreamOptions{AccessConditions: ifMatch(opts.IfMatch)}
 	if opts.Offset > 0 || opts.Length > 0 {
@@ -34,15 +34,15 @@ func (c *Container) Get(ctx context.Context, key string, opts *store.GetOptions)
 	if total, ok := rangeTotal(deref(resp.ContentRange)); ok {
 		info.Size = total
 	}
-	return &store.Object{Info: info, ReadCloser: resp.Body}, nil
+	return &driver.Object{Info: info, ReadCloser: resp.Body}, nil
 }
 
 // getFailed maps a failed Get. A range starting at or past the end of the object (Azure
 // answers 416, also for any range of an empty blob) is an empty read, not an error: a resumed
 // read that broke after its last byte lands there.
-func (c *Container) getFailed(ctx context.Context, key string, opts *store.GetOptions, err error) (*store.Object, error) {
+func (c *Container) getFailed(ctx context.Context, key string, opts *driver.GetOptions, err error) (*driver.Object, error) {
 	mapped := c.mapError(ctx, call{op: "get", key: key}, err)
-	var e *store.Error
+	var e *driver.Error
 	if !errors.As(mapped, &e) || e.Status != 416 {
 		return nil, mapped
 	}
@@ -51,44 +51,44 @@ func (c *Container) getFailed(ctx context.Context, key string, opts *store.GetOp
 		return nil, herr
 	}
 	if opts.IfMatch != "" && info.ETag != unquote(opts.IfMatch) {
-		return nil, &store.Error{Op: "get", Key: key, Kind: store.ErrPreconditionFailed, Status: 412}
+		return nil, &driver.Error{Op: "get", Key: key, Kind: driver.ErrPreconditionFailed, Status: 412}
 	}
 	if info.Size > opts.Offset {
 		return nil, mapped
 	}
-	return &store.Object{Info: info, ReadCloser: io.NopCloser(strings.NewReader(""))}, nil
+	return &driver.Object{Info: info, ReadCloser: io.NopCloser(strings.NewReader(""))}, nil
 }
 
 // Head returns key's metadata: ErrNotExist when the key is absent, ErrBucketMissing when the
 // container is.
-func (c *Container) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+func (c *Container) Head(ctx context.Context, key string) (driver.ObjectInfo, error) {
 	p, err := c.blob(key).GetProperties(ctx, nil)
 	if err != nil {
-		return store.ObjectInfo{}, c.mapError(ctx, call{op: "head", key: key}, err)
+		return driver.ObjectInfo{}, c.mapError(ctx, call{op: "head", key: key}, err)
 	}
 	return objectInfo(key, p.ContentLength, p.ETag, p.LastModified, p.ContentType, p.Metadata), nil
 }
 
 // Delete removes key and its snapshots; a missing key is success. opts.IfMatch makes it
 // conditional.
-func (c *Container) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+func (c *Container) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	o := &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}
 	if opts != nil {
 		o.AccessConditions = ifMatch(opts.IfMatch)
 	}
 	_, err := c.blob(key).Delete(ctx, o)
 	err = c.mapError(ctx, call{op: "delete", key: key}, err)
-	var e *store.Error
-	if errors.As(err, &e) && e.Code == "BlobNotFound" {
+	var e *driver.Error
+	if errors.As(err, &e) && e.Reason == "BlobNotFound" {
 		return nil
 	}
 	return err
 }
 
 // List returns one page of keys under opts.Prefix.
-func (c *Container) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
+func (c *Container) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
 	if opts == nil {
-		opts = &store.ListOptions{}
+		opts = &driver.ListOptions{}
 	}
 	var maxResults *int32
 	if opts.MaxKeys > 0 {
@@ -120,16 +120,16 @@ func (c *Container) List(ctx context.Context, opts *store.ListOptions) (store.Pa
 		next = resp.NextMarker
 	}
 	if err != nil {
-		return store.Page{}, c.mapError(ctx, call{op: "list", key: opts.Prefix}, err)
+		return driver.Page{}, c.mapError(ctx, call{op: "list", key: opts.Prefix}, err)
 	}
 	return listPage(items, prefixes, next), nil
 }
 
 // listPage merges one answer's blobs and prefixes into a page, in sorted order.
-func listPage(items []*container.BlobItem, prefixes []*container.BlobPrefix, next *string) store.Page {
-	page := store.Page{Objects: make([]store.ObjectInfo, 0, len(items)), Next: deref(next)}
+func listPage(items []*container.BlobItem, prefixes []*container.BlobPrefix, next *string) driver.Page {
+	page := driver.Page{Objects: make([]driver.ObjectInfo, 0, len(items)), Next: deref(next)}
 	for _, it := range items {
-		info := store.ObjectInfo{Key: deref(it.Name)}
+		info := driver.ObjectInfo{Key: deref(it.Name)}
 		if p := it.Properties; p != nil {
 			info.Size = deref(p.ContentLength)
 			info.ETag = etagString(p.ETag)
@@ -153,7 +153,7 @@ const maxBatch = 256
 func (c *Container) DeleteMany(ctx context.Context, keys []string) error {
 	for start := 0; start < len(keys); start += maxBatch {
 		batch := keys[start:min(start+maxBatch, len(keys))]
-		req := store.Request{Op: "delete", Key: batch[0], Replayable: true}
+		req := driver.Request{Op: "delete", Key: batch[0], Replayable: true}
 		if err := c.policy.Do(ctx, req, func(ctx context.Context) error { return c.deleteBatch(ctx, batch) }); err != nil {
 			return err
 		}
@@ -191,8 +191,8 @@ func (c *Container) deleteBatch(ctx context.Context, keys []string) error {
 			key = keys[i]
 		}
 		err := c.mapError(ctx, call{op: "delete", key: key}, r.Error)
-		var e *store.Error
-		if errors.As(err, &e) && e.Code == "BlobNotFound" {
+		var e *driver.Error
+		if errors.As(err, &e) && e.Reason == "BlobNotFound" {
 			continue
 		}
 		return err
@@ -204,9 +204,9 @@ func (c *Container) deleteBatch(ctx context.Context, keys []string) error {
 // pending. opts.IfNoneMatch and opts.IfMatch apply to dst. With opts.Metadata set it replaces
 // the source's; Copy Blob cannot set a content type, so with opts.ContentType set the copy is
 // streamed through Get and Put instead. A missing src is ErrNotExist.
-func (c *Container) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (c *Container) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if opts == nil {
-		opts = &store.PutOptions{}
+		opts = &driver.PutOptions{}
 	}
 	if opts.ContentType != "" {
 		return c.copyStream(ctx, src, dst, opts)
@@ -218,14 +218,14 @@ func (c *Container) Copy(ctx context.Context, src, dst string, opts *store.PutOp
 	cl := call{op: "copy", key: dst}
 	resp, err := c.blob(dst).StartCopyFromURL(ctx, c.blob(src).URL(), o)
 	if err != nil {
-		return store.ObjectInfo{}, c.mapError(ctx, cl, err)
+		return driver.ObjectInfo{}, c.mapError(ctx, cl, err)
 	}
 	if s := deref(resp.CopyStatus); s != blob.CopyStatusTypeSuccess && s != "" {
 		if err := c.awaitCopy(ctx, dst, deref(resp.CopyID)); err != nil {
-			return store.ObjectInfo{}, err
+			return driver.ObjectInfo{}, err
 		}
 	}
-	info := store.ObjectInfo{Key: dst, ETag: etagString(resp.ETag), LastModified: deref(resp.LastModified)}
+	info := driver.ObjectInfo{Key: dst, ETag: etagString(resp.ETag), LastModified: deref(resp.LastModified)}
 	// The copy's answer has no size: a Head fills it in, when it still sees this copy.
 	if head, err := c.Head(ctx, dst); err == nil && (info.ETag == "" || head.ETag == info.ETag) {
 		info = head
@@ -243,12 +243,12 @@ func (c *Container) awaitCopy(ctx context.Context, dst, id string) error {
 		}
 		switch s := deref(p.CopyStatus); {
 		case id != "" && deref(p.CopyID) != id:
-			return &store.Error{Op: "copy", Key: dst, Kind: store.ErrPreconditionFailed,
+			return &driver.Error{Op: "copy", Key: dst, Kind: driver.ErrPreconditionFailed,
 				Err: errors.New("another copy or write replaced the destination while the copy ran")}
 		case s == blob.CopyStatusTypeSuccess:
 			return nil
 		case s != blob.CopyStatusTypePending:
-			return &store.Error{Op: "copy", Key: dst, Kind: store.ErrUnavailable,
+			return &driver.Error{Op: "copy", Key: dst, Kind: driver.ErrUnavailable,
 				Err: errors.New("the service ended the copy with status " + string(s) + ": " + deref(p.CopyStatusDescription))}
 		}
 		select {
@@ -261,14 +261,14 @@ func (c *Container) awaitCopy(ctx context.Context, dst, id string) error {
 }
 
 // copyStream copies src to dst through Get and Put, never staging it on disk.
-func (c *Container) copyStream(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (c *Container) copyStream(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	obj, err := c.Get(ctx, src, nil)
 	if err != nil {
-		var e *store.Error
+		var e *driver.Error
 		if errors.As(err, &e) {
 			e.Op = "copy"
 		}
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	defer obj.Close()
 	o := *opts
@@ -279,8 +279,8 @@ func (c *Container) copyStream(ctx context.Context, src, dst string, opts *store
 	return c.Put(ctx, dst, obj, &o)
 }
 
-func objectInfo(key string, size *int64, etag *azcore.ETag, mod *time.Time, ctype *string, md map[string]*string) store.ObjectInfo {
-	return store.ObjectInfo{
+func objectInfo(key string, size *int64, etag *azcore.ETag, mod *time.Time, ctype *string, md map[string]*string) driver.ObjectInfo {
+	return driver.ObjectInfo{
 		Key: key, Size: deref(size), ETag: etagString(etag),
 		LastModified: deref(mod), ContentType: deref(ctype),
 		Metadata: decodeMetadata(md),
@@ -296,7 +296,7 @@ func ifMatch(etag string) *blob.AccessConditions {
 }
 
 // putConditions returns the access conditions of a put: If-None-Match * or If-Match.
-func putConditions(opts *store.PutOptions) *blob.AccessConditions {
+func putConditions(opts *driver.PutOptions) *blob.AccessConditions {
 	if opts.IfNoneMatch {
 		return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}
 	}

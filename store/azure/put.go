@@ -15,7 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Upload sizes.
@@ -32,9 +32,9 @@ const (
 // blocks of PartSize in memory, each retried alone by the policy, then committed by one Put
 // Block List carrying the put's condition. An unknown size that fits in one block is buffered
 // and sent in one Put Blob.
-func (c *Container) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (c *Container) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if opts == nil {
-		opts = &store.PutOptions{}
+		opts = &driver.PutOptions{}
 	}
 	if body == nil {
 		body = bytes.NewReader(nil)
@@ -55,14 +55,14 @@ func (c *Container) Put(ctx context.Context, key string, body io.Reader, opts *s
 		return c.putSingle(ctx, key, &sizedBody{r: bytes.NewReader(first[:n]), size: int64(n)}, int64(n), opts)
 	case err != nil:
 		putBuf(first)
-		return store.ObjectInfo{}, store.BodyError(ctx, "put", key, err)
+		return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
 	}
 	return c.putBlocks(ctx, key, body, first, opts, partSize, conc)
 }
 
 // partSettings returns the block size and concurrency for one upload: options first, then the
 // config, then the defaults.
-func (c *Container) partSettings(opts *store.PutOptions) (int64, int) {
+func (c *Container) partSettings(opts *driver.PutOptions) (int64, int) {
 	size := cmpOr(opts.PartSize, c.partSize, DefaultPartSize)
 	size = min(max(size, MinPartSize), maxPartSize)
 	conc := cmpOr(opts.Concurrency, c.concurrency, DefaultConcurrency)
@@ -79,33 +79,33 @@ func cmpOr[T int | int64](vs ...T) T {
 }
 
 // putSingle sends body in one Put Blob carrying the condition.
-func (c *Container) putSingle(ctx context.Context, key string, body *sizedBody, size int64, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (c *Container) putSingle(ctx context.Context, key string, body *sizedBody, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	resp, err := c.blockBlob(key).Upload(ctx, body, &blockblob.UploadOptions{
 		HTTPHeaders:      httpHeaders(opts),
 		Metadata:         encodeMetadata(opts.Metadata),
 		AccessConditions: putConditions(opts),
 	})
 	if err != nil {
-		return store.ObjectInfo{}, c.mapError(ctx, call{op: "put", key: key, ifMatch: opts.IfMatch != "", conditional: opts.Conditional()}, err)
+		return driver.ObjectInfo{}, c.mapError(ctx, call{op: "put", key: key, ifMatch: opts.IfMatch != "", conditional: opts.Conditional()}, err)
 	}
 	return putInfo(key, size, etagString(resp.ETag), deref(resp.LastModified), opts), nil
 }
 
-func httpHeaders(opts *store.PutOptions) *blob.HTTPHeaders {
+func httpHeaders(opts *driver.PutOptions) *blob.HTTPHeaders {
 	if opts.ContentType == "" {
 		return nil
 	}
 	return &blob.HTTPHeaders{BlobContentType: to.Ptr(opts.ContentType)}
 }
 
-func putInfo(key string, size int64, etag string, mod time.Time, opts *store.PutOptions) store.ObjectInfo {
-	return store.ObjectInfo{Key: key, Size: size, ETag: etag, LastModified: mod, ContentType: opts.ContentType, Metadata: opts.Metadata}
+func putInfo(key string, size int64, etag string, mod time.Time, opts *driver.PutOptions) driver.ObjectInfo {
+	return driver.ObjectInfo{Key: key, Size: size, ETag: etag, LastModified: mod, ContentType: opts.ContentType, Metadata: opts.Metadata}
 }
 
 // sizedBody presents the next size bytes of r as the io.ReadSeekCloser the SDK wants: it
 // measures the body by seeking to its end, and rewinds to its start before sending. Seeking
 // moves nothing until a byte is read; after that only an io.Seeker underneath can rewind. A
-// body that ends early fails as the caller's body (bodyError), never as the store.
+// body that ends early fails as the caller's body (bodyError), never as the driver.
 type sizedBody struct {
 	r    io.Reader
 	size int64
@@ -178,7 +178,7 @@ type upload struct {
 	c        *Container
 	blob     *blockblob.Client
 	key      string
-	opts     *store.PutOptions
+	opts     *driver.PutOptions
 	partSize int64
 	idPrefix string        // random per upload: its block ids never collide with another's
 	tokens   chan struct{} // one per block buffer in use: memory is bounded by Concurrency × PartSize
@@ -193,15 +193,15 @@ type upload struct {
 // blocks stay uncommitted, invisible at the key, and Azure discards them (at the next commit
 // to the key, or after a week). Errors leave with Fault None.
 func (c *Container) putBlocks(ctx context.Context, key string, body io.Reader, first []byte,
-	opts *store.PutOptions, partSize int64, conc int) (store.ObjectInfo, error) {
+	opts *driver.PutOptions, partSize int64, conc int) (driver.ObjectInfo, error) {
 	u := &upload{c: c, blob: c.blockBlob(key), key: key, opts: opts, partSize: partSize,
-		idPrefix: store.NewPutID()[:16], tokens: make(chan struct{}, conc)}
+		idPrefix: driver.NewPutID()[:16], tokens: make(chan struct{}, conc)}
 	size, err := u.stage(ctx, body, first)
 	if err == nil && opts.Size > 0 && size != opts.Size {
-		err = &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable,
+		err = &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnavailable,
 			Err: fmt.Errorf("reading the body: it had %d bytes, the put said %d: %w", size, opts.Size, io.ErrUnexpectedEOF)}
 	}
-	var info store.ObjectInfo
+	var info driver.ObjectInfo
 	if err == nil {
 		info, err = u.commit(ctx, size)
 	}
@@ -211,9 +211,9 @@ func (c *Container) putBlocks(ctx context.Context, key string, body io.Reader, f
 				"container", c.container, "key", key, "blocks", len(u.ids))
 		}
 		if ctx.Err() != nil {
-			return store.ObjectInfo{}, ctx.Err()
+			return driver.ObjectInfo{}, ctx.Err()
 		}
-		return store.ObjectInfo{}, store.WithoutFault(err)
+		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
 	return info, nil
 }
@@ -271,7 +271,7 @@ func (u *upload) nextBlock(ctx context.Context, body io.Reader, first []byte, n 
 		return first, false, nil
 	}
 	if n > maxBlocks {
-		return nil, false, &store.Error{Op: "put", Key: u.key, Kind: store.ErrUnsupported,
+		return nil, false, &driver.Error{Op: "put", Key: u.key, Kind: driver.ErrUnsupported,
 			Err: fmt.Errorf("body exceeds %d blocks of %d bytes: give a larger part size", maxBlocks, u.partSize)}
 	}
 	select {
@@ -294,7 +294,7 @@ func (u *upload) nextBlock(ctx context.Context, body io.Reader, first []byte, n 
 		return buf[:m], true, nil
 	case err != nil:
 		u.release(buf)
-		return nil, false, store.BodyError(ctx, "put", u.key, err)
+		return nil, false, driver.BodyError(ctx, "put", u.key, err)
 	}
 	return buf, false, nil
 }
@@ -320,7 +320,7 @@ func (u *upload) failed() bool {
 
 // stageBlock uploads one block, retried alone under the policy.
 func (u *upload) stageBlock(ctx context.Context, id string, buf []byte) error {
-	req := store.Request{Op: "put", Key: u.key, Replayable: true}
+	req := driver.Request{Op: "put", Key: u.key, Replayable: true}
 	return u.c.policy.Do(ctx, req, func(ctx context.Context) error {
 		_, err := u.blob.StageBlock(ctx, id, streaming.NopCloser(bytes.NewReader(buf)), nil)
 		return u.c.mapError(ctx, call{op: "put", key: u.key}, err)
@@ -330,7 +330,7 @@ func (u *upload) stageBlock(ctx context.Context, id string, buf []byte) error {
 // commit commits the staged blocks with the put's content type, metadata and condition
 // (If-None-Match * or If-Match): a create-if-absent stays one at its last step. A conditional
 // commit runs as a conditional request: a lost answer is ErrOutcomeUnknown, never a resend.
-func (u *upload) commit(ctx context.Context, size int64) (store.ObjectInfo, error) {
+func (u *upload) commit(ctx context.Context, size int64) (driver.ObjectInfo, error) {
 	o := &blockblob.CommitBlockListOptions{
 		HTTPHeaders:      httpHeaders(u.opts),
 		Metadata:         encodeMetadata(u.opts.Metadata),
@@ -341,7 +341,7 @@ func (u *upload) commit(ctx context.Context, size int64) (store.ObjectInfo, erro
 		mod  time.Time
 	)
 	cl := call{op: "put", key: u.key, ifMatch: u.opts.IfMatch != "", conditional: u.opts.Conditional()}
-	req := store.Request{Op: "put", Key: u.key, Conditional: u.opts.Conditional(), Replayable: true}
+	req := driver.Request{Op: "put", Key: u.key, Conditional: u.opts.Conditional(), Replayable: true}
 	err := u.c.policy.Do(ctx, req, func(ctx context.Context) error {
 		resp, err := u.blob.CommitBlockList(ctx, u.ids, o)
 		if err != nil {
@@ -351,7 +351,7 @@ func (u *upload) commit(ctx context.Context, size int64) (store.ObjectInfo, erro
 		return nil
 	})
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	return putInfo(u.key, size, etag, mod, u.opts), nil
 }

@@ -92,10 +92,10 @@ func wantNoValue(t *testing.T, what, text string, values ...string) {
 func TestSASWithAndWithoutQuestionMark(t *testing.T) {
 	t.Parallel()
 	srv := testenv.Azurite(t)
-	_, keyed := openAzurite(t, store.Config{})
+	_, keyed := openAzurite(t, testConfig{})
 	tok := containerSAS(t, srv, keyed.container, sas.ContainerPermissions{Read: true, Write: true, Create: true, List: true, Delete: true}, time.Now().Add(time.Hour))
 	for i, form := range []string{tok, "?" + tok} {
-		s := openURL(t, srv.Account, keyed.container, relaxed(store.Config{Endpoint: srv.Endpoint, SASToken: refTo(t, form)}), false)
+		s := openURL(t, srv.Account, keyed.container, relaxed(testConfig{Options: Options{Endpoint: srv.Endpoint, SASToken: refTo(t, form)}}), false)
 		key := []string{"plain", "question-mark"}[i]
 		if _, err := s.Put(t.Context(), key, strings.NewReader("x"), &store.PutOptions{Size: 1}); err != nil {
 			t.Fatalf("put with SAS form %d: %v", i, err)
@@ -104,7 +104,7 @@ func TestSASWithAndWithoutQuestionMark(t *testing.T) {
 			t.Errorf("head with SAS form %d: %v", i, err)
 		}
 		// A batch delete under a SAS.
-		if err := store.DeleteMany(t.Context(), s, []string{key, "never-was"}); err != nil {
+		if err := s.DeleteMany(t.Context(), []string{key, "never-was"}); err != nil {
 			t.Errorf("batch delete with SAS form %d: %v", i, err)
 		}
 		if _, err := s.Head(t.Context(), key); !errors.Is(err, store.ErrNotExist) {
@@ -144,7 +144,7 @@ func (b *slowBody) Read(p []byte) (int, error) {
 func TestSASExpiresMidTransfer(t *testing.T) {
 	t.Parallel()
 	srv := testenv.Azurite(t)
-	keyedStore, keyed := openAzurite(t, store.Config{})
+	keyedStore, keyed := openAzurite(t, testConfig{})
 	perms := sas.ContainerPermissions{Read: true, Write: true, Create: true, List: true, Delete: true}
 	cases := []struct {
 		name string
@@ -159,7 +159,7 @@ func TestSASExpiresMidTransfer(t *testing.T) {
 			t.Parallel()
 			expiry := time.Now().Add(4 * time.Second).Truncate(time.Second)
 			tok := containerSAS(t, srv, keyed.container, perms, expiry)
-			cfg := relaxed(store.Config{Endpoint: srv.Endpoint, SASToken: refTo(t, tok), PartSize: MinPartSize, Concurrency: 2})
+			cfg := relaxed(testConfig{Options: Options{Endpoint: srv.Endpoint, SASToken: refTo(t, tok), PartSize: MinPartSize, Concurrency: 2}})
 			s := openURL(t, srv.Account, keyed.container, cfg, false)
 			key := "expiring/" + strings.ReplaceAll(tc.name, " ", "-")
 			data := randomData(4<<20, 3)
@@ -190,12 +190,12 @@ func TestSASExpiresMidTransfer(t *testing.T) {
 }
 
 // wantNothingCommitted fails t unless key is absent and holds no committed block.
-func wantNothingCommitted(t *testing.T, s store.Store, c *Container, key string) {
+func wantNothingCommitted(t *testing.T, s *store.Store, c *Container, key string) {
 	t.Helper()
 	if _, err := s.Head(t.Context(), key); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("head %q after the failed put: %v, want ErrNotExist", key, err)
 	}
-	if objs, err := store.ListAll(t.Context(), s, key); err != nil || len(objs) != 0 {
+	if objs, err := s.ListAll(t.Context(), key); err != nil || len(objs) != 0 {
 		t.Errorf("list %q after the failed put: %v %v, want nothing", key, objs, err)
 	}
 	bl, err := c.blockBlob(key).GetBlockList(t.Context(), blockblob.BlockListTypeAll, nil)
@@ -209,12 +209,12 @@ func wantNothingCommitted(t *testing.T, s store.Store, c *Container, key string)
 func TestReadOnlySAS(t *testing.T) {
 	t.Parallel()
 	srv := testenv.Azurite(t)
-	keyedStore, keyed := openAzurite(t, store.Config{})
+	keyedStore, keyed := openAzurite(t, testConfig{})
 	if _, err := keyedStore.Put(t.Context(), "present", strings.NewReader("p"), &store.PutOptions{Size: 1}); err != nil {
 		t.Fatal(err)
 	}
 	tok := containerSAS(t, srv, keyed.container, sas.ContainerPermissions{Read: true, List: true}, time.Now().Add(time.Hour))
-	s := openURL(t, srv.Account, keyed.container, relaxed(store.Config{Endpoint: srv.Endpoint, SASToken: refTo(t, tok), PartSize: MinPartSize}), false)
+	s := openURL(t, srv.Account, keyed.container, relaxed(testConfig{Options: Options{Endpoint: srv.Endpoint, SASToken: refTo(t, tok), PartSize: MinPartSize}}), false)
 	if _, err := s.Head(t.Context(), "present"); err != nil {
 		t.Fatalf("head with a read-only SAS: %v", err)
 	}

@@ -12,12 +12,13 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 )
 
 // everyOp runs every operation on s and returns the errors, by name.
-func everyOp(t *testing.T, s store.Store) map[string]error {
+func everyOp(t *testing.T, s *store.Store) map[string]error {
 	ctx := t.Context()
 	errs := map[string]error{}
 	_, errs["get"] = s.Get(ctx, "k", nil)
@@ -27,8 +28,8 @@ func everyOp(t *testing.T, s store.Store) map[string]error {
 	_, errs["staged put"] = s.Put(ctx, "big", bytes.NewReader(randomData(2<<20+1, 2)), &store.PutOptions{Size: -1, PartSize: MinPartSize})
 	errs["delete"] = s.Delete(ctx, "k", nil)
 	_, errs["list"] = s.List(ctx, &store.ListOptions{})
-	_, errs["copy"] = store.Copy(ctx, s, "k", "k2", nil)
-	errs["delete many"] = store.DeleteMany(ctx, s, []string{"k", "k2"})
+	_, errs["copy"] = s.Copy(ctx, "k", "k2", nil)
+	errs["delete many"] = s.DeleteMany(ctx, []string{"k", "k2"})
 	return errs
 }
 
@@ -41,7 +42,7 @@ func TestMissingContainer(t *testing.T) {
 	name := uniqueContainer() + "-absent"
 	s := openURL(t, srv.Account, name, relaxed(azuriteConfig(t, srv)), false)
 	for op, err := range everyOp(t, s) {
-		if !errors.Is(err, store.ErrBucketMissing) || store.Code(err) != "WHARF_BUCKET_MISSING" {
+		if !errors.Is(err, store.ErrBucketMissing) || errcode.NameOf(err) != "WHARF_BUCKET_MISSING" {
 			t.Errorf("%s on a missing container: %v, want WHARF_BUCKET_MISSING", op, err)
 			continue
 		}
@@ -60,7 +61,7 @@ func TestMissingContainer(t *testing.T) {
 func TestNoCredentialInErrors(t *testing.T) {
 	t.Parallel()
 	srv := testenv.Azurite(t)
-	_, keyed := openAzurite(t, store.Config{})
+	_, keyed := openAzurite(t, testConfig{})
 	wrongKey := base64.StdEncoding.EncodeToString([]byte("a wrong account key planted by the secrets test!"))
 	good := containerSAS(t, srv, keyed.container, sas.ContainerPermissions{Read: true, Write: true, List: true, Delete: true, Create: true}, time.Now().Add(time.Hour))
 	forged := forgeSignature(good)
@@ -74,14 +75,14 @@ func TestNoCredentialInErrors(t *testing.T) {
 	p.ResponseTimeouts = []time.Duration{2 * time.Second}
 	cases := []struct {
 		name   string
-		cfg    store.Config
+		cfg    testConfig
 		secret string
-		kind   *store.Kind
+		kind   *errcode.Code
 	}{
-		{"wrong key", store.Config{Endpoint: srv.Endpoint, AccountKey: refTo(t, wrongKey)}, wrongKey, store.ErrForbidden},
-		{"forged SAS", store.Config{Endpoint: srv.Endpoint, SASToken: refTo(t, forged)}, forged, store.ErrForbidden},
-		{"SAS, nothing listening", store.Config{Endpoint: closed, SASToken: refTo(t, "?"+good)}, good, store.ErrUnavailable},
-		{"key, nothing listening", store.Config{Endpoint: closed, AccountKey: refTo(t, wrongKey)}, wrongKey, store.ErrUnavailable},
+		{"wrong key", testConfig{Options: Options{Endpoint: srv.Endpoint, AccountKey: refTo(t, wrongKey)}}, wrongKey, store.ErrForbidden},
+		{"forged SAS", testConfig{Options: Options{Endpoint: srv.Endpoint, SASToken: refTo(t, forged)}}, forged, store.ErrForbidden},
+		{"SAS, nothing listening", testConfig{Options: Options{Endpoint: closed, SASToken: refTo(t, "?"+good)}}, good, store.ErrUnavailable},
+		{"key, nothing listening", testConfig{Options: Options{Endpoint: closed, AccountKey: refTo(t, wrongKey)}}, wrongKey, store.ErrUnavailable},
 	}
 	for _, tc := range cases {
 		tc.cfg.Retry = p
@@ -101,9 +102,9 @@ func TestNoCredentialInErrors(t *testing.T) {
 				}
 			}
 		}
-		wantNoValue(t, tc.name+": describe", store.Describe(s).Endpoint+store.Describe(s).Location, tc.secret)
+		wantNoValue(t, tc.name+": describe", s.Describe().Endpoint+s.Describe().Location, tc.secret)
 	}
-	if objs, err := store.ListAll(context.Background(), keyed, ""); err != nil || len(objs) != 0 {
+	if objs, err := store.New(keyed, nil).ListAll(context.Background(), ""); err != nil || len(objs) != 0 {
 		t.Errorf("the refused operations wrote %v (%v)", objs, err)
 	}
 }

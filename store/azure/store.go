@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -13,71 +12,56 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/wharfdata/wharf/internal/secret"
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
-func init() {
-	store.Register("az", Open)
-}
-
 // Container is an Azure Blob Storage container (or Azurite's). It makes exactly one HTTP
-// request per SDK call: retries are the store's RetryPolicy, applied by store.Open's wrapper
+// request per SDK call: retries are the store's RetryPolicy, applied by driver.Open's wrapper
 // and, inside a staged upload, by Container itself to each block.
 type Container struct {
 	client      *container.Client
 	account     string
 	container   string
-	loc         store.Location
+	loc         driver.Location
 	endpoint    string // the account's blob service URL, without credentials
 	creds       creds
 	secrets     []secret.Value // every form of the credentials, scrubbed from error texts
-	policy      *store.RetryPolicy
+	policy      *driver.RetryPolicy
 	partSize    int64
 	concurrency int
 	log         *slog.Logger
 }
 
 var (
-	_ store.Store        = (*Container)(nil)
-	_ store.Copier       = (*Container)(nil)
-	_ store.BucketMaker  = (*Container)(nil)
-	_ store.BatchDeleter = (*Container)(nil)
-	_ store.Describer    = (*Container)(nil)
+	_ driver.Bucket       = (*Container)(nil)
+	_ driver.Copier       = (*Container)(nil)
+	_ driver.BucketMaker  = (*Container)(nil)
+	_ driver.BatchDeleter = (*Container)(nil)
 )
 
-// Open opens the container of loc (an az:// location) with cfg, which has passed
-// store.Config.Check. It reads credential references and the conventional environment but
-// makes no request.
-func Open(ctx context.Context, loc store.Location, cfg *store.Config) (store.Store, error) {
-	return New(ctx, loc, cfg)
-}
-
-// New is Open returning the concrete *Container.
-func New(_ context.Context, loc store.Location, cfg *store.Config) (*Container, error) {
-	return newContainer(loc, cfg, os.Getenv)
-}
-
-func newContainer(loc store.Location, cfg *store.Config, getenv func(string) string) (*Container, error) {
+// New opens the container of loc (an az:// location) with o, which has passed Check. It reads
+// credential references and the conventional environment (through c) but makes no request.
+func New(_ context.Context, loc driver.Location, o *Options, c *driver.Common) (*Container, error) {
 	loc = loc.Root()
 	if !validAccount(loc.Account) {
-		return nil, &store.Error{Op: "open", Key: loc.String(), Kind: store.ErrConfig,
+		return nil, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("account %q: a storage account name is 3 to 24 lowercase letters and digits", loc.Account)}
 	}
 	if !validContainer(loc.Bucket) {
-		return nil, &store.Error{Op: "open", Key: loc.String(), Kind: store.ErrConfig,
+		return nil, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("container %q: a container name is 3 to 63 lowercase letters, digits and single dashes, starting and ending with a letter or digit", loc.Bucket)}
 	}
-	cr, err := resolveCreds(loc, cfg, getenv)
+	cr, err := resolveCreds(loc, o, c)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := serviceURL(loc, cfg, cr)
+	svc, err := serviceURL(loc, o, c, cr)
 	if err != nil {
 		return nil, err
 	}
-	client, err := newContainerClient(svc+"/"+loc.Bucket, loc.Account, cr, cfg.RetryPolicy())
+	client, err := newContainerClient(svc+"/"+loc.Bucket, loc.Account, cr, c.RetryPolicy())
 	if err != nil {
-		return nil, &store.Error{Op: "open", Key: loc.String(), Kind: store.ErrConfig,
+		return nil, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s: %w", cr.source, err)}
 	}
 	return &Container{
@@ -88,16 +72,16 @@ func newContainer(loc store.Location, cfg *store.Config, getenv func(string) str
 		endpoint:    svc,
 		creds:       cr,
 		secrets:     secretForms(cr),
-		policy:      cfg.RetryPolicy(),
-		partSize:    cfg.PartSize,
-		concurrency: cfg.Concurrency,
-		log:         cfg.Log(),
+		policy:      c.RetryPolicy(),
+		partSize:    o.PartSize,
+		concurrency: o.Concurrency,
+		log:         c.Log(),
 	}, nil
 }
 
 // Describe names the container and the service endpoint, never a credential.
-func (c *Container) Describe() store.Description {
-	return store.Description{Scheme: "az", Location: c.loc.String(), Endpoint: c.endpoint}
+func (c *Container) Describe() driver.Description {
+	return driver.Description{Scheme: "az", Location: c.loc.String(), Endpoint: c.endpoint}
 }
 
 // Close releases nothing: the HTTP client's idle connections close on their own.

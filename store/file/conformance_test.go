@@ -6,16 +6,17 @@ import (
 
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/file"
+	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
 
-func open(t *testing.T, dir string) store.Store {
+func open(t *testing.T, dir string) *store.Store {
 	t.Helper()
 	fs, err := file.New(dir)
 	if err != nil {
 		t.Fatalf("file.New(%q): %v", dir, err)
 	}
-	s := store.Validate(store.Retry(fs, store.DefaultRetryPolicy()))
+	s := store.New(fs, store.DefaultRetryPolicy())
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -23,13 +24,13 @@ func open(t *testing.T, dir string) store.Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		Name:        "file",
-		Open:        func(t *testing.T) store.Store { return open(t, t.TempDir()) },
-		OpenMissing: func(t *testing.T) store.Store { return open(t, filepath.Join(t.TempDir(), "absent")) },
+		Open:        func(t *testing.T) *store.Store { return open(t, t.TempDir()) },
+		OpenMissing: func(t *testing.T) *store.Store { return open(t, filepath.Join(t.TempDir(), "absent")) },
 		Want: map[string]string{
-			store.CapConditionalCreate: store.Yes, store.CapConditionalReplace: store.Yes,
-			store.CapConditionalDelete: store.Yes, store.CapPinnedRead: store.Yes,
-			store.CapUserMetadata: store.Yes, store.CapListAfterWrite: store.Yes,
-			storetest.CapConditionalCopy: store.Yes,
+			probe.CapConditionalCreate: probe.Yes, probe.CapConditionalReplace: probe.Yes,
+			probe.CapConditionalDelete: probe.Yes, probe.CapPinnedRead: probe.Yes,
+			probe.CapUserMetadata: probe.Yes, probe.CapListAfterWrite: probe.Yes,
+			storetest.CapConditionalCopy: probe.Yes,
 		},
 		// No multipart here: a body of a few MiB covers the large cases; the S3
 		// harnesses use the default size, which spans several parts.

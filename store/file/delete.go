@@ -5,13 +5,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Delete removes the file at key and its sidecar, then the directories that become empty.
 // With opts.IfMatch it removes only the version with that ETag (a missing key fails the
 // condition); without, deleting a missing key succeeds.
-func (s *Store) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+func (s *Store) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -23,27 +23,35 @@
 // reports the mount type so the probe can tell.
 //
 // A file store cannot hold both "a" and "a/b" (a is a file or a directory); the second is
-// refused. Directories left empty by Delete are removed. Keys whose first segment is
-// .wharf-meta, keys that would leave the root, and keys through a symbolic link are refused.
+// refused. Directories left empty by Delete are removed. Keys with a .wharf-meta segment at any
+// depth, keys that would leave the root, and keys through a symbolic link are refused, and no
+// .wharf-meta directory is ever listed, at any depth: a store's bookkeeping is never data,
+// whichever root wrote it.
 //
 // # URLs
 //
-//	file:///abs/dir
-//	/abs/dir
-//	./relative/dir
+//	file:///abs/dir/key
+//	/abs/dir/key
+//	./relative/dir/key
+//
+// The three spellings name the same place. Its store is rooted at the nearest directory at or
+// above the path that already is a file store (holds .wharf-meta: made by MakeBucket, which is
+// wharf mb, or by an earlier write), so that every command sees one file with the same key,
+// ETag and metadata however it is named; the rest of the path is the key. Without such a
+// directory the path itself is the root, and a path naming one file is rooted at its parent.
 //
 // # Errors
 //
-//   - store.ErrBucketMissing: the root directory does not exist (or is not a directory), for
+//   - driver.ErrBucketMissing: the root directory does not exist (or is not a directory), for
 //     every operation but MakeBucket, which creates it. The error names the directory.
-//   - store.ErrNotExist: no regular file at the key.
-//   - store.ErrPreconditionFailed: a failed IfNoneMatch or IfMatch on Put, Copy or Delete, or a
+//   - driver.ErrNotExist: no regular file at the key.
+//   - driver.ErrPreconditionFailed: a failed IfNoneMatch or IfMatch on Put, Copy or Delete, or a
 //     pinned Get whose ETag no longer matches. IfMatch on a missing key fails the condition.
-//   - store.ErrForbidden: permission denied, or a read-only file system.
-//   - store.ErrKeyInvalid: a key that is invalid, under .wharf-meta, through a symbolic link, or
+//   - driver.ErrForbidden: permission denied, or a read-only file system.
+//   - driver.ErrKeyInvalid: a key that is invalid, under .wharf-meta, through a symbolic link, or
 //     too long for the file system.
-//   - store.ErrUnsupported: a key that collides with a directory of other keys, or the reverse.
-//   - store.ErrUnavailable: any other I/O failure (a full disk, say), or a Put body that cannot
+//   - driver.ErrUnsupported: a key that collides with a directory of other keys, or the reverse.
+//   - driver.ErrUnavailable: any other I/O failure (a full disk, say), or a Put body that cannot
 //     be read (a body error that already carries a store kind passes through).
 //
 // A cancelled context returns the context's error, unwrapped.

@@ -9,30 +9,30 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func TestMapErr(t *testing.T) {
-	already := &store.Error{Op: "get", Key: "k", Kind: store.ErrPreconditionFailed}
+	already := &driver.Error{Op: "get", Key: "k", Kind: driver.ErrPreconditionFailed}
 	cases := []struct {
 		err  error
 		want error
 	}{
-		{&fs.PathError{Op: "open", Path: "k", Err: syscall.ENOENT}, store.ErrNotExist},
-		{&fs.PathError{Op: "open", Path: "k", Err: syscall.ENOTDIR}, store.ErrNotExist},
-		{&fs.PathError{Op: "open", Path: "k", Err: syscall.EACCES}, store.ErrForbidden},
-		{&fs.PathError{Op: "open", Path: "k", Err: syscall.EPERM}, store.ErrForbidden},
-		{&fs.PathError{Op: "open", Path: "k", Err: syscall.EROFS}, store.ErrForbidden},
-		{&fs.PathError{Op: "open", Path: "k", Err: syscall.ENAMETOOLONG}, store.ErrKeyInvalid},
-		{&fs.PathError{Op: "write", Path: "k", Err: syscall.ENOSPC}, store.ErrUnavailable},
-		{already, store.ErrPreconditionFailed},
+		{&fs.PathError{Op: "open", Path: "k", Err: syscall.ENOENT}, driver.ErrNotExist},
+		{&fs.PathError{Op: "open", Path: "k", Err: syscall.ENOTDIR}, driver.ErrNotExist},
+		{&fs.PathError{Op: "open", Path: "k", Err: syscall.EACCES}, driver.ErrForbidden},
+		{&fs.PathError{Op: "open", Path: "k", Err: syscall.EPERM}, driver.ErrForbidden},
+		{&fs.PathError{Op: "open", Path: "k", Err: syscall.EROFS}, driver.ErrForbidden},
+		{&fs.PathError{Op: "open", Path: "k", Err: syscall.ENAMETOOLONG}, driver.ErrKeyInvalid},
+		{&fs.PathError{Op: "write", Path: "k", Err: syscall.ENOSPC}, driver.ErrUnavailable},
+		{already, driver.ErrPreconditionFailed},
 	}
 	for _, c := range cases {
 		err := mapErr("put", "k", c.err)
 		if !errors.Is(err, c.want) || !errors.Is(err, c.err) {
 			t.Errorf("mapErr(%v) = %v, want %v wrapping the cause", c.err, err, c.want)
 		}
-		var se *store.Error
+		var se *driver.Error
 		if !errors.As(err, &se) || se.Op == "" || se.Key != "k" {
 			t.Errorf("mapErr(%v) = %#v: no Op or Key", c.err, err)
 		}

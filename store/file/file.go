@@ -12,14 +12,27 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
-func init() { store.Register("file", open) }
-
-func open(_ context.Context, loc store.Location, _ *store.Config) (store.Store, error) {
-	return New(loc.Bucket)
+func init() {
+	driver.Register(driver.Backend{
+		Scheme:  "file",
+		Path:    parsePath,
+		Parse:   parseURL,
+		Object:  object,
+		Options: func() driver.Options { return &Options{} },
+		Open: func(_ context.Context, loc driver.Location, _ driver.Options, _ *driver.Common) (driver.Bucket, error) {
+			return New(loc.Bucket)
+		},
+	})
 }
+
+// Options are the file store's options: it has none.
+type Options struct{}
+
+// Check accepts the empty options.
+func (*Options) Check(driver.Location, *driver.Common) error { return nil }
 
 // Hidden paths below the root, never listed and refused as keys.
 const (
@@ -36,17 +49,16 @@ type Store struct {
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.Copier      = (*Store)(nil)
-	_ store.BucketMaker = (*Store)(nil)
-	_ store.Describer   = (*Store)(nil)
+	_ driver.Bucket      = (*Store)(nil)
+	_ driver.Copier      = (*Store)(nil)
+	_ driver.BucketMaker = (*Store)(nil)
 )
 
 // New returns the store rooted at dir, which must be absolute. The directory need not exist:
-// operations report store.ErrBucketMissing until MakeBucket creates it.
+// operations report driver.ErrBucketMissing until MakeBucket creates it.
 func New(dir string) (*Store, error) {
 	if !filepath.IsAbs(dir) {
-		return nil, &store.Error{Op: "open", Key: dir, Kind: store.ErrConfig,
+		return nil, &driver.Error{Op: "open", Key: dir, Kind: driver.ErrConfig,
 			Err: errors.New("file store root must be an absolute directory")}
 	}
 	return &Store{dir: filepath.Clean(dir)}, nil
@@ -57,8 +69,8 @@ func (s *Store) Close() error { return nil }
 
 // Describe names the store and the file system type of its root (of the nearest existing
 // parent when the root does not exist yet).
-func (s *Store) Describe() store.Description {
-	return store.Description{
+func (s *Store) Describe() driver.Description {
+	return driver.Description{
 		Scheme:    "file",
 		Location:  "file://" + filepath.ToSlash(s.dir),
 		MountType: mountType(s.dir),
@@ -72,10 +84,18 @@ func (s *Store) MakeBucket(ctx context.Context) error {
 	}
 	err := os.MkdirAll(s.dir, 0o777)
 	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST) {
-		return &store.Error{Op: "make-bucket", Key: s.dir, Kind: store.ErrBucketMissing,
+		return &driver.Error{Op: "make-bucket", Key: s.dir, Kind: driver.ErrBucketMissing,
 			Err: fmt.Errorf("%s (or a parent) is not a directory", s.dir)}
 	}
 	if err != nil {
+		return mapErr("make-bucket", s.dir, err)
+	}
+	// The hidden directory marks the root as a store: a local path below it is read as a key
+	// of this store by every command.
+	if err := os.Mkdir(filepath.Join(s.dir, metaDir), 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		return mapErr("make-bucket", s.dir, err)
+	}
+	if err := syncDir(s.dir); err != nil {
 		return mapErr("make-bucket", s.dir, err)
 	}
 	return syncDir(filepath.Dir(s.dir))
@@ -88,25 +108,24 @@ func (s *Store) openRoot(op, key string) (*os.Root, error) {
 	case err == nil:
 		return r, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, &store.Error{Op: op, Key: key, Kind: store.ErrBucketMissing,
-			Err: fmt.Errorf("directory %s does not exist (make it with MakeBucket)", s.dir)}
+		return nil, &driver.Error{Op: op, Key: key, Kind: driver.ErrBucketMissing,
+			Err: fmt.Errorf("directory %s does not exist (make it with wharf mb %s)", s.dir, s.dir)}
 	case errors.Is(err, fs.ErrPermission):
 		return nil, mapErr(op, key, err)
 	case errors.Is(err, syscall.ENOTDIR) || !isDir(s.dir):
-		return nil, &store.Error{Op: op, Key: key, Kind: store.ErrBucketMissing,
+		return nil, &driver.Error{Op: op, Key: key, Kind: driver.ErrBucketMissing,
 			Err: fmt.Errorf("%s is not a directory", s.dir)}
 	}
 	return nil, mapErr(op, key, err)
 }
 
-// checkKey refuses, beyond store.ValidateKey, keys under the hidden directory and keys whose
+// checkKey refuses, beyond driver.ValidateKey, keys under the hidden directory and keys whose
 // path runs through a symbolic link. (os.Root also keeps every access inside the root.)
 func checkKey(r *os.Root, op, key string) error {
-	if err := store.ValidateKey(op, key); err != nil {
+	if err := driver.ValidateKey(op, key); err != nil {
 		return err
 	}
-	first, _, _ := strings.Cut(key, "/")
-	if first == metaDir {
+	if hasMetaSegment(key) {
 		return invalidKey(op, key, "%s is reserved for the file store's own files", metaDir)
 	}
 	for i := 0; i <= len(key); i++ {
@@ -129,10 +148,10 @@ func checkKey(r *os.Root, op, key string) error {
 
 // checkPrefix is checkKey for a listing prefix; it checks the directories the prefix names.
 func checkPrefix(r *os.Root, prefix string) error {
-	if err := store.ValidatePrefix("list", prefix); err != nil {
+	if err := driver.ValidatePrefix("list", prefix); err != nil {
 		return err
 	}
-	if strings.HasPrefix(prefix, metaDir+"/") {
+	if hasMetaSegment(strings.TrimSuffix(prefix, "/")) {
 		return invalidKey("list", prefix, "%s is reserved for the file store's own files", metaDir)
 	}
 	if dir := path.Dir(prefix + "x"); dir != "." {
@@ -141,6 +160,17 @@ func checkPrefix(r *os.Root, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// hasMetaSegment reports whether a segment of key is the hidden directory: a store's own files
+// are never data, at any depth, whichever root wrote them.
+func hasMetaSegment(key string) bool {
+	for seg := range strings.SplitSeq(key, "/") {
+		if seg == metaDir {
+			return true
+		}
+	}
+	return false
 }
 
 func isDir(dir string) bool {

@@ -6,10 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/file"
 )
 
@@ -26,7 +25,7 @@ func newStore(t *testing.T) (*file.Store, string) {
 	return s, dir
 }
 
-func put(t *testing.T, s store.Store, key, body string, opts *store.PutOptions) store.ObjectInfo {
+func put(t *testing.T, s driver.Bucket, key, body string, opts *driver.PutOptions) driver.ObjectInfo {
 	t.Helper()
 	info, err := s.Put(ctx, key, strings.NewReader(body), opts)
 	if err != nil {
@@ -35,7 +34,7 @@ func put(t *testing.T, s store.Store, key, body string, opts *store.PutOptions) 
 	return info
 }
 
-func read(t *testing.T, s store.Store, key string, opts *store.GetOptions) string {
+func read(t *testing.T, s driver.Bucket, key string, opts *driver.GetOptions) string {
 	t.Helper()
 	obj, err := s.Get(ctx, key, opts)
 	if err != nil {
@@ -63,7 +62,7 @@ func tempFiles(t *testing.T, dir string) []string {
 	return names
 }
 
-func keys(infos []store.ObjectInfo) string {
+func keys(infos []driver.ObjectInfo) string {
 	var ks []string
 	for _, o := range infos {
 		ks = append(ks, o.Key)
@@ -81,27 +80,6 @@ type cancelReader struct{ cancel context.CancelFunc }
 func (r cancelReader) Read([]byte) (int, error) {
 	r.cancel()
 	return 0, nil
-}
-
-// putAll writes an empty object at each key, eight at a time.
-func putAll(t *testing.T, s store.Store, keys []string) {
-	t.Helper()
-	ch := make(chan string)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for k := range ch {
-				if _, err := s.Put(ctx, k, strings.NewReader(""), nil); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	for _, k := range keys {
-		ch <- k
-	}
-	close(ch)
-	wg.Wait()
 }
 
 func newStoreAt(t *testing.T, dir string) (*file.Store, string) {

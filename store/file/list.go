@@ -8,38 +8,38 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // List returns one page of the keys under opts.Prefix, sorted as strings (as S3 sorts them),
 // walking only the directories that can hold keys after opts.Token. Page.Next is the last key
 // or common prefix returned, set only when more follow. Symbolic links, special files, names
 // that are not valid keys and the hidden .wharf-meta directory are never listed.
-func (s *Store) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
+func (s *Store) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
 	if err := ctx.Err(); err != nil {
-		return store.Page{}, err
+		return driver.Page{}, err
 	}
-	var o store.ListOptions
+	var o driver.ListOptions
 	if opts != nil {
 		o = *opts
 	}
 	r, err := s.openRoot("list", o.Prefix)
 	if err != nil {
-		return store.Page{}, err
+		return driver.Page{}, err
 	}
 	defer r.Close()
 	if err := checkPrefix(r, o.Prefix); err != nil {
-		return store.Page{}, err
+		return driver.Page{}, err
 	}
 	release, err := lock(ctx, r, "list", o.Prefix, false)
 	if err != nil {
-		return store.Page{}, err
+		return driver.Page{}, err
 	}
 	defer release()
-	w := &walker{ctx: ctx, r: r, prefix: o.Prefix, delim: o.Delimiter != "", p: store.NewPager(&o)}
+	w := &walker{ctx: ctx, r: r, prefix: o.Prefix, delim: o.Delimiter != "", p: driver.NewPager(&o)}
 	dir := o.Prefix[:strings.LastIndexByte(o.Prefix, '/')+1]
 	if _, err := w.walk(dir); err != nil {
-		return store.Page{}, err
+		return driver.Page{}, err
 	}
 	return w.p.Page(), nil
 }
@@ -49,7 +49,7 @@ type walker struct {
 	r      *os.Root
 	prefix string
 	delim  bool
-	p      *store.Pager
+	p      *driver.Pager
 }
 
 // entry is a directory entry named by the key (or, for a directory, the key prefix ending in
@@ -141,14 +141,14 @@ func (w *walker) readDir(dir string) ([]entry, error) {
 }
 
 func (w *walker) entryOf(dir string, de fs.DirEntry) (entry, bool) {
-	if dir == "" && de.Name() == metaDir {
+	if de.Name() == metaDir {
 		return entry{}, false
 	}
 	e := entry{key: dir + de.Name(), isDir: de.IsDir()}
 	if !de.IsDir() && !de.Type().IsRegular() {
 		return entry{}, false
 	}
-	if store.ValidateKey("list", e.key) != nil {
+	if driver.ValidateKey("list", e.key) != nil {
 		return entry{}, false
 	}
 	if e.isDir {

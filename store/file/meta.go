@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // sidecar is what the store records about an object beside its file. Size, MtimeNs and Ino
@@ -56,8 +56,8 @@ func plainETag(fi fs.FileInfo) string {
 }
 
 // infoOf describes the regular file fi at key, from its sidecar where valid.
-func infoOf(r *os.Root, key string, fi fs.FileInfo, withMeta bool) store.ObjectInfo {
-	info := store.ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime().UTC(), ETag: plainETag(fi)}
+func infoOf(r *os.Root, key string, fi fs.FileInfo, withMeta bool) driver.ObjectInfo {
+	info := driver.ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime().UTC(), ETag: plainETag(fi)}
 	if sc, ok := readSidecar(r, key, fi); ok {
 		info.ETag = sc.ETag
 		if withMeta {
@@ -70,7 +70,7 @@ func infoOf(r *os.Root, key string, fi fs.FileInfo, withMeta bool) store.ObjectI
 
 // current returns the object at key: exists is false when there is no regular file there;
 // isDir is true when a directory (of other keys) is there.
-func current(r *os.Root, op, key string) (info store.ObjectInfo, exists, isDir bool, err error) {
+func current(r *os.Root, op, key string) (info driver.ObjectInfo, exists, isDir bool, err error) {
 	fi, err := r.Lstat(filepath.FromSlash(key))
 	switch {
 	case err != nil && isNotExist(err):

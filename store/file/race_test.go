@@ -3,54 +3,17 @@ package file_test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/file"
 )
-
-// TestNoLostUpdate races read-modify-write increments under IfMatch: every increment lands.
-func TestNoLostUpdate(t *testing.T) {
-	s, _ := newStore(t)
-	put(t, s, "n", "0", nil)
-	const workers, each = 6, 15
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := 0; i < each; {
-				obj, err := s.Get(ctx, "n", nil)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				b, _ := io.ReadAll(obj)
-				obj.Close()
-				n, _ := strconv.Atoi(string(b))
-				_, err = s.Put(ctx, "n", strings.NewReader(strconv.Itoa(n+1)), &store.PutOptions{IfMatch: obj.Info.ETag})
-				if errors.Is(err, store.ErrPreconditionFailed) {
-					continue
-				}
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				i++
-			}
-		})
-	}
-	wg.Wait()
-	if got := read(t, s, "n", nil); got != strconv.Itoa(workers*each) {
-		t.Fatalf("counter = %s, want %d", got, workers*each)
-	}
-}
 
 // The child process of TestCrossProcessCreate reads its orders from these variables.
 const (
@@ -123,11 +86,11 @@ func TestCrossProcessChild(t *testing.T) {
 	time.Sleep(time.Until(time.Unix(0, startNs)))
 	for k := range raceKeys {
 		key := fmt.Sprint("race/", k)
-		_, err := s.Put(ctx, key, strings.NewReader(id), &store.PutOptions{IfNoneMatch: true})
+		_, err := s.Put(ctx, key, strings.NewReader(id), &driver.PutOptions{IfNoneMatch: true})
 		switch {
 		case err == nil:
 			fmt.Printf("WON %s\n", key)
-		case !errors.Is(err, store.ErrPreconditionFailed):
+		case !errors.Is(err, driver.ErrPreconditionFailed):
 			t.Fatalf("%s: %v", key, err)
 		}
 	}

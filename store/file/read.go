@@ -6,17 +6,17 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Get opens the file at key. The ETag check of a pinned read and the opening of the file happen
 // under the shared lock, so the body read is the version the ETag names, even if the key is
 // replaced while the caller reads. A range starting at or past the end returns an empty body.
-func (s *Store) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+func (s *Store) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var o store.GetOptions
+	var o driver.GetOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -38,7 +38,7 @@ func (s *Store) Get(ctx context.Context, key string, opts *store.GetOptions) (*s
 	if o.Length > 0 {
 		body = io.LimitReader(f, o.Length)
 	}
-	return &store.Object{Info: info, ReadCloser: &fileBody{Reader: body, f: f}}, nil
+	return &driver.Object{Info: info, ReadCloser: &fileBody{Reader: body, f: f}}, nil
 }
 
 type fileBody struct {
@@ -49,44 +49,44 @@ type fileBody struct {
 func (b *fileBody) Close() error { return b.f.Close() }
 
 // Head returns the object's metadata.
-func (s *Store) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+func (s *Store) Head(ctx context.Context, key string) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	f, info, err := s.openObject(ctx, "head", key)
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	f.Close()
 	return info, nil
 }
 
 // openObject opens the regular file at key and describes the version it opened.
-func (s *Store) openObject(ctx context.Context, op, key string) (*os.File, store.ObjectInfo, error) {
+func (s *Store) openObject(ctx context.Context, op, key string) (*os.File, driver.ObjectInfo, error) {
 	r, err := s.openRoot(op, key)
 	if err != nil {
-		return nil, store.ObjectInfo{}, err
+		return nil, driver.ObjectInfo{}, err
 	}
 	defer r.Close()
 	if err := checkKey(r, op, key); err != nil {
-		return nil, store.ObjectInfo{}, err
+		return nil, driver.ObjectInfo{}, err
 	}
 	release, err := lock(ctx, r, op, key, false)
 	if err != nil {
-		return nil, store.ObjectInfo{}, err
+		return nil, driver.ObjectInfo{}, err
 	}
 	defer release()
 	f, err := r.Open(filepath.FromSlash(key))
 	if err != nil {
-		return nil, store.ObjectInfo{}, mapErr(op, key, err)
+		return nil, driver.ObjectInfo{}, mapErr(op, key, err)
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = &store.Error{Op: op, Key: key, Kind: store.ErrNotExist}
+		err = &driver.Error{Op: op, Key: key, Kind: driver.ErrNotExist}
 	}
 	if err != nil {
 		f.Close()
-		return nil, store.ObjectInfo{}, mapErr(op, key, err)
+		return nil, driver.ObjectInfo{}, mapErr(op, key, err)
 	}
 	return f, infoOf(r, key, fi, true), nil
 }

@@ -16,16 +16,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Put writes body to a temporary file, then, under the exclusive lock, checks opts' condition
 // and moves the file into place. See the package documentation for what it promises.
-func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
-	var o store.PutOptions
+	var o driver.PutOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -34,17 +34,17 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *store
 
 // Copy streams src into a new file at dst; opts' condition applies to dst. Metadata and
 // content type come from opts when given, from src otherwise.
-func (s *Store) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
-	var o store.PutOptions
+	var o driver.PutOptions
 	if opts != nil {
 		o = *opts
 	}
 	f, info, err := s.openObject(ctx, "copy", src)
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	defer f.Close()
 	if o.Metadata == nil {
@@ -58,27 +58,27 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *store.PutOption
 }
 
 // write is Put and the second half of Copy.
-func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *store.PutOptions) (store.ObjectInfo, error) {
+func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *driver.PutOptions) (driver.ObjectInfo, error) {
 	r, err := s.openRoot(op, key)
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	defer r.Close()
 	if err := checkKey(r, op, key); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	s.sweep.Do(func() { sweepTemp(r, time.Now().Add(-staleTemp)) })
 	w := &writer{r: r, op: op, key: key}
 	defer w.cleanup()
 	if err := w.spool(ctx, body, o); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	if err := w.prepareSidecar(o); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	release, err := lock(ctx, r, op, key, true)
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	err = w.commit(o)
 	release()
@@ -86,7 +86,7 @@ func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *st
 		err = w.syncDirs()
 	}
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	return w.info(), nil
 }
@@ -110,8 +110,8 @@ func (w *writer) cleanup() {
 	}
 }
 
-func (w *writer) info() store.ObjectInfo {
-	return store.ObjectInfo{
+func (w *writer) info() driver.ObjectInfo {
+	return driver.ObjectInfo{
 		Key: w.key, Size: w.sc.Size, ETag: w.sc.ETag,
 		LastModified: time.Unix(0, w.sc.MtimeNs).UTC(),
 		ContentType:  w.sc.ContentType, Metadata: maps.Clone(w.sc.Metadata),
@@ -152,7 +152,7 @@ func (w *writer) createTemp() (*os.File, string, error) {
 }
 
 // spool copies body into a synced temporary file and fills in the sidecar's identity.
-func (w *writer) spool(ctx context.Context, body io.Reader, o *store.PutOptions) error {
+func (w *writer) spool(ctx context.Context, body io.Reader, o *driver.PutOptions) error {
 	f, name, err := w.createTemp()
 	if err != nil {
 		return err
@@ -168,10 +168,10 @@ func (w *writer) spool(ctx context.Context, body io.Reader, o *store.PutOptions)
 		if errors.Is(err, errWrite) {
 			return mapErr(w.op, w.key, err)
 		}
-		return store.BodyError(ctx, w.op, w.key, err)
+		return driver.BodyError(ctx, w.op, w.key, err)
 	}
 	if o.Size > 0 && n != o.Size {
-		return store.BodyError(ctx, w.op, w.key, fmt.Errorf("read %d bytes, expected %d: %w", n, o.Size, io.ErrUnexpectedEOF))
+		return driver.BodyError(ctx, w.op, w.key, fmt.Errorf("read %d bytes, expected %d: %w", n, o.Size, io.ErrUnexpectedEOF))
 	}
 	if err := f.Sync(); err != nil {
 		return mapErr(w.op, w.key, err)
@@ -223,7 +223,7 @@ func copyBody(ctx context.Context, dst io.Writer, body io.Reader) (int64, error)
 }
 
 // prepareSidecar writes the sidecar to a synced temporary file, ready to be renamed.
-func (w *writer) prepareSidecar(o *store.PutOptions) error {
+func (w *writer) prepareSidecar(o *driver.PutOptions) error {
 	w.sc.ContentType = o.ContentType
 	w.sc.Metadata = maps.Clone(o.Metadata)
 	b, err := json.Marshal(&w.sc)
@@ -246,7 +246,7 @@ func (w *writer) prepareSidecar(o *store.PutOptions) error {
 }
 
 // commit checks the condition and moves the files into place; the exclusive lock is held.
-func (w *writer) commit(o *store.PutOptions) error {
+func (w *writer) commit(o *driver.PutOptions) error {
 	if err := w.check(o.IfNoneMatch, o.IfMatch); err != nil {
 		return err
 	}

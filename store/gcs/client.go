@@ -2,23 +2,15 @@ package gcs
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/url"
-	"os"
-	"strings"
 
 	"cloud.google.com/go/auth"
 	"cloud.google.com/go/auth/credentials"
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
-
-// EmulatorHostEnv is the variable Google's SDKs and tools read to reach a Cloud Storage
-// emulator: "host:port" (plain HTTP) or a URL.
-const EmulatorHostEnv = "STORAGE_EMULATOR_HOST"
 
 // defaultEndpoint is Cloud Storage itself.
 const defaultEndpoint = "https://storage.googleapis.com"
@@ -35,34 +27,6 @@ type target struct {
 	xmlReads bool
 }
 
-// targetFor resolves the endpoint: the config's, else STORAGE_EMULATOR_HOST (as Google's SDKs
-// read it: "host:port" means http://host:port), else Cloud Storage. An endpoint from the
-// environment passes the same checks as a configured one (plaintext on loopback only, the
-// allowlist), so the environment cannot send data where the config could not.
-func targetFor(cfg *store.Config) (target, error) {
-	if cfg.Endpoint != "" {
-		return target{endpoint: strings.TrimRight(cfg.Endpoint, "/"), emulator: true}, nil
-	}
-	host := os.Getenv(EmulatorHostEnv)
-	if host == "" {
-		return target{endpoint: defaultEndpoint, xmlReads: true}, nil
-	}
-	ep := host
-	if !strings.Contains(host, "://") {
-		ep = "http://" + host
-	}
-	u, err := url.Parse(ep)
-	if err != nil || u.Host == "" {
-		return target{}, &store.Error{Op: "endpoint", Key: EmulatorHostEnv, Kind: store.ErrEndpointUnsupported,
-			Err: fmt.Errorf("%s=%q is not host:port or an http(s) URL", EmulatorHostEnv, host)}
-	}
-	ep = u.Scheme + "://" + u.Host
-	if err := store.CheckEndpoint(ep, cfg.Allowlist); err != nil {
-		return target{}, fmt.Errorf("%s: %w", EmulatorHostEnv, err)
-	}
-	return target{endpoint: ep, emulator: true, fromEnv: true}, nil
-}
-
 // credentialSource says how requests authenticate.
 type credentialSource struct {
 	anonymous bool
@@ -70,22 +34,18 @@ type credentialSource struct {
 	projectID string            // the key's project_id
 }
 
-// credentialsFor picks the credentials cfg asks for: none (anonymous, or an emulator named by
+// credentialsFor picks the credentials o asks for: none (anonymous, or an emulator named by
 // STORAGE_EMULATOR_HOST, as Google's SDKs do), a service-account key read from its reference,
 // or else application default credentials, found on first use.
-func credentialsFor(cfg *store.Config, t target) (credentialSource, error) {
-	if cfg.Credentials != "" {
-		return credentialSource{}, &store.Error{Op: "config", Key: "credentials", Kind: store.ErrConfig,
-			Err: fmt.Errorf("credentials: %q is for S3; gs:// uses a service_account_file or application default credentials (workload identity included)", cfg.Credentials)}
+func credentialsFor(o *Options, c *driver.Common, t target) (credentialSource, error) {
+	if o.ServiceAccountFile == "" {
+		return credentialSource{anonymous: o.Anonymous || t.fromEnv}, nil
 	}
-	if cfg.ServiceAccountFile == "" {
-		return credentialSource{anonymous: cfg.Anonymous || t.fromEnv}, nil
-	}
-	key, err := readServiceAccount(cfg.ServiceAccountFile)
+	key, err := readServiceAccount(c, o.ServiceAccountFile)
 	if err != nil {
 		return credentialSource{}, err
 	}
-	creds, err := key.credentials(detectOptions(cfg.RetryPolicy()))
+	creds, err := key.credentials(detectOptions(c.RetryPolicy()))
 	if err != nil {
 		return credentialSource{}, err
 	}
@@ -94,18 +54,18 @@ func credentialsFor(cfg *store.Config, t target) (credentialSource, error) {
 
 // detectOptions are the options of Google's auth library: the scope wharf needs (read and write
 // objects, create buckets), and token requests over wharf's HTTP client.
-func detectOptions(policy *store.RetryPolicy) *credentials.DetectOptions {
-	return &credentials.DetectOptions{Scopes: []string{storage.ScopeFullControl}, Client: store.NewHTTPClient(policy)}
+func detectOptions(policy *driver.RetryPolicy) *credentials.DetectOptions {
+	return &credentials.DetectOptions{Scopes: []string{storage.ScopeFullControl}, Client: driver.NewHTTPClient(policy)}
 }
 
 // newClient builds the SDK client: one HTTP request per call (the SDK's retries off, and a
-// Get's reader never reopens a body on its own), over store.NewHTTPClient under the
+// Get's reader never reopens a body on its own), over driver.NewHTTPClient under the
 // authorization layer, at exactly the endpoint t names. The SDK reads STORAGE_EMULATOR_HOST
 // itself; passing the endpoint and the HTTP client explicitly makes its reading a no-op, so
 // targetFor's checked answer is the only one.
-func newClient(ctx context.Context, cfg *store.Config, t target, cs credentialSource) (*storage.Client, *authTransport, error) {
-	policy := cfg.RetryPolicy()
-	base := store.NewHTTPClient(policy).Transport
+func newClient(ctx context.Context, c *driver.Common, t target, cs credentialSource) (*storage.Client, *authTransport, error) {
+	policy := c.RetryPolicy()
+	base := driver.NewHTTPClient(policy).Transport
 	var at *authTransport
 	if !cs.anonymous {
 		at = &authTransport{base: base, detect: detector(cs, policy)}
@@ -124,7 +84,7 @@ func newClient(ctx context.Context, cfg *store.Config, t target, cs credentialSo
 		storage.WithDisabledClientMetrics(), // no telemetry leaves the machine
 	)
 	if err != nil {
-		return nil, nil, &store.Error{Op: "open", Key: t.endpoint, Kind: store.ErrConfig, Err: err}
+		return nil, nil, &driver.Error{Op: "open", Key: t.endpoint, Kind: driver.ErrConfig, Err: err}
 	}
 	// Every SDK retry off. storage.RetryNever alone is not enough: with it the SDK gives a
 	// resumable upload no retry settings, and the upload library then retries chunks with its
@@ -135,7 +95,7 @@ func newClient(ctx context.Context, cfg *store.Config, t target, cs credentialSo
 }
 
 // detector returns how authTransport finds its credentials on first use.
-func detector(cs credentialSource, policy *store.RetryPolicy) func() (*auth.Credentials, error) {
+func detector(cs credentialSource, policy *driver.RetryPolicy) func() (*auth.Credentials, error) {
 	if cs.creds != nil {
 		return func() (*auth.Credentials, error) { return cs.creds, nil }
 	}

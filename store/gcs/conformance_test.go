@@ -7,6 +7,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
 
@@ -25,35 +26,35 @@ func TestFakeGCSConformance(t *testing.T) {
 	p := store.DefaultRetryPolicy()
 	p.ResponseTimeouts = []time.Duration{20 * time.Second, 30 * time.Second, 60 * time.Second}
 	cfg.Retry = p
-	open := func(t *testing.T, bucket string, make bool) store.Store {
-		s, err := store.OpenURL(context.Background(), "gs://"+bucket, cfg)
+	open := func(t *testing.T, bucket string, make bool) *store.Store {
+		s, err := store.Open(context.Background(), "gs://"+bucket, cfg.storeConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() }) // after the bucket's removal below
 		if make {
-			if err := store.MakeBucket(context.Background(), s); err != nil {
+			if err := s.MakeBucket(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			b, _ := store.As[*Bucket](s)
+			b := s.Bucket().(*Bucket)
 			t.Cleanup(func() { removeBucket(t, b) })
 		}
 		return s
 	}
 	storetest.Run(t, storetest.Harness{
 		Name:        "gcs-fake-gcs-server",
-		Open:        func(t *testing.T) store.Store { return open(t, uniqueBucket(), true) },
-		OpenMissing: func(t *testing.T) store.Store { return open(t, uniqueBucket()+"-missing", false) },
+		Open:        func(t *testing.T) *store.Store { return open(t, uniqueBucket(), true) },
+		OpenMissing: func(t *testing.T) *store.Store { return open(t, uniqueBucket()+"-missing", false) },
 		// OpenUploads stays nil: a resumable upload that is never completed leaves no object
 		// and nothing to list (TestFakeGCSResumable* check the key instead).
 		Want: map[string]string{
-			store.CapConditionalCreate:   store.Yes, // 412 on ifGenerationMatch=0
-			store.CapConditionalReplace:  store.Yes, // 412 on a stale ifGenerationMatch
-			store.CapConditionalDelete:   store.No,  // fake-gcs-server deletes anyway
-			store.CapPinnedRead:          store.Yes, // a superseded generation is not found
-			store.CapUserMetadata:        store.Yes,
-			store.CapListAfterWrite:      store.Yes,
-			storetest.CapConditionalCopy: store.No, // fake-gcs-server overwrites
+			probe.CapConditionalCreate:   probe.Yes, // 412 on ifGenerationMatch=0
+			probe.CapConditionalReplace:  probe.Yes, // 412 on a stale ifGenerationMatch
+			probe.CapConditionalDelete:   probe.No,  // fake-gcs-server deletes anyway
+			probe.CapPinnedRead:          probe.Yes, // a superseded generation is not found
+			probe.CapUserMetadata:        probe.Yes,
+			probe.CapListAfterWrite:      probe.Yes,
+			storetest.CapConditionalCopy: probe.No, // fake-gcs-server overwrites
 		},
 		Large:     true,
 		PartSize:  minChunk * 4,        // 1 MiB chunks

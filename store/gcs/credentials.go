@@ -13,7 +13,7 @@ import (
 	"cloud.google.com/go/auth/credentials"
 	"cloud.google.com/go/auth/httptransport"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // serviceAccountField is the config field that holds the key file's reference.
@@ -31,14 +31,14 @@ type serviceAccount struct {
 // field, the reference (the variable or the path) and the JSON field at fault, never a byte
 // of the content: parse errors of encoding/json quote the offending character, so only their
 // offset is kept.
-func readServiceAccount(ref string) (*serviceAccount, error) {
-	v, err := store.Resolve(serviceAccountField, ref)
+func readServiceAccount(c *driver.Common, ref string) (*serviceAccount, error) {
+	v, err := c.Resolve(serviceAccountField, ref)
 	if err != nil {
 		return nil, err
 	}
 	b := []byte(v.Reveal())
 	bad := func(format string, a ...any) error {
-		return &store.Error{Op: "config", Key: serviceAccountField, Kind: store.ErrConfig,
+		return &driver.Error{Op: "config", Key: serviceAccountField, Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s %s: %s", serviceAccountField, ref, fmt.Sprintf(format, a...))}
 	}
 	var f struct {
@@ -95,7 +95,7 @@ func privateKeyParses(s string) bool {
 func (sa *serviceAccount) credentials(opts *credentials.DetectOptions) (*auth.Credentials, error) {
 	c, err := credentials.NewCredentialsFromJSON(credentials.ServiceAccount, sa.json, opts)
 	if err != nil {
-		return nil, &store.Error{Op: "config", Key: serviceAccountField, Kind: store.ErrConfig,
+		return nil, &driver.Error{Op: "config", Key: serviceAccountField, Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s %s: the Google auth library refused the key", serviceAccountField, sa.ref)}
 	}
 	return c, nil
@@ -137,7 +137,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		req.Body.Close()
 	}
-	var se *store.Error
+	var se *driver.Error
 	if errors.As(err, &se) {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/wharfdata/wharf/internal/faultproxy"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // testKeyPEM is a private key made for this test run.
@@ -88,8 +89,8 @@ func wantNoSecret(t *testing.T, what string, err error) {
 	}
 }
 
-func openGS(cfg store.Config) (store.Store, error) {
-	return store.OpenURL(context.Background(), "gs://"+uniqueBucket(), cfg)
+func openGS(cfg testConfig) (*store.Store, error) {
+	return store.Open(context.Background(), "gs://"+uniqueBucket(), cfg.storeConfig())
 }
 
 func TestServiceAccountFileUnreadable(t *testing.T) {
@@ -100,8 +101,8 @@ func TestServiceAccountFileUnreadable(t *testing.T) {
 		{"file://" + dir, dir},
 		{"env://WHARF_GCS_TEST_UNSET_KEY", "WHARF_GCS_TEST_UNSET_KEY"},
 	} {
-		_, err := openGS(store.Config{ServiceAccountFile: tc.ref})
-		if !errors.Is(err, store.ErrCredentialUnbound) {
+		_, err := openGS(testConfig{Options: Options{ServiceAccountFile: tc.ref}})
+		if !errors.Is(err, driver.ErrCredentialUnbound) {
 			t.Errorf("%s: %v, want ErrCredentialUnbound", tc.ref, err)
 			continue
 		}
@@ -109,8 +110,8 @@ func TestServiceAccountFileUnreadable(t *testing.T) {
 			t.Errorf("%s: %v does not name the field and %s", tc.ref, err, tc.names)
 		}
 	}
-	_, err := openGS(store.Config{ServiceAccountFile: "/etc/key.json"})
-	if !errors.Is(err, store.ErrCredentialLiteral) {
+	_, err := openGS(testConfig{Options: Options{ServiceAccountFile: "/etc/key.json"}})
+	if !errors.Is(err, driver.ErrCredentialLiteral) {
 		t.Errorf("a path given as a literal: %v, want ErrCredentialLiteral", err)
 	}
 }
@@ -137,7 +138,7 @@ func TestServiceAccountFileMalformed(t *testing.T) {
 		{"private_key garbled", keyJSON(t, "", map[string]any{"private_key": garbledKey}), "field private_key"},
 	} {
 		path := writeFile(t, tc.data)
-		_, err := openGS(store.Config{ServiceAccountFile: "file://" + path})
+		_, err := openGS(testConfig{Options: Options{ServiceAccountFile: "file://" + path}})
 		if !errors.Is(err, store.ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", tc.name, err)
 			continue
@@ -148,7 +149,7 @@ func TestServiceAccountFileMalformed(t *testing.T) {
 		wantNoSecret(t, tc.name, err)
 	}
 	t.Setenv("WHARF_GCS_TEST_KEY", `{"type": "service_account", "private_key": 7}`)
-	_, err := openGS(store.Config{ServiceAccountFile: "env://WHARF_GCS_TEST_KEY"})
+	_, err := openGS(testConfig{Options: Options{ServiceAccountFile: "env://WHARF_GCS_TEST_KEY"}})
 	if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), "env://WHARF_GCS_TEST_KEY") ||
 		!strings.Contains(err.Error(), "field private_key") {
 		t.Errorf("key in a variable with a numeric private_key: %v", err)
@@ -210,16 +211,16 @@ func TestServiceAccountFileAuthenticates(t *testing.T) {
 	p := faultproxy.New(t, srv.Endpoint, faultproxy.Options{KeepAlive: true})
 	ok := newTokenServer(t, 200)
 	path := writeFile(t, keyJSON(t, ok.URL, nil))
-	s, err := openGS(store.Config{Endpoint: p.URL(), ServiceAccountFile: "file://" + path})
+	s, err := openGS(testConfig{Options: Options{Endpoint: p.URL(), ServiceAccountFile: "file://" + path}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := context.Background()
-	if err := store.MakeBucket(ctx, s); err != nil {
+	if err := s.MakeBucket(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := store.As[*Bucket](s)
+	b := s.Bucket().(*Bucket)
 	t.Cleanup(func() { removeBucket(t, b) })
 	if _, err := s.Put(ctx, "k", strings.NewReader("x"), &store.PutOptions{Size: 1, IfNoneMatch: true}); err != nil {
 		t.Fatal(err)
@@ -235,7 +236,7 @@ func TestServiceAccountFileAuthenticates(t *testing.T) {
 
 	refused := newTokenServer(t, 400)
 	path = writeFile(t, keyJSON(t, refused.URL, nil))
-	s2, err := openGS(store.Config{Endpoint: p.URL(), ServiceAccountFile: "file://" + path})
+	s2, err := openGS(testConfig{Options: Options{Endpoint: p.URL(), ServiceAccountFile: "file://" + path}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestApplicationDefaultCredentials(t *testing.T) {
 	ts := newTokenServer(t, 200)
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", writeFile(t, keyJSON(t, ts.URL, nil)))
 	t.Setenv(EmulatorHostEnv, "")
-	s, err := openGS(store.Config{Endpoint: p.URL()})
+	s, err := openGS(testConfig{Options: Options{Endpoint: p.URL()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestApplicationDefaultCredentials(t *testing.T) {
 
 	missing := filepath.Join(t.TempDir(), "adc.json")
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", missing)
-	s, err = openGS(store.Config{Endpoint: p.URL()})
+	s, err = openGS(testConfig{Options: Options{Endpoint: p.URL()}})
 	if err != nil {
 		t.Fatalf("open with unusable default credentials: %v; they are looked up on the first request", err)
 	}
@@ -292,19 +293,19 @@ func TestEmulatorHostEnv(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "none.json")) // would fail if used
 	t.Setenv(EmulatorHostEnv, strings.TrimPrefix(srv.Endpoint, "http://"))
 	name := uniqueBucket()
-	s, err := store.OpenURL(context.Background(), "gs://"+name+"/pre", store.Config{})
+	s, err := store.Open(context.Background(), "gs://"+name+"/pre", &store.Config{Getenv: os.Getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if d := store.Describe(s); d.Endpoint != srv.Endpoint || d.Location != "gs://"+name+"/pre/" {
+	if d := s.Describe(); d.Endpoint != srv.Endpoint || d.Location != "gs://"+name+"/pre/" {
 		t.Errorf("describe: %+v", d)
 	}
 	ctx := context.Background()
-	if err := store.MakeBucket(ctx, s); err != nil {
+	if err := s.MakeBucket(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := store.As[*Bucket](s)
+	b := s.Bucket().(*Bucket)
 	t.Cleanup(func() { removeBucket(t, b) })
 	if _, err := s.Put(ctx, "k", strings.NewReader("via env"), &store.PutOptions{Size: 7, IfNoneMatch: true}); err != nil {
 		t.Fatal(err)
@@ -317,20 +318,20 @@ func TestEmulatorHostEnv(t *testing.T) {
 	}
 
 	t.Setenv(EmulatorHostEnv, "http://"+strings.TrimPrefix(srv.Endpoint, "http://"))
-	if _, err := openGS(store.Config{}); err != nil {
+	if _, err := openGS(testConfig{}); err != nil {
 		t.Errorf("a URL in %s: %v", EmulatorHostEnv, err)
 	}
 	t.Setenv(EmulatorHostEnv, "gcs.example.com:4443")
-	if _, err := openGS(store.Config{}); !errors.Is(err, store.ErrEndpointInsecure) || !strings.Contains(err.Error(), EmulatorHostEnv) {
+	if _, err := openGS(testConfig{}); !errors.Is(err, driver.ErrEndpointInsecure) || !strings.Contains(err.Error(), EmulatorHostEnv) {
 		t.Errorf("plaintext emulator off loopback: %v, want ErrEndpointInsecure naming %s", err, EmulatorHostEnv)
 	}
 	t.Setenv(EmulatorHostEnv, "https://gcs.example.com")
-	if _, err := openGS(store.Config{Allowlist: []string{"*.internal"}}); !errors.Is(err, store.ErrEndpointNotAllowed) {
+	if _, err := openGS(testConfig{Allowlist: []string{"*.internal"}}); !errors.Is(err, driver.ErrEndpointNotAllowed) {
 		t.Errorf("emulator outside the allowlist: %v, want ErrEndpointNotAllowed", err)
 	}
 	// A configured endpoint wins; the variable is not even parsed.
 	t.Setenv(EmulatorHostEnv, "::not a host::")
-	s2, err := openGS(store.Config{Endpoint: srv.Endpoint, Anonymous: true})
+	s2, err := openGS(testConfig{Options: Options{Endpoint: srv.Endpoint, Anonymous: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,8 +341,10 @@ func TestEmulatorHostEnv(t *testing.T) {
 	}
 }
 
+// credentials: role is S3's: for gs:// it is an option the backend does not have.
 func TestCredentialsRoleRefused(t *testing.T) {
-	_, err := openGS(store.Config{Credentials: "role"})
+	_, err := store.Open(context.Background(), "gs://"+uniqueBucket(),
+		&store.Config{Set: []store.Setting{{Name: "credentials", Value: "role", Source: "credentials"}}})
 	if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), "credentials") {
 		t.Fatalf("credentials: role on gs://: %v", err)
 	}

@@ -5,10 +5,10 @@
 // path-style XML reads only when the Host header is its -public-host, and sends the metadata
 // headers on JSON reads too).
 //
-// It registers the scheme "gs"; only cmd/wharf imports it. A Bucket implements store.Store,
-// store.Copier (a rewrite, with generation preconditions on the destination where the server
-// honours them), store.BucketMaker, store.BatchDeleter (up to 16 concurrent single deletes:
-// the SDK has no batch call) and store.Describer.
+// It registers the scheme "gs"; only cmd/wharf imports it. A Bucket implements driver.Store,
+// driver.Copier (a rewrite, with generation preconditions on the destination where the server
+// honours them), driver.BucketMaker, driver.BatchDeleter (up to 16 concurrent single deletes:
+// the SDK has no batch call) and driver.Describer.
 //
 // # ETags are generations
 //
@@ -25,8 +25,8 @@
 // # Retries and uploads
 //
 // The SDK's retries are off, every one of them: each call makes one HTTP request (a resumable
-// upload one per chunk), over the HTTP client of store.NewHTTPClient with the authorization
-// layer on top, and store.Open's wrapper applies the one retry policy. (storage.RetryNever
+// upload one per chunk), over the HTTP client of driver.NewHTTPClient with the authorization
+// layer on top, and driver.Open's wrapper applies the one retry policy. (storage.RetryNever
 // alone leaves resumable chunks to the upload library's own default retries; the Bucket sets
 // a policy whose error test never retries instead.) A read that breaks mid-body is not
 // reopened by the SDK (the Bucket refuses the SDK's second request) but by the wrapper,
@@ -78,19 +78,19 @@
 //
 // SDK errors are mapped in one function (mapError) from the HTTP status and GCS's reason:
 //
-//	404 on get, head, delete, copy, list          store.ErrNotExist, or store.ErrBucketMissing
+//	404 on get, head, delete, copy, list          driver.ErrNotExist, or driver.ErrBucketMissing
 //	                                              naming the bucket when a bucket lookup says
 //	                                              it is absent (GCS answers 404 for both)
-//	404 on an upload                              store.ErrBucketMissing as above; with the
+//	404 on an upload                              driver.ErrBucketMissing as above; with the
 //	                                              bucket there, ErrPreconditionFailed on a
 //	                                              replace-if-match, else ErrUnavailable
-//	412, 409                                      store.ErrPreconditionFailed
-//	401, 403, no credentials, no token            store.ErrForbidden
-//	400, 405, 501                                 store.ErrUnsupported
-//	429, 500, 502, 503, 504                       store.ErrUnavailable, FaultThrottled
+//	412, 409                                      driver.ErrPreconditionFailed
+//	401, 403, no credentials, no token            driver.ErrForbidden
+//	400, 405, 501                                 driver.ErrUnsupported
+//	429, 500, 502, 503, 504                       driver.ErrUnavailable, FaultThrottled
 //	408, reset, timeout, truncated body,
-//	token endpoint unreachable                    store.ErrUnavailable, FaultTransport
+//	token endpoint unreachable                    driver.ErrUnavailable, FaultTransport
 //
-// Every *store.Error carries the HTTP status and GCS's reason (or the XML API's code). The
+// Every *driver.Error carries the HTTP status and GCS's reason (or the XML API's code). The
 // caller's context error passes through unwrapped. No error or log line holds a credential.
 package gcs

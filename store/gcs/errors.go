@@ -11,7 +11,8 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // call names the request an error came from, for the mapping.
@@ -32,35 +33,35 @@ func mapError(ctx context.Context, c call, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var se *store.Error
+	var se *driver.Error
 	if errors.As(err, &se) {
 		return err
 	}
-	e := &store.Error{Op: c.op, Key: c.key, Err: err}
+	e := &driver.Error{Op: c.op, Key: c.key, Err: err}
 	var api *googleapi.Error
 	if errors.As(err, &api) {
-		e.Status, e.Code = api.Code, reason(api)
+		e.Status, e.Reason = api.Code, reason(api)
 	}
 	var ce *credentialsError
 	switch {
 	case errors.As(err, &ce):
 		// Forbidden, unless the token endpoint could not be reached (a request of its own
 		// failed in transport: a file that cannot be read is no transport fault).
-		e.Kind = store.ErrForbidden
+		e.Kind = driver.ErrForbidden
 		var ue *url.Error
-		if errors.As(ce.err, &ue) && store.IsTransport(ue.Err) {
-			e.Kind, e.Fault = store.ErrUnavailable, store.FaultTransport
+		if errors.As(ce.err, &ue) && driver.IsTransport(ue.Err) {
+			e.Kind, e.Fault = driver.ErrUnavailable, driver.FaultTransport
 		}
 	case errors.Is(err, storage.ErrBucketNotExist):
-		e.Kind, e.Status, e.Code = store.ErrBucketMissing, http.StatusNotFound, orCode(e.Code, "notFound")
+		e.Kind, e.Status, e.Reason = driver.ErrBucketMissing, http.StatusNotFound, orCode(e.Reason, "notFound")
 	case errors.Is(err, storage.ErrObjectNotExist):
-		e.Kind, e.Status, e.Code = store.ErrNotExist, http.StatusNotFound, orCode(e.Code, "notFound")
+		e.Kind, e.Status, e.Reason = driver.ErrNotExist, http.StatusNotFound, orCode(e.Reason, "notFound")
 	case e.Status != 0:
 		e.Kind, e.Fault = classify(e.Status)
-	case errors.Is(err, errReopen), store.IsTransport(err), store.IsContext(err):
-		e.Kind, e.Fault = store.ErrUnavailable, store.FaultTransport
+	case errors.Is(err, errReopen), driver.IsTransport(err), driver.IsContext(err):
+		e.Kind, e.Fault = driver.ErrUnavailable, driver.FaultTransport
 	default:
-		e.Kind = store.ErrUnavailable
+		e.Kind = driver.ErrUnavailable
 	}
 	return e
 }
@@ -68,20 +69,20 @@ func mapError(ctx context.Context, c call, err error) error {
 // classify maps an HTTP status to a kind and fault. GCS answers a failed generation
 // precondition with 412; 409 (a conflicting request) is a failed condition too, as the store
 // contract normalises it.
-func classify(status int) (*store.Kind, store.Fault) {
+func classify(status int) (*errcode.Code, driver.Fault) {
 	switch {
 	case status == http.StatusNotFound:
-		return store.ErrNotExist, store.FaultNone
+		return driver.ErrNotExist, driver.FaultNone
 	case status == http.StatusPreconditionFailed || status == http.StatusConflict:
-		return store.ErrPreconditionFailed, store.FaultNone
+		return driver.ErrPreconditionFailed, driver.FaultNone
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return store.ErrForbidden, store.FaultNone
+		return driver.ErrForbidden, driver.FaultNone
 	case status == http.StatusRequestTimeout:
-		return store.ErrUnavailable, store.FaultTransport
+		return driver.ErrUnavailable, driver.FaultTransport
 	case status == http.StatusTooManyRequests || status >= 500 && status != http.StatusNotImplemented:
-		return store.ErrUnavailable, store.FaultThrottled
+		return driver.ErrUnavailable, driver.FaultThrottled
 	}
-	return store.ErrUnsupported, store.FaultNone
+	return driver.ErrUnsupported, driver.FaultNone
 }
 
 // xmlCode finds the error code in an XML API answer ("<Code>PreconditionFailed</Code>").
@@ -110,7 +111,7 @@ func orCode(code, fallback string) string {
 
 // kindOf returns the kind of a mapped error, or nil.
 func kindOf(err error) error {
-	var e *store.Error
+	var e *driver.Error
 	if errors.As(err, &e) {
 		return e.Kind
 	}
@@ -119,8 +120,8 @@ func kindOf(err error) error {
 
 // bucketMissing returns an ErrBucketMissing for op on key that names the bucket, wrapping the
 // SDK's error (never a mapped ErrNotExist).
-func (b *Bucket) bucketMissing(op, key string, cause error) *store.Error {
-	return &store.Error{Op: op, Key: key, Kind: store.ErrBucketMissing, Status: http.StatusNotFound, Code: "notFound",
+func (b *Bucket) bucketMissing(op, key string, cause error) *driver.Error {
+	return &driver.Error{Op: op, Key: key, Kind: driver.ErrBucketMissing, Status: http.StatusNotFound, Reason: "notFound",
 		Err: fmt.Errorf("bucket %s does not exist (create it with wharf mb): %w", b.name, cause)}
 }
 
@@ -128,13 +129,13 @@ func (b *Bucket) bucketMissing(op, key string, cause error) *store.Error {
 // bucket itself is absent: GCS answers 404 for a missing object and a missing bucket alike. When the bucket's state
 // cannot be learned (no storage.buckets.get permission, say), the error stays as it was.
 func (b *Bucket) notFound(ctx context.Context, c call, mapped error) error {
-	var e *store.Error
+	var e *driver.Error
 	switch {
 	case !errors.As(mapped, &e):
 		return mapped
-	case e.Kind == store.ErrBucketMissing: // the SDK said so (a listing): name the bucket
+	case e.Kind == driver.ErrBucketMissing: // the SDK said so (a listing): name the bucket
 		return b.bucketMissing(c.op, c.key, e.Err)
-	case e.Kind != store.ErrNotExist:
+	case e.Kind != driver.ErrNotExist:
 		return mapped
 	}
 	exists, err := b.bucketExists(ctx)

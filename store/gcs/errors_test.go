@@ -13,7 +13,9 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func TestMapError(t *testing.T) {
@@ -28,34 +30,34 @@ func TestMapError(t *testing.T) {
 	tests := []struct {
 		name   string
 		err    error
-		kind   *store.Kind
-		fault  store.Fault
+		kind   *errcode.Code
+		fault  driver.Fault
 		status int
 		code   string
 	}{
-		{"object not found", fmt.Errorf("%w: %w", storage.ErrObjectNotExist, api(404, "notFound")), store.ErrNotExist, store.FaultNone, 404, "notFound"},
-		{"XML read not found", storage.ErrObjectNotExist, store.ErrNotExist, store.FaultNone, 404, "notFound"},
-		{"bucket not found", fmt.Errorf("%w: %w", storage.ErrBucketNotExist, api(404, "notFound")), store.ErrBucketMissing, store.FaultNone, 404, "notFound"},
-		{"upload 404", api(404, "notFound"), store.ErrNotExist, store.FaultNone, 404, "notFound"},
-		{"precondition", api(412, "conditionNotMet"), store.ErrPreconditionFailed, store.FaultNone, 412, "conditionNotMet"},
+		{"object not found", fmt.Errorf("%w: %w", storage.ErrObjectNotExist, api(404, "notFound")), store.ErrNotExist, driver.FaultNone, 404, "notFound"},
+		{"XML read not found", storage.ErrObjectNotExist, store.ErrNotExist, driver.FaultNone, 404, "notFound"},
+		{"bucket not found", fmt.Errorf("%w: %w", storage.ErrBucketNotExist, api(404, "notFound")), store.ErrBucketMissing, driver.FaultNone, 404, "notFound"},
+		{"upload 404", api(404, "notFound"), store.ErrNotExist, driver.FaultNone, 404, "notFound"},
+		{"precondition", api(412, "conditionNotMet"), store.ErrPreconditionFailed, driver.FaultNone, 412, "conditionNotMet"},
 		{"XML precondition", &googleapi.Error{Code: 412, Body: "<?xml version='1.0'?><Error><Code>PreconditionFailed</Code></Error>"},
-			store.ErrPreconditionFailed, store.FaultNone, 412, "PreconditionFailed"},
-		{"conflict", api(409, "conflict"), store.ErrPreconditionFailed, store.FaultNone, 409, "conflict"},
-		{"forbidden", api(403, "forbidden"), store.ErrForbidden, store.FaultNone, 403, "forbidden"},
-		{"unauthorized", api(401, "required"), store.ErrForbidden, store.FaultNone, 401, "required"},
-		{"bad request", api(400, "invalid"), store.ErrUnsupported, store.FaultNone, 400, "invalid"},
-		{"not implemented", api(501, ""), store.ErrUnsupported, store.FaultNone, 501, ""},
-		{"rate limit", api(429, "rateLimitExceeded"), store.ErrUnavailable, store.FaultThrottled, 429, "rateLimitExceeded"},
-		{"server error", api(500, "backendError"), store.ErrUnavailable, store.FaultThrottled, 500, "backendError"},
-		{"unavailable", api(503, ""), store.ErrUnavailable, store.FaultThrottled, 503, ""},
-		{"request timeout", api(408, ""), store.ErrUnavailable, store.FaultTransport, 408, ""},
-		{"connection refused", netErr, store.ErrUnavailable, store.FaultTransport, 0, ""},
-		{"refused reopen", errReopen, store.ErrUnavailable, store.FaultTransport, 0, ""},
+			store.ErrPreconditionFailed, driver.FaultNone, 412, "PreconditionFailed"},
+		{"conflict", api(409, "conflict"), store.ErrPreconditionFailed, driver.FaultNone, 409, "conflict"},
+		{"forbidden", api(403, "forbidden"), store.ErrForbidden, driver.FaultNone, 403, "forbidden"},
+		{"unauthorized", api(401, "required"), store.ErrForbidden, driver.FaultNone, 401, "required"},
+		{"bad request", api(400, "invalid"), store.ErrUnsupported, driver.FaultNone, 400, "invalid"},
+		{"not implemented", api(501, ""), store.ErrUnsupported, driver.FaultNone, 501, ""},
+		{"rate limit", api(429, "rateLimitExceeded"), store.ErrUnavailable, driver.FaultThrottled, 429, "rateLimitExceeded"},
+		{"server error", api(500, "backendError"), store.ErrUnavailable, driver.FaultThrottled, 500, "backendError"},
+		{"unavailable", api(503, ""), store.ErrUnavailable, driver.FaultThrottled, 503, ""},
+		{"request timeout", api(408, ""), store.ErrUnavailable, driver.FaultTransport, 408, ""},
+		{"connection refused", netErr, store.ErrUnavailable, driver.FaultTransport, 0, ""},
+		{"refused reopen", errReopen, store.ErrUnavailable, driver.FaultTransport, 0, ""},
 		{"no credentials file", &url.Error{Op: "Get", Err: &credentialsError{&fs.PathError{Op: "open", Path: "/k.json", Err: syscall.ENOENT}}},
-			store.ErrForbidden, store.FaultNone, 0, ""},
+			store.ErrForbidden, driver.FaultNone, 0, ""},
 		{"token endpoint unreachable", &url.Error{Op: "Get", Err: &credentialsError{fmt.Errorf("auth: %w", netErr)}},
-			store.ErrUnavailable, store.FaultTransport, 0, ""},
-		{"attempt timed out", context.DeadlineExceeded, store.ErrUnavailable, store.FaultTransport, 0, ""},
+			store.ErrUnavailable, driver.FaultTransport, 0, ""},
+		{"attempt timed out", context.DeadlineExceeded, store.ErrUnavailable, driver.FaultTransport, 0, ""},
 	}
 	for _, tc := range tests {
 		err := mapError(context.Background(), call{op: "get", key: "k"}, tc.err)
@@ -64,9 +66,9 @@ func TestMapError(t *testing.T) {
 			t.Errorf("%s: %v is not a *store.Error", tc.name, err)
 			continue
 		}
-		if e.Kind != tc.kind || e.Fault != tc.fault || e.Status != tc.status || e.Code != tc.code || e.Op != "get" || e.Key != "k" {
+		if e.Kind != tc.kind || e.Fault != tc.fault || e.Status != tc.status || e.Reason != tc.code || e.Op != "get" || e.Key != "k" {
 			t.Errorf("%s: kind %v fault %v status %d code %q (%s %q), want %v %v %d %q",
-				tc.name, e.Kind, e.Fault, e.Status, e.Code, e.Op, e.Key, tc.kind, tc.fault, tc.status, tc.code)
+				tc.name, e.Kind, e.Fault, e.Status, e.Reason, e.Op, e.Key, tc.kind, tc.fault, tc.status, tc.code)
 		}
 		if !errors.Is(err, tc.err) {
 			t.Errorf("%s: the cause is lost: %v", tc.name, err)

@@ -11,12 +11,14 @@ import (
 
 	"cloud.google.com/go/storage"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func TestFakeGCSRoundTrip(t *testing.T) {
-	b := openFake(t, store.Config{})
+	b := openFake(t, testConfig{})
 	ctx := context.Background()
 	if err := b.MakeBucket(ctx); err != nil {
 		t.Fatalf("second MakeBucket of an existing bucket: %v", err)
@@ -78,7 +80,7 @@ func TestFakeGCSRoundTrip(t *testing.T) {
 // TestFakeGCSMetadataCase: fake-gcs-server keeps the case of metadata keys another client
 // wrote; the backend hands them back lowercase, as the contract has them.
 func TestFakeGCSMetadataCase(t *testing.T) {
-	b := openFake(t, store.Config{})
+	b := openFake(t, testConfig{})
 	ctx := context.Background()
 	w := b.bucket.Object("mixed").NewWriter(ctx)
 	w.Metadata = map[string]string{"Wharf-Node": "n7"}
@@ -104,7 +106,7 @@ func TestFakeGCSMetadataCase(t *testing.T) {
 // preconditions, which is why the backend pins reads by generation: it ignores
 // ifGenerationMatch (the read succeeds), but answers a superseded generation as absent.
 func TestFakeGCSPreconditionsOnReads(t *testing.T) {
-	b := openFake(t, store.Config{})
+	b := openFake(t, testConfig{})
 	ctx := context.Background()
 	old, err := b.Put(ctx, "p", strings.NewReader("old"), &store.PutOptions{Size: 3})
 	if err != nil {
@@ -136,7 +138,7 @@ func TestFakeGCSPreconditionsOnReads(t *testing.T) {
 }
 
 // largeConfig makes resumable uploads of 256 KiB chunks: the bodies below span many.
-func largeConfig() store.Config { return store.Config{PartSize: minChunk} }
+func largeConfig() testConfig { return testConfig{Options: Options{PartSize: minChunk}} }
 
 const largeSize = 8*minChunk + 4321 // nine chunks
 
@@ -265,7 +267,7 @@ func TestFakeGCSBodyFails(t *testing.T) {
 	defer cancel()
 	cbody := &cancelAfter{r: bytes.NewReader(data), n: 5 * minChunk, cancel: cancel}
 	_, err = b.Put(cctx, "cancelled", cbody, &store.PutOptions{Size: -1, IfNoneMatch: true})
-	if !errors.Is(err, context.Canceled) || store.Code(err) != "" {
+	if !errors.Is(err, context.Canceled) || errcode.NameOf(err) != "" {
 		t.Errorf("cancelled put: %v, want the bare context error", err)
 	}
 	wantAbsent(t, b, "cancelled")
@@ -286,7 +288,7 @@ func (c *cancelAfter) Read(p []byte) (int, error) {
 	return m, err
 }
 
-func wantAbsent(t *testing.T, s store.Store, key string) {
+func wantAbsent(t *testing.T, s objects, key string) {
 	t.Helper()
 	if _, err := s.Head(context.Background(), key); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("head %s: %v, want ErrNotExist (nothing at the key)", key, err)
@@ -302,12 +304,12 @@ func TestFakeGCSBucketMissing(t *testing.T) {
 	cfg.PartSize = minChunk
 	name := uniqueBucket() + "-missing"
 	raw := openBucket(t, name, cfg)
-	opened, err := store.OpenURL(context.Background(), "gs://"+name+"/pre", cfg)
+	opened, err := store.Open(context.Background(), "gs://"+name+"/pre", cfg.storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	big := make([]byte, 3*minChunk)
-	for what, s := range map[string]store.Store{"raw": raw, "opened": opened} {
+	for what, s := range map[string]*store.Store{"raw": store.New(raw, nil), "opened": opened} {
 		ctx := context.Background()
 		check := func(op string, err error) {
 			t.Helper()
@@ -330,7 +332,7 @@ func TestFakeGCSBucketMissing(t *testing.T) {
 		_, err = s.Put(ctx, "k", onlyReader{bytes.NewReader(big)}, &store.PutOptions{Size: -1})
 		check("resumable put of unknown size", err)
 		check("delete", s.Delete(ctx, "k", nil))
-		_, err = store.Copy(ctx, s, "k", "k2", nil)
+		_, err = s.Copy(ctx, "k", "k2", nil)
 		check("copy", err)
 	}
 }
@@ -341,23 +343,23 @@ func TestFakeGCSBucketMissing(t *testing.T) {
 func TestFakeGCSContention(t *testing.T) {
 	srv := testenv.FakeGCS(t)
 	name := uniqueBucket()
-	s, err := store.OpenURL(context.Background(), "gs://"+name, emulatorConfig(srv))
+	s, err := store.Open(context.Background(), "gs://"+name, emulatorConfig(srv).storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := store.MakeBucket(context.Background(), s); err != nil {
+	if err := s.MakeBucket(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := store.As[*Bucket](s)
+	b := s.Bucket().(*Bucket)
 	t.Cleanup(func() { removeBucket(t, b) })
-	res, err := store.ProbeContention(context.Background(), s, store.ContentionOptions{Writers: 4, Rounds: 2})
+	res, err := probe.Contention(context.Background(), s, probe.ContentionOptions{Writers: 4, Rounds: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		store.CheckOneWinner: store.Pass, store.CheckNoLostUpdate: store.Pass,
-		store.CheckReadsAreWrites: store.Pass, store.CheckStaleDelete: store.Fail,
+		probe.CheckOneWinner: probe.Pass, probe.CheckNoLostUpdate: probe.Pass,
+		probe.CheckReadsAreWrites: probe.Pass, probe.CheckStaleDelete: probe.Fail,
 	}
 	for check, v := range want {
 		if got := res.Checks[check]; got.Verdict != v {

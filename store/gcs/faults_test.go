@@ -18,21 +18,21 @@ import (
 // proxied opens a fresh bucket through store.Open (so the retry policy applies) behind a
 // fault proxy in front of fake-gcs-server, with retry waits skipped, and returns the store,
 // the raw Bucket, the proxy and the bucket's name.
-func proxied(t *testing.T) (store.Store, *faultproxy.Proxy, string) {
+func proxied(t *testing.T) (*store.Store, *faultproxy.Proxy, string) {
 	t.Helper()
 	p := faultproxy.New(t, testenv.FakeGCS(t).Endpoint, faultproxy.Options{})
 	policy := store.DefaultRetryPolicy()
 	policy.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-	cfg := store.Config{Endpoint: p.URL(), Anonymous: true, PartSize: minChunk, Retry: policy}
+	cfg := testConfig{Options: Options{Endpoint: p.URL(), Anonymous: true, PartSize: minChunk}, Retry: policy}
 	name := uniqueBucket()
-	s, err := store.OpenURL(context.Background(), "gs://"+name, cfg)
+	s, err := store.Open(context.Background(), "gs://"+name, cfg.storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MakeBucket(context.Background(), s); err != nil {
+	if err := s.MakeBucket(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := store.As[*Bucket](s)
+	b := s.Bucket().(*Bucket)
 	t.Cleanup(func() { p.ClearRules(); removeBucket(t, b); s.Close() })
 	return s, p, name
 }
@@ -136,7 +136,7 @@ func TestFaultLostConditionalPut(t *testing.T) {
 	if n := count(p, "POST", "/upload/", ""); n != 1 {
 		t.Fatalf("the conditional put was sent %d times, want once", n)
 	}
-	if _, landed, err := store.ResolvePut(ctx, s, "lease", e.PutID); err != nil || !landed {
+	if _, landed, err := s.ResolvePut(ctx, "lease", e.PutID); err != nil || !landed {
 		t.Fatalf("ResolvePut: landed %v, %v; want true", landed, err)
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync/atomic"
 	"testing"
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 var bucketSeq atomic.Int64
@@ -21,21 +23,22 @@ func uniqueBucket() string {
 }
 
 // emulatorConfig reaches fake-gcs-server without credentials.
-func emulatorConfig(srv testenv.GCSServer) store.Config {
-	return store.Config{Endpoint: srv.Endpoint, Anonymous: true}
+func emulatorConfig(srv testenv.GCSServer) testConfig {
+	return testConfig{Options: Options{Endpoint: srv.Endpoint, Anonymous: true}}
 }
 
 // openBucket opens a raw Bucket named name with cfg, checked as store.Open checks it.
-func openBucket(t *testing.T, name string, cfg store.Config) *Bucket {
+func openBucket(t *testing.T, name string, cfg testConfig) *Bucket {
 	t.Helper()
 	loc, err := store.ParseURL("gs://" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.Check(loc); err != nil {
+	cfg.FromEnv(os.Getenv)
+	if err := cfg.Options.Check(loc, cfg.common()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(context.Background(), loc, &cfg)
+	b, err := New(context.Background(), loc, &cfg.Options, cfg.common())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ func openBucket(t *testing.T, name string, cfg store.Config) *Bucket {
 }
 
 // openFake opens a raw Bucket on a fresh fake-gcs-server bucket, removed when the test ends.
-func openFake(t *testing.T, extra store.Config) *Bucket {
+func openFake(t *testing.T, extra testConfig) *Bucket {
 	t.Helper()
 	cfg := emulatorConfig(testenv.FakeGCS(t))
 	cfg.PartSize, cfg.Retry = extra.PartSize, extra.Retry
@@ -59,7 +62,7 @@ func openFake(t *testing.T, extra store.Config) *Bucket {
 // removeBucket deletes every object of b and then b.
 func removeBucket(t *testing.T, b *Bucket) {
 	ctx := context.Background()
-	objs, err := store.ListAll(ctx, b, "")
+	objs, err := store.New(b, nil).ListAll(ctx, "")
 	if err != nil {
 		t.Logf("cleanup: %v", err)
 		return
@@ -84,7 +87,7 @@ func randomBytes(t *testing.T, n int) []byte {
 	return b
 }
 
-func readAll(t *testing.T, s store.Store, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
+func readAll(t *testing.T, s objects, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
 	t.Helper()
 	obj, err := s.Get(context.Background(), key, opts)
 	if err != nil {
@@ -102,3 +105,32 @@ func readAll(t *testing.T, s store.Store, key string, opts *store.GetOptions) ([
 type onlyReader struct{ r io.Reader }
 
 func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// testConfig is what the tests open a Bucket with: the backend's options and the settings
+// every backend shares.
+type testConfig struct {
+	Options
+	Retry     *driver.RetryPolicy
+	Logger    *slog.Logger
+	Allowlist []string
+}
+
+func (c *testConfig) common() *driver.Common {
+	return &driver.Common{Retry: c.Retry, Logger: c.Logger, Allowlist: c.Allowlist, Getenv: os.Getenv}
+}
+
+// storeConfig is c as package store opens it: the options as given, the environment read.
+func (c testConfig) storeConfig() *store.Config {
+	o := c.Options
+	o.FromEnv(os.Getenv)
+	if c.Endpoint != "" {
+		o.Endpoint = c.Endpoint
+	}
+	return &store.Config{Options: &o, Retry: c.Retry, Logger: c.Logger, Allowlist: c.Allowlist, Getenv: os.Getenv}
+}
+
+// objects is what readAll and wantAbsent need: a raw Bucket or a store over one.
+type objects interface {
+	Get(context.Context, string, *store.GetOptions) (*store.Object, error)
+	Head(context.Context, string) (store.ObjectInfo, error)
+}

@@ -9,29 +9,29 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // listAttrs are the only object fields a listing asks for.
 var listAttrs = []string{"Name", "Size", "Generation", "Updated"}
 
 // List returns one page of the keys under opts.Prefix in sorted order: at most MaxKeys (default
-// 1,000) objects and prefixes together. Page tokens are wharf's own, as store.Pager makes
+// 1,000) objects and prefixes together. Page tokens are wharf's own, as driver.Pager makes
 // them: the page's last entry; the next page starts there with the list request's startOffset.
 // GCS's own page tokens are followed only within a page. They are not trusted across pages:
 // with a delimiter, fake-gcs-server applies maxResults to objects alone, returns every prefix
 // from the start offset on (beyond the page's last object), and repeats them on every page.
 // So a page of a truncated answer takes entries only up to its last object, and asks again
 // from there.
-func (b *Bucket) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
+func (b *Bucket) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
 	if opts == nil {
-		opts = &store.ListOptions{}
+		opts = &driver.ListOptions{}
 	}
 	c := call{op: "list", key: opts.Prefix}
-	pager := store.NewPager(opts)
+	pager := driver.NewPager(opts)
 	max := opts.MaxKeys
 	if max <= 0 {
-		max = store.DefaultMaxKeys
+		max = driver.DefaultMaxKeys
 	}
 	cursor := opts.Token
 	for {
@@ -39,7 +39,7 @@ func (b *Bucket) List(ctx context.Context, opts *store.ListOptions) (store.Page,
 		next, done, err := b.listFrom(it, pager, cursor)
 		switch {
 		case err != nil:
-			return store.Page{}, b.notFound(ctx, c, mapError(ctx, c, err))
+			return driver.Page{}, b.notFound(ctx, c, mapError(ctx, c, err))
 		case done:
 			return pager.Page(), nil
 		}
@@ -49,7 +49,7 @@ func (b *Bucket) List(ctx context.Context, opts *store.ListOptions) (store.Page,
 
 // objects starts a listing at cursor: at the key itself (the pager skips it again), or past
 // every key below it when it is a prefix.
-func (b *Bucket) objects(ctx context.Context, opts *store.ListOptions, cursor string, pageSize int) *storage.ObjectIterator {
+func (b *Bucket) objects(ctx context.Context, opts *driver.ListOptions, cursor string, pageSize int) *storage.ObjectIterator {
 	q := &storage.Query{Prefix: opts.Prefix, Delimiter: opts.Delimiter, StartOffset: cursor, Projection: storage.ProjectionNoACL}
 	if strings.HasSuffix(cursor, "/") {
 		q.StartOffset = cursor[:len(cursor)-1] + "0" // '0' is the byte after '/'
@@ -63,7 +63,7 @@ func (b *Bucket) objects(ctx context.Context, opts *store.ListOptions, cursor st
 // listFrom offers the pages of it to pager until the pager is full (done), the listing ends
 // (done), or a truncated page has been taken up to its frontier, which it returns as the next
 // cursor.
-func (b *Bucket) listFrom(it *storage.ObjectIterator, pager *store.Pager, cursor string) (string, bool, error) {
+func (b *Bucket) listFrom(it *storage.ObjectIterator, pager *driver.Pager, cursor string) (string, bool, error) {
 	for {
 		entries, truncated, err := nextPage(it)
 		if err != nil {
@@ -95,10 +95,10 @@ func (b *Bucket) listFrom(it *storage.ObjectIterator, pager *store.Pager, cursor
 type entry struct {
 	name   string
 	prefix bool
-	info   store.ObjectInfo
+	info   driver.ObjectInfo
 }
 
-func (e entry) offer(p *store.Pager) bool {
+func (e entry) offer(p *driver.Pager) bool {
 	if e.prefix {
 		return p.AddPrefix(e.name)
 	}
@@ -133,7 +133,7 @@ func toEntry(a *storage.ObjectAttrs) entry {
 	if a.Prefix != "" {
 		return entry{name: a.Prefix, prefix: true}
 	}
-	return entry{name: a.Name, info: store.ObjectInfo{
+	return entry{name: a.Name, info: driver.ObjectInfo{
 		Key: a.Name, Size: a.Size, ETag: etag(a.Generation), LastModified: seconds(a.Updated),
 	}}
 }

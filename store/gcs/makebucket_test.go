@@ -42,7 +42,7 @@ func TestMakeBucketRequest(t *testing.T) {
 		{"", "my-project", "my-project", ""},
 	} {
 		t.Setenv("GOOGLE_CLOUD_PROJECT", tc.envProject)
-		b := openBucket(t, "made", store.Config{Endpoint: ts.URL, Anonymous: true, Region: tc.region})
+		b := openBucket(t, "made", testConfig{Options: Options{Endpoint: ts.URL, Anonymous: true, Region: tc.region}})
 		if err := b.MakeBucket(context.Background()); err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
@@ -60,15 +60,15 @@ func TestMakeBucketRequest(t *testing.T) {
 func TestMakeBucketNeedsProject(t *testing.T) {
 	t.Setenv("GOOGLE_CLOUD_PROJECT", "")
 	t.Setenv(EmulatorHostEnv, "")
-	s, err := openGS(store.Config{Anonymous: true})
+	s, err := openGS(testConfig{Options: Options{Anonymous: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if d := store.Describe(s); d.Endpoint != "" {
+	if d := s.Describe(); d.Endpoint != "" {
 		t.Errorf("Cloud Storage described with endpoint %q", d.Endpoint)
 	}
-	err = store.MakeBucket(context.Background(), s)
+	err = s.MakeBucket(context.Background())
 	if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), "GOOGLE_CLOUD_PROJECT") {
 		t.Fatalf("make-bucket without a project: %v", err)
 	}

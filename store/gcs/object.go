@@ -11,7 +11,7 @@ import (
 	"cloud.google.com/go/storage"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // deleteConcurrency bounds the deletes DeleteMany has in flight: the JSON API has no batch
@@ -24,9 +24,9 @@ const deleteConcurrency = 16
 // whether the server answers 412 or 404 (no such generation; fake-gcs-server answers that, and
 // ignores the precondition). The returned Info.Size is the whole object's size, also for a
 // range read. Stored bytes are returned as stored (no decompressive transcoding).
-func (b *Bucket) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
 	if opts == nil {
-		opts = &store.GetOptions{}
+		opts = &driver.GetOptions{}
 	}
 	c := call{op: "get", key: key}
 	o := b.bucket.Object(key)
@@ -53,23 +53,23 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *store.GetOptions) (*
 	if err != nil {
 		return b.getFailed(ctx, c, opts, pin, mapError(ctx, c, err))
 	}
-	info := store.ObjectInfo{
+	info := driver.ObjectInfo{
 		Key: key, Size: r.Attrs.Size, ETag: etag(r.Attrs.Generation), LastModified: seconds(r.Attrs.LastModified),
 		ContentType: r.Attrs.ContentType, Metadata: lowerKeys(r.Metadata()),
 	}
-	return &store.Object{Info: info, ReadCloser: &objectBody{r: r, guard: guard, ctx: ctx, key: key}}, nil
+	return &driver.Object{Info: info, ReadCloser: &objectBody{r: r, guard: guard, ctx: ctx, key: key}}, nil
 }
 
 // getFailed settles a failed Get. A 404 is a missing bucket, a missing key, or (pinned) a
 // superseded generation: the live object tells which. A range starting at the object's end
 // (GCS answers 416) is an empty read, not an error: a resumed read that broke after its last
 // byte lands there.
-func (b *Bucket) getFailed(ctx context.Context, c call, opts *store.GetOptions, pin int64, mapped error) (*store.Object, error) {
-	var e *store.Error
+func (b *Bucket) getFailed(ctx context.Context, c call, opts *driver.GetOptions, pin int64, mapped error) (*driver.Object, error) {
+	var e *driver.Error
 	if !errors.As(mapped, &e) {
 		return nil, mapped
 	}
-	pinnedMiss := pin != 0 && e.Kind == store.ErrNotExist
+	pinnedMiss := pin != 0 && e.Kind == driver.ErrNotExist
 	emptyTail := e.Status == http.StatusRequestedRangeNotSatisfiable && opts.Offset > 0
 	if !pinnedMiss && !emptyTail {
 		return nil, b.notFound(ctx, c, mapped)
@@ -79,16 +79,16 @@ func (b *Bucket) getFailed(ctx context.Context, c call, opts *store.GetOptions, 
 	case err != nil:
 		return nil, err
 	case pin != 0 && info.ETag != etag(pin):
-		return nil, &store.Error{Op: c.op, Key: c.key, Kind: store.ErrPreconditionFailed, Status: e.Status, Code: e.Code,
+		return nil, &driver.Error{Op: c.op, Key: c.key, Kind: driver.ErrPreconditionFailed, Status: e.Status, Reason: e.Reason,
 			Err: fmt.Errorf("generation %d is not the live one (%s): %w", pin, info.ETag, e.Err)}
 	case emptyTail && info.Size <= opts.Offset:
-		return &store.Object{Info: info, ReadCloser: io.NopCloser(strings.NewReader(""))}, nil
+		return &driver.Object{Info: info, ReadCloser: io.NopCloser(strings.NewReader(""))}, nil
 	}
 	return nil, mapped
 }
 
 // objectBody is a Get's body. When the stream breaks, it returns the fault of the one HTTP
-// response (not the SDK's refused attempt to reopen it), so store.Retry can resume the read.
+// response (not the SDK's refused attempt to reopen it), so driver.Retry can resume the read.
 type objectBody struct {
 	r     *storage.Reader
 	guard *readGuard
@@ -105,7 +105,7 @@ func (o *objectBody) Read(p []byte) (int, error) {
 		return n, o.ctx.Err()
 	}
 	if fault := o.guard.fault(); fault != nil {
-		return n, &store.Error{Op: "get", Key: o.key, Kind: store.ErrUnavailable, Fault: store.FaultTransport, Err: fault}
+		return n, &driver.Error{Op: "get", Key: o.key, Kind: driver.ErrUnavailable, Fault: driver.FaultTransport, Err: fault}
 	}
 	return n, mapError(o.ctx, call{op: "get", key: o.key}, err)
 }
@@ -114,14 +114,14 @@ func (o *objectBody) Close() error { return o.r.Close() }
 
 // Head returns key's metadata: ErrNotExist when the key is absent, ErrBucketMissing when the
 // bucket is.
-func (b *Bucket) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+func (b *Bucket) Head(ctx context.Context, key string) (driver.ObjectInfo, error) {
 	return b.head(ctx, call{op: "head", key: key})
 }
 
-func (b *Bucket) head(ctx context.Context, c call) (store.ObjectInfo, error) {
+func (b *Bucket) head(ctx context.Context, c call) (driver.ObjectInfo, error) {
 	attrs, err := b.bucket.Object(c.key).Attrs(ctx)
 	if err != nil {
-		return store.ObjectInfo{}, b.notFound(ctx, c, mapError(ctx, c, err))
+		return driver.ObjectInfo{}, b.notFound(ctx, c, mapError(ctx, c, err))
 	}
 	return objectInfo(c.key, attrs), nil
 }
@@ -129,7 +129,7 @@ func (b *Bucket) head(ctx context.Context, c call) (store.ObjectInfo, error) {
 // Delete removes key; a missing key is success, a missing bucket ErrBucketMissing.
 // opts.IfMatch makes it conditional on the generation where the server enforces it
 // (fake-gcs-server does not).
-func (b *Bucket) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+func (b *Bucket) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	c := call{op: "delete", key: key}
 	o := b.bucket.Object(key)
 	if opts != nil && opts.IfMatch != "" {
@@ -140,7 +140,7 @@ func (b *Bucket) Delete(ctx context.Context, key string, opts *store.DeleteOptio
 		o = o.If(storage.Conditions{GenerationMatch: gen})
 	}
 	err := b.notFound(ctx, c, mapError(ctx, c, o.Delete(ctx)))
-	if kindOf(err) == store.ErrNotExist {
+	if kindOf(err) == driver.ErrNotExist {
 		return nil
 	}
 	return err
@@ -158,7 +158,7 @@ func (b *Bucket) DeleteMany(ctx context.Context, keys []string) error {
 			break
 		}
 		g.Go(func() error {
-			return b.policy.Do(gctx, store.Request{Op: "delete", Key: k, Replayable: true}, func(ctx context.Context) error {
+			return b.policy.Do(gctx, driver.Request{Op: "delete", Key: k, Replayable: true}, func(ctx context.Context) error {
 				return b.Delete(ctx, k, nil)
 			})
 		})

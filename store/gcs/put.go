@@ -12,7 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Upload sizes.
@@ -30,9 +30,9 @@ const (
 // set when the upload starts and GCS checks it when the upload completes. No request that
 // completes an object is sent before the whole body has been read: a body that fails or comes
 // out at another size than opts.Size, or a cancelled ctx, leaves nothing at key.
-func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if opts == nil {
-		opts = &store.PutOptions{}
+		opts = &driver.PutOptions{}
 	}
 	if body == nil {
 		body = bytes.NewReader(nil)
@@ -41,7 +41,7 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *stor
 	o := b.bucket.Object(key)
 	conds, err := putConditions(c, opts)
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	if conds != nil {
 		o = o.If(*conds)
@@ -50,7 +50,7 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *stor
 	whole, rest, release, err := readAhead(body, opts.Size, chunk)
 	defer release()
 	if err != nil {
-		return store.ObjectInfo{}, b.putFailed(ctx, c, opts, err)
+		return driver.ObjectInfo{}, b.putFailed(ctx, c, opts, err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -75,10 +75,10 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *stor
 	}
 	if err != nil {
 		abort(w, ww.started, cancel, err)
-		return store.ObjectInfo{}, b.putFailed(ctx, c, opts, err)
+		return driver.ObjectInfo{}, b.putFailed(ctx, c, opts, err)
 	}
 	if err := w.Close(); err != nil {
-		return store.ObjectInfo{}, b.putFailed(ctx, c, opts, err)
+		return driver.ObjectInfo{}, b.putFailed(ctx, c, opts, err)
 	}
 	info := objectInfo(key, w.Attrs())
 	info.Size = n
@@ -173,7 +173,7 @@ func abort(w *storage.Writer, started bool, cancel context.CancelFunc, err error
 
 // chunkSize returns the resumable chunk size for one upload: options first, then the config,
 // then DefaultPartSize, rounded up to a multiple of 256 KiB.
-func (b *Bucket) chunkSize(opts *store.PutOptions) int {
+func (b *Bucket) chunkSize(opts *driver.PutOptions) int {
 	size := opts.PartSize
 	if size <= 0 {
 		size = b.partSize
@@ -185,7 +185,7 @@ func (b *Bucket) chunkSize(opts *store.PutOptions) int {
 	return int(size)
 }
 
-// bodyError is the caller's body failing, as opposed to the store.
+// bodyError is the caller's body failing, as opposed to the driver.
 type bodyError struct{ err error }
 
 func (e *bodyError) Error() string { return "reading the body: " + e.err.Error() }
@@ -228,23 +228,23 @@ func (r *readErrors) Read(p []byte) (int, error) {
 // ErrUnavailable wrapping it, never retried (the body is spent); the store's answer by
 // mapError, where a 404 means the bucket (an upload cannot miss its object) unless the bucket
 // is there, and then, on a replace-if-match, a failed condition.
-func (b *Bucket) putFailed(ctx context.Context, c call, opts *store.PutOptions, err error) error {
+func (b *Bucket) putFailed(ctx context.Context, c call, opts *driver.PutOptions, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	var be *bodyError
 	if errors.As(err, &be) {
-		if store.IsContext(be.err) {
+		if driver.IsContext(be.err) {
 			return be.err
 		}
-		return &store.Error{Op: c.op, Key: c.key, Kind: store.ErrUnavailable, Err: err}
+		return &driver.Error{Op: c.op, Key: c.key, Kind: driver.ErrUnavailable, Err: err}
 	}
 	mapped := b.notFound(ctx, c, mapError(ctx, c, err))
-	var e *store.Error
-	if errors.As(mapped, &e) && e.Kind == store.ErrNotExist {
-		e.Kind = store.ErrUnavailable
+	var e *driver.Error
+	if errors.As(mapped, &e) && e.Kind == driver.ErrNotExist {
+		e.Kind = driver.ErrUnavailable
 		if opts.IfMatch != "" {
-			e.Kind = store.ErrPreconditionFailed
+			e.Kind = driver.ErrPreconditionFailed
 		}
 	}
 	return mapped

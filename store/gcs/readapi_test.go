@@ -24,7 +24,7 @@ func TestFakeGCSReadAPIs(t *testing.T) {
 			tg := target{endpoint: srv.Endpoint, emulator: true, xmlReads: xml}
 			open := func(bucket string) *Bucket {
 				loc, _ := store.ParseURL("gs://" + bucket)
-				b, err := newBucket(context.Background(), loc, &cfg, tg)
+				b, err := newBucket(context.Background(), loc, &cfg.Options, cfg.common(), tg)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,19 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"cloud.google.com/go/storage"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
-
-func init() {
-	store.Register("gs", Open)
-}
 
 // EmulatorProject is the project id MakeBucket gives an emulator when nothing names one:
 // emulators accept any.
@@ -25,71 +20,68 @@ const EmulatorProject = "wharf"
 
 // Bucket is a Google Cloud Storage bucket. It makes one HTTP request per SDK call (two for a
 // resumable upload's start and each chunk): retries are the store's RetryPolicy, applied by
-// store.Open's wrapper.
+// driver.Open's wrapper.
 type Bucket struct {
-	client   *storage.Client
-	bucket   *storage.BucketHandle
-	name     string
-	loc      store.Location
-	target   target
-	auth     *authTransport // nil when anonymous
-	project  string         // the service-account key's project_id, if any
-	location string         // where MakeBucket creates the bucket (the config's region)
-	policy   *store.RetryPolicy
-	partSize int64
-	log      *slog.Logger
+	client  *storage.Client
+	bucket  *storage.BucketHandle
+	name    string
+	loc     driver.Location
+	target  target
+	auth    *authTransport // nil when anonymous
+	project string         // the service-account key's project_id, if any
+	// envProject is GOOGLE_CLOUD_PROJECT, which names the project first.
+	envProject string
+	location   string // where MakeBucket creates the bucket (the config's region)
+	policy     *driver.RetryPolicy
+	partSize   int64
+	log        *slog.Logger
 }
 
 var (
-	_ store.Store        = (*Bucket)(nil)
-	_ store.Copier       = (*Bucket)(nil)
-	_ store.BucketMaker  = (*Bucket)(nil)
-	_ store.BatchDeleter = (*Bucket)(nil)
-	_ store.Describer    = (*Bucket)(nil)
+	_ driver.Bucket       = (*Bucket)(nil)
+	_ driver.Copier       = (*Bucket)(nil)
+	_ driver.BucketMaker  = (*Bucket)(nil)
+	_ driver.BatchDeleter = (*Bucket)(nil)
 )
 
-// Open opens the bucket of loc (a gs:// location) with cfg, which has passed
-// store.Config.Check. It reads the service-account key, if one is given, but makes no request.
-func Open(ctx context.Context, loc store.Location, cfg *store.Config) (store.Store, error) {
-	return New(ctx, loc, cfg)
-}
-
-// New is Open returning the concrete *Bucket.
-func New(ctx context.Context, loc store.Location, cfg *store.Config) (*Bucket, error) {
-	t, err := targetFor(cfg)
+// New opens the bucket of loc (a gs:// location) with o, which has passed Check. It reads the
+// service-account key, if one is given, but makes no request.
+func New(ctx context.Context, loc driver.Location, o *Options, c *driver.Common) (*Bucket, error) {
+	t, err := o.target(c)
 	if err != nil {
 		return nil, err
 	}
-	return newBucket(ctx, loc, cfg, t)
+	return newBucket(ctx, loc, o, c, t)
 }
 
-func newBucket(ctx context.Context, loc store.Location, cfg *store.Config, t target) (*Bucket, error) {
-	cs, err := credentialsFor(cfg, t)
+func newBucket(ctx context.Context, loc driver.Location, o *Options, c *driver.Common, t target) (*Bucket, error) {
+	cs, err := credentialsFor(o, c, t)
 	if err != nil {
 		return nil, err
 	}
-	client, at, err := newClient(ctx, cfg, t, cs)
+	client, at, err := newClient(ctx, c, t, cs)
 	if err != nil {
 		return nil, err
 	}
 	return &Bucket{
-		client:   client,
-		bucket:   client.Bucket(loc.Bucket),
-		name:     loc.Bucket,
-		loc:      loc.Root(),
-		target:   t,
-		auth:     at,
-		project:  cs.projectID,
-		location: cfg.Region,
-		policy:   cfg.RetryPolicy(),
-		partSize: cfg.PartSize,
-		log:      cfg.Log(),
+		client:     client,
+		bucket:     client.Bucket(loc.Bucket),
+		name:       loc.Bucket,
+		loc:        loc.Root(),
+		target:     t,
+		auth:       at,
+		project:    cs.projectID,
+		envProject: o.project,
+		location:   o.Region,
+		policy:     c.RetryPolicy(),
+		partSize:   o.PartSize,
+		log:        c.Log(),
 	}, nil
 }
 
 // Describe names the bucket and, for an emulator, its endpoint; never a credential.
-func (b *Bucket) Describe() store.Description {
-	d := store.Description{Scheme: "gs", Location: b.loc.String()}
+func (b *Bucket) Describe() driver.Description {
+	d := driver.Description{Scheme: "gs", Location: b.loc.String()}
 	if b.target.emulator {
 		d.Endpoint = b.target.endpoint
 	}
@@ -119,13 +111,13 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 		return nil
 	}
 	mapped := mapError(ctx, call{op: "make-bucket", key: b.name}, err)
-	var e *store.Error
+	var e *driver.Error
 	if !errors.As(mapped, &e) || e.Status != 409 {
 		return mapped
 	}
 	// 409: the name is taken. Ours if we can read it; GCS names are global.
 	if _, aerr := b.bucket.Attrs(ctx); aerr != nil {
-		e.Kind = store.ErrForbidden
+		e.Kind = driver.ErrForbidden
 		e.Err = fmt.Errorf("bucket name %s is taken, and not readable with these credentials: %w", b.name, err)
 		return e
 	}
@@ -134,8 +126,8 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 
 // projectID finds the project a new bucket goes in.
 func (b *Bucket) projectID(ctx context.Context) (string, error) {
-	if p := os.Getenv("GOOGLE_CLOUD_PROJECT"); p != "" {
-		return p, nil
+	if b.envProject != "" {
+		return b.envProject, nil
 	}
 	if b.project != "" {
 		return b.project, nil
@@ -150,7 +142,7 @@ func (b *Bucket) projectID(ctx context.Context) (string, error) {
 	if b.target.emulator {
 		return EmulatorProject, nil
 	}
-	return "", &store.Error{Op: "make-bucket", Key: b.name, Kind: store.ErrConfig,
+	return "", &driver.Error{Op: "make-bucket", Key: b.name, Kind: driver.ErrConfig,
 		Err: errors.New("no project to create the bucket in: set GOOGLE_CLOUD_PROJECT, or use a service-account key or default credentials that name one")}
 }
 
@@ -158,15 +150,15 @@ func (b *Bucket) projectID(ctx context.Context) (string, error) {
 // generation preconditions on dst, where the server honours them (fake-gcs-server ignores
 // them). With opts.Metadata or opts.ContentType set, they replace the source's; otherwise the
 // source's are kept. A missing src is ErrNotExist.
-func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if opts == nil {
-		opts = &store.PutOptions{}
+		opts = &driver.PutOptions{}
 	}
 	c := call{op: "copy", key: dst}
 	dh := b.bucket.Object(dst)
 	conds, err := putConditions(c, opts)
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	if conds != nil {
 		dh = dh.If(*conds)
@@ -178,7 +170,7 @@ func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptio
 	}
 	attrs, err := cp.Run(ctx)
 	if err != nil {
-		return store.ObjectInfo{}, b.notFound(ctx, c, mapError(ctx, c, err))
+		return driver.ObjectInfo{}, b.notFound(ctx, c, mapError(ctx, c, err))
 	}
 	return objectInfo(dst, attrs), nil
 }
@@ -186,7 +178,7 @@ func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptio
 // putConditions returns the generation preconditions of a put or copy: DoesNotExist for
 // create-if-absent, GenerationMatch for replace-if-match; nil when unconditional. An IfMatch
 // that is not a generation matches no object: ErrPreconditionFailed without a request.
-func putConditions(c call, opts *store.PutOptions) (*storage.Conditions, error) {
+func putConditions(c call, opts *driver.PutOptions) (*storage.Conditions, error) {
 	switch {
 	case opts.IfNoneMatch:
 		return &storage.Conditions{DoesNotExist: true}, nil
@@ -204,7 +196,7 @@ func putConditions(c call, opts *store.PutOptions) (*storage.Conditions, error) 
 func parseGeneration(c call, etag string) (int64, error) {
 	gen, err := strconv.ParseInt(strings.Trim(etag, `"`), 10, 64)
 	if err != nil || gen <= 0 {
-		return 0, &store.Error{Op: c.op, Key: c.key, Kind: store.ErrPreconditionFailed,
+		return 0, &driver.Error{Op: c.op, Key: c.key, Kind: driver.ErrPreconditionFailed,
 			Err: fmt.Errorf("ETag %q is not a GCS generation, so no object matches it", etag)}
 	}
 	return gen, nil
@@ -220,8 +212,8 @@ func etag(gen int64) string {
 
 // objectInfo converts SDK attributes. LastModified is kept to the second, as reads report it
 // (Last-Modified), so that Head, List and Get agree.
-func objectInfo(key string, a *storage.ObjectAttrs) store.ObjectInfo {
-	return store.ObjectInfo{
+func objectInfo(key string, a *storage.ObjectAttrs) driver.ObjectInfo {
+	return driver.ObjectInfo{
 		Key: key, Size: a.Size, ETag: etag(a.Generation), LastModified: seconds(a.Updated),
 		ContentType: a.ContentType, Metadata: lowerKeys(a.Metadata),
 	}

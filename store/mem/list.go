@@ -6,22 +6,22 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // List returns one sorted page of the keys under opts.Prefix. Page.Next is the last key or
 // common prefix returned, and is set only when more follow.
-func (s *Store) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
+func (s *Store) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
 	if err := ctx.Err(); err != nil {
-		return store.Page{}, err
+		return driver.Page{}, err
 	}
-	var o store.ListOptions
+	var o driver.ListOptions
 	if opts != nil {
 		o = *opts
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := store.NewPager(&o)
+	p := driver.NewPager(&o)
 	for _, key := range slices.Sorted(maps.Keys(s.objs)) {
 		if !strings.HasPrefix(key, o.Prefix) {
 			continue

@@ -13,14 +13,27 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
-func init() { store.Register("mem", open) }
-
-func open(_ context.Context, loc store.Location, _ *store.Config) (store.Store, error) {
-	return Named(loc.Bucket), nil
+func init() {
+	driver.Register(driver.Backend{
+		Scheme: "mem",
+		Parse: func(rest string) (driver.Location, error) {
+			return driver.SplitBucket("mem", rest, "mem://name/key")
+		},
+		Options: func() driver.Options { return &Options{} },
+		Open: func(_ context.Context, loc driver.Location, _ driver.Options, _ *driver.Common) (driver.Bucket, error) {
+			return Named(loc.Bucket), nil
+		},
+	})
 }
+
+// Options are the mem store's options: it has none.
+type Options struct{}
+
+// Check accepts the empty options.
+func (*Options) Check(driver.Location, *driver.Common) error { return nil }
 
 var (
 	namedMu sync.Mutex
@@ -40,10 +53,10 @@ func Named(name string) *Store {
 	return s
 }
 
-// New returns an empty private store.
+// New returns an empty private driver.
 func New() *Store { return newStore("mem://") }
 
-// Store is an in-memory store. Its zero value is not usable: call New or Named.
+// Store is an in-memory driver. Its zero value is not usable: call New or Named.
 type Store struct {
 	location string
 
@@ -54,14 +67,13 @@ type Store struct {
 
 type object struct {
 	data []byte // never modified once stored
-	info store.ObjectInfo
+	info driver.ObjectInfo
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.Copier      = (*Store)(nil)
-	_ store.BucketMaker = (*Store)(nil)
-	_ store.Describer   = (*Store)(nil)
+	_ driver.Bucket      = (*Store)(nil)
+	_ driver.Copier      = (*Store)(nil)
+	_ driver.BucketMaker = (*Store)(nil)
 )
 
 func newStore(location string) *Store {
@@ -70,11 +82,11 @@ func newStore(location string) *Store {
 
 // Get returns the object at key, or the byte range opts asks for. A range starting at or past
 // the end returns an empty body.
-func (s *Store) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+func (s *Store) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var o store.GetOptions
+	var o driver.GetOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -91,51 +103,51 @@ func (s *Store) Get(ctx context.Context, key string, opts *store.GetOptions) (*s
 	if o.Length > 0 && o.Length < int64(len(data)) {
 		data = data[:o.Length]
 	}
-	return &store.Object{Info: cloneInfo(obj.info), ReadCloser: io.NopCloser(bytes.NewReader(data))}, nil
+	return &driver.Object{Info: cloneInfo(obj.info), ReadCloser: io.NopCloser(bytes.NewReader(data))}, nil
 }
 
 // Head returns the object's metadata.
-func (s *Store) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+func (s *Store) Head(ctx context.Context, key string) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	obj, ok := s.objs[key]
 	if !ok {
-		return store.ObjectInfo{}, notExist("head", key)
+		return driver.ObjectInfo{}, notExist("head", key)
 	}
 	return cloneInfo(obj.info), nil
 }
 
 // Put reads body whole, then stores it if opts' condition holds.
-func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	data, err := readBody(ctx, key, body)
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
-	var o store.PutOptions
+	var o driver.PutOptions
 	if opts != nil {
 		o = *opts
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check("put", key, &o); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	return s.store(key, data, o.ContentType, o.Metadata), nil
 }
 
 // Copy copies src to dst; opts' condition applies to dst. Metadata and content type come from
 // opts when given, from src otherwise.
-func (s *Store) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
-	var o store.PutOptions
+	var o driver.PutOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -143,10 +155,10 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *store.PutOption
 	defer s.mu.Unlock()
 	from, ok := s.objs[src]
 	if !ok {
-		return store.ObjectInfo{}, notExist("copy", src)
+		return driver.ObjectInfo{}, notExist("copy", src)
 	}
 	if err := s.check("copy", dst, &o); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	if o.Metadata == nil {
 		o.Metadata = from.info.Metadata
@@ -159,14 +171,14 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *store.PutOption
 
 // Delete removes key; with opts.IfMatch only when key holds that ETag (a missing key then
 // fails the condition).
-func (s *Store) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+func (s *Store) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if opts != nil && opts.IfMatch != "" {
-		if err := s.check("delete", key, &store.PutOptions{IfMatch: opts.IfMatch}); err != nil {
+		if err := s.check("delete", key, &driver.PutOptions{IfMatch: opts.IfMatch}); err != nil {
 			return err
 		}
 	}
@@ -180,19 +192,19 @@ func (s *Store) MakeBucket(ctx context.Context) error { return ctx.Err() }
 // Close does nothing: a named store lives as long as the process.
 func (s *Store) Close() error { return nil }
 
-// Describe names the store.
-func (s *Store) Describe() store.Description {
-	return store.Description{Scheme: "mem", Location: s.location}
+// Describe names the driver.
+func (s *Store) Describe() driver.Description {
+	return driver.Description{Scheme: "mem", Location: s.location}
 }
 
 // check applies o's condition to key; s.mu is held.
-func (s *Store) check(op, key string, o *store.PutOptions) error {
+func (s *Store) check(op, key string, o *driver.PutOptions) error {
 	cur, exists := s.objs[key]
 	switch {
 	case o.IfNoneMatch && exists:
-		return &store.Error{Op: op, Key: key, Kind: store.ErrPreconditionFailed, Err: errors.New("key exists")}
+		return &driver.Error{Op: op, Key: key, Kind: driver.ErrPreconditionFailed, Err: errors.New("key exists")}
 	case o.IfMatch != "" && !exists:
-		return &store.Error{Op: op, Key: key, Kind: store.ErrPreconditionFailed, Err: errors.New("key does not exist")}
+		return &driver.Error{Op: op, Key: key, Kind: driver.ErrPreconditionFailed, Err: errors.New("key does not exist")}
 	case o.IfMatch != "" && cur.info.ETag != o.IfMatch:
 		return stale(op, key, o.IfMatch)
 	}
@@ -200,12 +212,12 @@ func (s *Store) check(op, key string, o *store.PutOptions) error {
 }
 
 // store records data at key with a fresh ETag; s.mu is held.
-func (s *Store) store(key string, data []byte, contentType string, md map[string]string) store.ObjectInfo {
+func (s *Store) store(key string, data []byte, contentType string, md map[string]string) driver.ObjectInfo {
 	s.seq++
 	h := sha256.New()
 	h.Write(data)
 	h.Write(binary.BigEndian.AppendUint64(nil, s.seq))
-	info := store.ObjectInfo{
+	info := driver.ObjectInfo{
 		Key:          key,
 		Size:         int64(len(data)),
 		ETag:         hex.EncodeToString(h.Sum(nil)[:16]),
@@ -226,7 +238,7 @@ func readBody(ctx context.Context, key string, body io.Reader) ([]byte, error) {
 	if err == nil {
 		return buf.Bytes(), nil
 	}
-	return nil, store.BodyError(ctx, "put", key, err)
+	return nil, driver.BodyError(ctx, "put", key, err)
 }
 
 type ctxReader struct {
@@ -241,16 +253,16 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func cloneInfo(i store.ObjectInfo) store.ObjectInfo {
+func cloneInfo(i driver.ObjectInfo) driver.ObjectInfo {
 	i.Metadata = maps.Clone(i.Metadata)
 	return i
 }
 
 func notExist(op, key string) error {
-	return &store.Error{Op: op, Key: key, Kind: store.ErrNotExist}
+	return &driver.Error{Op: op, Key: key, Kind: driver.ErrNotExist}
 }
 
 func stale(op, key, etag string) error {
-	return &store.Error{Op: op, Key: key, Kind: store.ErrPreconditionFailed,
+	return &driver.Error{Op: op, Key: key, Kind: driver.ErrPreconditionFailed,
 		Err: fmt.Errorf("current ETag is not %q", etag)}
 }

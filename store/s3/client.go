@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // defaultRegion is used when neither the config nor the SDK's environment names a region.
@@ -29,11 +29,11 @@ type target struct {
 
 // targetFor resolves the endpoint and region of loc: r2 URLs name the account whose endpoint
 // serves them, in region "auto".
-func targetFor(loc store.Location, cfg *store.Config) target {
+func targetFor(loc driver.Location, o *Options) target {
+	t := target{endpoint: o.Endpoint, region: o.Region}
 	if loc.Scheme != "r2" {
-		return target{endpoint: cfg.Endpoint, region: cfg.Region}
+		return t
 	}
-	t := target{endpoint: cfg.Endpoint, region: cfg.Region}
 	if t.endpoint == "" {
 		t.endpoint = "https://" + loc.Account + ".r2.cloudflarestorage.com"
 	}
@@ -44,21 +44,31 @@ func targetFor(loc store.Location, cfg *store.Config) target {
 }
 
 // newClient builds the SDK client: SDK retries off (the store's RetryPolicy is the only one),
-// the HTTP client of store.NewHTTPClient, path-style addressing on a custom endpoint, and no
+// the HTTP client of driver.NewHTTPClient, path-style addressing on a custom endpoint, and no
 // checksums beyond what an operation requires.
-func newClient(ctx context.Context, loc store.Location, cfg *store.Config) (*s3.Client, target, error) {
-	t := targetFor(loc, cfg)
-	awsCfg, err := loadAWSConfig(ctx, t.region, cfg.Log())
+func newClient(ctx context.Context, loc driver.Location, o *Options, c *driver.Common) (*s3.Client, target, error) {
+	t := targetFor(loc, o)
+	awsCfg, err := loadAWSConfig(ctx, t.region, c.Log())
 	if err != nil {
-		return nil, t, &store.Error{Op: "open", Key: loc.String(), Kind: store.ErrConfig,
+		return nil, t, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("loading the AWS SDK configuration: %w", err)}
 	}
-	hc, err := httpClient(cfg.RetryPolicy())
+	hc, err := httpClient(c)
 	if err != nil {
-		return nil, t, &store.Error{Op: "open", Key: loc.String(), Kind: store.ErrConfig, Err: err}
+		return nil, t, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig, Err: err}
 	}
 	t.region = awsCfg.Region
-	creds, err := credentialsFor(cfg, awsCfg)
+	if t.endpoint == "" {
+		// The AWS profile's endpoint_url (or its services section's, for S3), as the AWS
+		// tools read it, under the same rules as any endpoint.
+		if be := s3.NewFromConfig(awsCfg).Options().BaseEndpoint; be != nil && *be != "" {
+			if err := c.CheckEndpoint("the AWS configuration's endpoint_url", *be); err != nil {
+				return nil, t, err
+			}
+			t.endpoint = *be
+		}
+	}
+	creds, err := credentialsFor(o, c, awsCfg)
 	if err != nil {
 		return nil, t, err
 	}
@@ -113,11 +123,11 @@ func loadAWSConfig(ctx context.Context, region string, log *slog.Logger) (aws.Co
 	return awsCfg, nil
 }
 
-// httpClient returns store.NewHTTPClient(p), trusting AWS_CA_BUNDLE when it is set, as
-// the SDK's own client would.
-func httpClient(p *store.RetryPolicy) (*http.Client, error) {
-	hc := store.NewHTTPClient(p)
-	path := os.Getenv("AWS_CA_BUNDLE")
+// httpClient returns driver.NewHTTPClient of the policy, trusting AWS_CA_BUNDLE when it is
+// set, as the SDK's own client would.
+func httpClient(c *driver.Common) (*http.Client, error) {
+	hc := driver.NewHTTPClient(c.RetryPolicy())
+	path := c.Env(EnvCABundle)
 	if path == "" {
 		return hc, nil
 	}
@@ -126,7 +136,7 @@ func httpClient(p *store.RetryPolicy) (*http.Client, error) {
 		return nil, fmt.Errorf("AWS_CA_BUNDLE: %w", err)
 	}
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) || !store.SetRootCAs(hc, pool) {
+	if !pool.AppendCertsFromPEM(pem) || !driver.SetRootCAs(hc, pool) {
 		return nil, fmt.Errorf("AWS_CA_BUNDLE %s: no PEM certificate in it", path)
 	}
 	return hc, nil
@@ -134,28 +144,28 @@ func httpClient(p *store.RetryPolicy) (*http.Client, error) {
 
 // credentialsFor returns the credentials provider cfg asks for: none (anonymous), static keys
 // read from their references, workload-role credentials, or the SDK's default chain.
-func credentialsFor(cfg *store.Config, awsCfg aws.Config) (aws.CredentialsProvider, error) {
+func credentialsFor(o *Options, c *driver.Common, awsCfg aws.Config) (aws.CredentialsProvider, error) {
 	switch {
-	case cfg.Anonymous:
+	case o.Anonymous:
 		return aws.AnonymousCredentials{}, nil
-	case cfg.Credentials == "role":
-		return newRoleProvider(awsCfg, cfg.Log()), nil
-	case cfg.AccessKeyID != "" || cfg.SecretAccessKey != "":
-		return staticCredentials(cfg)
+	case o.Credentials == "role":
+		return newRoleProvider(awsCfg, c.Env, c.Log()), nil
+	case o.AccessKeyID != "" || o.SecretAccessKey != "":
+		return staticCredentials(o, c)
 	}
 	return awsCfg.Credentials, nil
 }
 
-func staticCredentials(cfg *store.Config) (aws.CredentialsProvider, error) {
-	id, err := store.Resolve("access_key_id", cfg.AccessKeyID)
+func staticCredentials(o *Options, c *driver.Common) (aws.CredentialsProvider, error) {
+	id, err := c.Resolve("access_key_id", o.AccessKeyID)
 	if err != nil {
 		return nil, err
 	}
-	key, err := store.Resolve("secret_access_key", cfg.SecretAccessKey)
+	key, err := c.Resolve("secret_access_key", o.SecretAccessKey)
 	if err != nil {
 		return nil, err
 	}
-	token, err := store.Resolve("session_token", cfg.SessionToken)
+	token, err := c.Resolve("session_token", o.SessionToken)
 	if err != nil {
 		return nil, err
 	}

@@ -7,39 +7,39 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
 
 // conformance runs the store conformance suite against the S3 server cfg points at, each case
 // on a fresh bucket opened the way store.Open opens it. want is what the server is known to
 // do with each condition; the suite holds the probe and its own observations to it.
-func conformance(t *testing.T, name string, cfg store.Config, want map[string]string, quirks ...func(*storetest.Harness)) {
+func conformance(t *testing.T, name string, cfg testConfig, want map[string]string, quirks ...func(*storetest.Harness)) {
 	// The suite checks semantics, not latency: every case runs in parallel against one
 	// server, so give each attempt more time than the default 2 s / 4 s / 10 s (the timeouts
 	// themselves are tested through the fault proxy).
 	p := store.DefaultRetryPolicy()
 	p.ResponseTimeouts = []time.Duration{20 * time.Second, 30 * time.Second, 60 * time.Second}
 	cfg.Retry = p
-	open := func(t *testing.T, bucket string, make bool) store.Store {
-		s, err := store.OpenURL(context.Background(), "s3://"+bucket, cfg)
+	open := func(t *testing.T, bucket string, make bool) *store.Store {
+		s, err := store.Open(context.Background(), "s3://"+bucket, cfg.storeConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if make {
-			if err := store.MakeBucket(context.Background(), s); err != nil {
+			if err := s.MakeBucket(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			b, _ := store.As[*Bucket](s)
-			t.Cleanup(func() { removeBucket(t, b) })
+			t.Cleanup(func() { removeBucket(t, s.Bucket().(*Bucket)) })
 		}
 		return s
 	}
 	h := storetest.Harness{
 		Name:        name,
-		Open:        func(t *testing.T) store.Store { return open(t, uniqueBucket(t), true) },
-		OpenMissing: func(t *testing.T) store.Store { return open(t, uniqueBucket(t)+"-missing", false) },
-		OpenUploads: func(t *testing.T, s store.Store) int {
-			b, ok := store.As[*Bucket](s)
+		Open:        func(t *testing.T) *store.Store { return open(t, uniqueBucket(t), true) },
+		OpenMissing: func(t *testing.T) *store.Store { return open(t, uniqueBucket(t)+"-missing", false) },
+		OpenUploads: func(t *testing.T, s *store.Store) int {
+			b, ok := s.Bucket().(*Bucket)
 			if !ok {
 				t.Fatal("not an s3 store")
 			}
@@ -60,13 +60,13 @@ func conformance(t *testing.T, name string, cfg store.Config, want map[string]st
 func TestMinIOConformance(t *testing.T) {
 	srv := testenv.MinIO(t)
 	conformance(t, "s3-minio", minioConfig(t, srv), map[string]string{
-		store.CapConditionalCreate:   store.Yes,
-		store.CapConditionalReplace:  store.Yes,
-		store.CapConditionalDelete:   store.No, // MinIO deletes anyway
-		store.CapPinnedRead:          store.Yes,
-		store.CapUserMetadata:        store.Yes,
-		store.CapListAfterWrite:      store.Yes,
-		storetest.CapConditionalCopy: store.No, // MinIO overwrites
+		probe.CapConditionalCreate:   probe.Yes,
+		probe.CapConditionalReplace:  probe.Yes,
+		probe.CapConditionalDelete:   probe.No, // MinIO deletes anyway
+		probe.CapPinnedRead:          probe.Yes,
+		probe.CapUserMetadata:        probe.Yes,
+		probe.CapListAfterWrite:      probe.Yes,
+		storetest.CapConditionalCopy: probe.No, // MinIO overwrites
 	})
 }
 
@@ -74,13 +74,13 @@ func TestMinIOConformance(t *testing.T) {
 func TestSeaweedFSConformance(t *testing.T) {
 	srv := testenv.SeaweedFS(t)
 	conformance(t, "s3-seaweedfs", minioConfig(t, srv), map[string]string{
-		store.CapConditionalCreate:   store.Yes,
-		store.CapConditionalReplace:  store.Yes,
-		store.CapConditionalDelete:   store.Yes,
-		store.CapPinnedRead:          store.Yes,
-		store.CapUserMetadata:        store.Yes,
-		store.CapListAfterWrite:      store.Yes,
-		storetest.CapConditionalCopy: store.Yes,
+		probe.CapConditionalCreate:   probe.Yes,
+		probe.CapConditionalReplace:  probe.Yes,
+		probe.CapConditionalDelete:   probe.Yes,
+		probe.CapPinnedRead:          probe.Yes,
+		probe.CapUserMetadata:        probe.Yes,
+		probe.CapListAfterWrite:      probe.Yes,
+		storetest.CapConditionalCopy: probe.Yes,
 	}, func(h *storetest.Harness) { h.EmptyPrefixesLinger = true }) // its filer keeps emptied directories
 }
 
@@ -91,12 +91,12 @@ func TestNoConditionsConformance(t *testing.T) {
 	proxy, srv := testenv.FaultProxy(t, testenv.MinIO(t))
 	proxy.StripConditions(true)
 	conformance(t, "s3-minio-no-conditions", minioConfig(t, srv), map[string]string{
-		store.CapConditionalCreate:   store.No,
-		store.CapConditionalReplace:  store.No,
-		store.CapConditionalDelete:   store.No,
-		store.CapPinnedRead:          store.No,
-		store.CapUserMetadata:        store.Yes,
-		store.CapListAfterWrite:      store.Yes,
-		storetest.CapConditionalCopy: store.No,
+		probe.CapConditionalCreate:   probe.No,
+		probe.CapConditionalReplace:  probe.No,
+		probe.CapConditionalDelete:   probe.No,
+		probe.CapPinnedRead:          probe.No,
+		probe.CapUserMetadata:        probe.Yes,
+		probe.CapListAfterWrite:      probe.Yes,
+		storetest.CapConditionalCopy: probe.No,
 	})
 }

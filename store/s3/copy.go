@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // copyMax is the largest source one CopyObject copies (S3's limit); copyPartSize is the
@@ -35,12 +35,12 @@ const copyConcurrency = 8
 // One CopyObject copies at most 5 GiB. A larger source (opts.Size says so, or the server
 // refuses the copy as too large) is copied as a multipart upload of UploadPartCopy parts,
 // each pinned to the source's ETag; any failure aborts the upload (see copyParts).
-func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if opts == nil {
-		opts = &store.PutOptions{}
+		opts = &driver.PutOptions{}
 	}
 	if err := b.checkBucket(ctx, "copy", dst); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	if opts.Size > copyMax {
 		return b.copyParts(ctx, src, dst, opts)
@@ -64,9 +64,9 @@ func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *store.PutOptio
 		if tooLargeToCopy(err) {
 			return b.copyParts(ctx, src, dst, opts)
 		}
-		return store.ObjectInfo{}, mapError(ctx, call{op: "copy", key: dst, ifMatch: opts.IfMatch != ""}, err)
+		return driver.ObjectInfo{}, mapError(ctx, call{op: "copy", key: dst, ifMatch: opts.IfMatch != ""}, err)
 	}
-	info := store.ObjectInfo{Key: dst}
+	info := driver.ObjectInfo{Key: dst}
 	if r := out.CopyObjectResult; r != nil {
 		info.ETag, info.LastModified = unquote(r.ETag), aws.ToTime(r.LastModified)
 	}
@@ -103,15 +103,15 @@ func tooLargeToCopy(err error) bool {
 // replaced meanwhile fails the copy (ErrPreconditionFailed naming src) instead of splicing
 // two versions. The commit carries opts' condition. Any failure or cancellation aborts the
 // upload; errors leave with Fault None, so the copy as a whole is not replayed.
-func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
-	var head store.ObjectInfo
-	err := b.policy.Do(ctx, store.Request{Op: "copy", Key: src, Replayable: true}, func(ctx context.Context) error {
+func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
+	var head driver.ObjectInfo
+	err := b.policy.Do(ctx, driver.Request{Op: "copy", Key: src, Replayable: true}, func(ctx context.Context) error {
 		var err error
 		head, err = b.Head(ctx, src)
 		return err
 	})
 	if err != nil {
-		return store.ObjectInfo{}, store.WithoutFault(err)
+		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
 	popts := *opts
 	if opts.Metadata == nil && opts.ContentType == "" {
@@ -119,7 +119,7 @@ func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *store.Put
 	}
 	u := &upload{b: b, key: dst, opts: &popts}
 	if u.id, err = b.createUpload(ctx, dst, &popts); err != nil {
-		return store.ObjectInfo{}, store.WithoutFault(err)
+		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
 	return u.finish(ctx, head.Size, u.copyParts(ctx, src, head))
 }
@@ -136,7 +136,7 @@ func copyPartSizeFor(size int64) int64 {
 
 // copyParts copies every range of src into the upload; it returns the first failure, once
 // the part copies in flight have stopped.
-func (u *upload) copyParts(ctx context.Context, src string, head store.ObjectInfo) error {
+func (u *upload) copyParts(ctx context.Context, src string, head driver.ObjectInfo) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ps := copyPartSizeFor(head.Size)
@@ -181,8 +181,8 @@ func (u *upload) copyPart(ctx context.Context, n int32, src, etag string, first,
 		})
 		if err != nil {
 			mapped := mapError(ctx, call{op: "copy", key: u.key}, err)
-			if errors.Is(mapped, store.ErrPreconditionFailed) {
-				return nil, &store.Error{Op: "copy", Key: src, Kind: store.ErrPreconditionFailed,
+			if errors.Is(mapped, driver.ErrPreconditionFailed) {
+				return nil, &driver.Error{Op: "copy", Key: src, Kind: driver.ErrPreconditionFailed,
 					Err: fmt.Errorf("the source changed while it was being copied: %w", err)}
 			}
 			return nil, mapped

@@ -23,7 +23,7 @@ func inParts(t *testing.T) {
 
 func TestMinIOCopyInParts(t *testing.T) {
 	inParts(t)
-	testCopyInParts(t, openMinIO(t, store.Config{}))
+	testCopyInParts(t, openMinIO(t, testConfig{}))
 }
 
 func TestSeaweedFSCopyInParts(t *testing.T) {

@@ -2,12 +2,12 @@
 // Ceph, Cloudflare R2), over the official SDK github.com/aws/aws-sdk-go-v2/service/s3.
 //
 // It registers the schemes "s3" and "r2"; only cmd/wharf imports it. A Bucket implements
-// store.Store, store.Copier (CopyObject, with If-None-Match/If-Match where the server honours
-// them), store.BucketMaker (CreateBucket; a bucket already owned by the caller is success) and
-// store.Describer, plus DeleteMany, a batch delete over DeleteObjects for recursive removal.
+// driver.Store, driver.Copier (CopyObject, with If-None-Match/If-Match where the server honours
+// them), driver.BucketMaker (CreateBucket; a bucket already owned by the caller is success) and
+// driver.Describer, plus DeleteMany, a batch delete over DeleteObjects for recursive removal.
 //
 // The SDK's own retries are off: a Bucket makes one HTTP request per call, over the HTTP
-// client of store.NewHTTPClient, and store.Open's wrapper applies the one retry policy. A put
+// client of driver.NewHTTPClient, and driver.Open's wrapper applies the one retry policy. A put
 // larger than 16 MiB (or of unknown size beyond one part) goes multipart: parts of PartSize
 // (default 16 MiB, at least 5 MiB), Concurrency (default 4) in flight, memory bounded by
 // Concurrency × PartSize, each part retried alone. A body of known size that is an
@@ -57,27 +57,27 @@
 // they are still valid, wharf logs a warning, keeps signing with them, and the next request
 // tries again. While one request refreshes, others sign with the still-valid keys. Expired
 // keys never sign: once they expire every source is tried again in order, and none answering
-// fails the request with store.ErrRoleUnavailable (WHARF_ROLE_UNAVAILABLE), naming each source
+// fails the request with driver.ErrRoleUnavailable (WHARF_ROLE_UNAVAILABLE), naming each source
 // and why (not configured, or its error), and when keys had expired, when. Keys or anonymous
-// beside credentials: role are refused by store.Config.Check (WHARF_CREDENTIAL_CONFLICT).
+// beside credentials: role are refused by driver.Config.Check (WHARF_CREDENTIAL_CONFLICT).
 //
 // # Errors
 //
 // SDK errors are mapped in one function (mapError) from the S3 error code and HTTP status:
 //
-//	NoSuchKey, 404 on a GET/HEAD of an object        store.ErrNotExist
-//	NoSuchBucket, any other 404                      store.ErrBucketMissing (a HEAD 404 is
+//	NoSuchKey, 404 on a GET/HEAD of an object        driver.ErrNotExist
+//	NoSuchBucket, any other 404                      driver.ErrBucketMissing (a HEAD 404 is
 //	                                                 checked with HeadBucket)
 //	412, 409 ConditionalRequestConflict,
-//	404 NoSuchKey on an If-Match put                 store.ErrPreconditionFailed
+//	404 NoSuchKey on an If-Match put                 driver.ErrPreconditionFailed
 //	403 AccessDenied, InvalidAccessKeyId,
-//	SignatureDoesNotMatch, no credentials            store.ErrForbidden
-//	501 NotImplemented                               store.ErrUnsupported
-//	429, 500, 502, 503, 504, SlowDown                store.ErrUnavailable, FaultThrottled
-//	reset, timeout, truncated body                   store.ErrUnavailable, FaultTransport
-//	role credentials from no source, or expired      store.ErrRoleUnavailable, naming each source
+//	SignatureDoesNotMatch, no credentials            driver.ErrForbidden
+//	501 NotImplemented                               driver.ErrUnsupported
+//	429, 500, 502, 503, 504, SlowDown                driver.ErrUnavailable, FaultThrottled
+//	reset, timeout, truncated body                   driver.ErrUnavailable, FaultTransport
+//	role credentials from no source, or expired      driver.ErrRoleUnavailable, naming each source
 //	and no source answering a refresh
 //
-// Every *store.Error carries the HTTP status and S3 code. The caller's context error passes
+// Every *driver.Error carries the HTTP status and S3 code. The caller's context error passes
 // through unwrapped. No error or log line holds a credential.
 package s3

@@ -9,7 +9,8 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // call names the request an error came from, for the mapping.
@@ -32,79 +33,79 @@ func mapError(ctx context.Context, c call, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	e := &store.Error{Op: c.op, Key: c.key, Err: err}
+	e := &driver.Error{Op: c.op, Key: c.key, Err: err}
 	var api smithy.APIError
 	if errors.As(err, &api) {
-		e.Code = api.ErrorCode()
+		e.Reason = api.ErrorCode()
 	}
 	var resp interface{ HTTPStatusCode() int }
 	if errors.As(err, &resp) {
 		e.Status = resp.HTTPStatusCode()
 	}
 	switch {
-	case e.Status != 0 || e.Code != "":
-		e.Kind, e.Fault = classify(c, e.Status, e.Code)
+	case e.Status != 0 || e.Reason != "":
+		e.Kind, e.Fault = classify(c, e.Status, e.Reason)
 	case isRoleError(err):
-		e.Kind = store.ErrRoleUnavailable
+		e.Kind = driver.ErrRoleUnavailable
 	case isSigningError(err):
-		e.Kind = store.ErrForbidden
+		e.Kind = driver.ErrForbidden
 		e.Err = fmt.Errorf("no credentials to sign %s with: %w", c.op, err)
-	case store.IsTransport(err) || store.IsContext(err) || isSendError(err):
-		e.Kind, e.Fault = store.ErrUnavailable, store.FaultTransport
+	case driver.IsTransport(err) || driver.IsContext(err) || isSendError(err):
+		e.Kind, e.Fault = driver.ErrUnavailable, driver.FaultTransport
 	default:
-		e.Kind = store.ErrUnavailable
+		e.Kind = driver.ErrUnavailable
 	}
 	return e
 }
 
 // classify maps an S3 error code and HTTP status to a kind and fault. Codes win over
 // statuses; a HEAD answer has no code, only a status.
-func classify(c call, status int, code string) (*store.Kind, store.Fault) {
+func classify(c call, status int, code string) (*errcode.Code, driver.Fault) {
 	switch code {
 	case "NoSuchKey":
 		if c.ifMatch {
-			return store.ErrPreconditionFailed, store.FaultNone
+			return driver.ErrPreconditionFailed, driver.FaultNone
 		}
-		return store.ErrNotExist, store.FaultNone
+		return driver.ErrNotExist, driver.FaultNone
 	case "NoSuchBucket":
-		return store.ErrBucketMissing, store.FaultNone
+		return driver.ErrBucketMissing, driver.FaultNone
 	case "NoSuchUpload":
-		return store.ErrNotExist, store.FaultNone
+		return driver.ErrNotExist, driver.FaultNone
 	case "PreconditionFailed", "ConditionalRequestConflict":
-		return store.ErrPreconditionFailed, store.FaultNone
+		return driver.ErrPreconditionFailed, driver.FaultNone
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled",
 		"InvalidToken", "ExpiredToken", "AccountProblem", "BucketAlreadyExists":
-		return store.ErrForbidden, store.FaultNone
+		return driver.ErrForbidden, driver.FaultNone
 	case "NotImplemented", "MethodNotAllowed":
-		return store.ErrUnsupported, store.FaultNone
+		return driver.ErrUnsupported, driver.FaultNone
 	case "SlowDown", "ServiceUnavailable", "InternalError", "Throttling", "TooManyRequests",
 		"RequestLimitExceeded", "XMinioServerNotInitialized":
-		return store.ErrUnavailable, store.FaultThrottled
+		return driver.ErrUnavailable, driver.FaultThrottled
 	case "RequestTimeout", "IncompleteBody":
-		return store.ErrUnavailable, store.FaultTransport
+		return driver.ErrUnavailable, driver.FaultTransport
 	}
 	return classifyStatus(c, status, code)
 }
 
-func classifyStatus(c call, status int, code string) (*store.Kind, store.Fault) {
+func classifyStatus(c call, status int, code string) (*errcode.Code, driver.Fault) {
 	switch {
 	case status == 404 && (code == "" || code == "NotFound") && (c.op == "head" || c.op == "get"):
 		// A HEAD answer has no code: Get and Head ask whether the bucket is there.
-		return store.ErrNotExist, store.FaultNone
+		return driver.ErrNotExist, driver.FaultNone
 	case status == 404:
-		return store.ErrBucketMissing, store.FaultNone
+		return driver.ErrBucketMissing, driver.FaultNone
 	case status == 412 || status == 409:
-		return store.ErrPreconditionFailed, store.FaultNone
+		return driver.ErrPreconditionFailed, driver.FaultNone
 	case status == 401 || status == 403:
-		return store.ErrForbidden, store.FaultNone
+		return driver.ErrForbidden, driver.FaultNone
 	case status == 501 || status == 405:
-		return store.ErrUnsupported, store.FaultNone
+		return driver.ErrUnsupported, driver.FaultNone
 	case status == 408: // a request timeout with no S3 code (a proxy's), as GCS and Azure map it
-		return store.ErrUnavailable, store.FaultTransport
+		return driver.ErrUnavailable, driver.FaultTransport
 	case status == 429 || status >= 500:
-		return store.ErrUnavailable, store.FaultThrottled
+		return driver.ErrUnavailable, driver.FaultThrottled
 	}
-	return store.ErrUnsupported, store.FaultNone
+	return driver.ErrUnsupported, driver.FaultNone
 }
 
 func isSigningError(err error) bool {

@@ -15,6 +15,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // apiErr builds the error the SDK returns for an S3 answer with status and code.
@@ -36,32 +37,32 @@ func TestMapError(t *testing.T) {
 		c      call
 		err    error
 		kind   error
-		fault  store.Fault
+		fault  driver.Fault
 		status int
 	}{
-		{"get NoSuchKey", call{op: "get"}, apiErr("GetObject", 404, "NoSuchKey"), store.ErrNotExist, store.FaultNone, 404},
-		{"get NoSuchBucket", call{op: "get"}, apiErr("GetObject", 404, "NoSuchBucket"), store.ErrBucketMissing, store.FaultNone, 404},
-		{"head 404", call{op: "head"}, apiErr("HeadObject", 404, "NotFound"), store.ErrNotExist, store.FaultNone, 404},
-		{"list 404 odd code", call{op: "list"}, apiErr("ListObjectsV2", 404, "Whatever"), store.ErrBucketMissing, store.FaultNone, 404},
-		{"put NoSuchBucket", call{op: "put"}, apiErr("PutObject", 404, "NoSuchBucket"), store.ErrBucketMissing, store.FaultNone, 404},
-		{"if-match put NoSuchKey", call{op: "put", ifMatch: true}, apiErr("PutObject", 404, "NoSuchKey"), store.ErrPreconditionFailed, store.FaultNone, 404},
-		{"412", call{op: "put"}, apiErr("PutObject", 412, "PreconditionFailed"), store.ErrPreconditionFailed, store.FaultNone, 412},
-		{"412 no code", call{op: "head"}, apiErr("HeadObject", 412, ""), store.ErrPreconditionFailed, store.FaultNone, 412},
-		{"409 conflict", call{op: "put"}, apiErr("CompleteMultipartUpload", 409, "ConditionalRequestConflict"), store.ErrPreconditionFailed, store.FaultNone, 409},
-		{"403 AccessDenied", call{op: "get"}, apiErr("GetObject", 403, "AccessDenied"), store.ErrForbidden, store.FaultNone, 403},
-		{"403 InvalidAccessKeyId", call{op: "list"}, apiErr("ListObjectsV2", 403, "InvalidAccessKeyId"), store.ErrForbidden, store.FaultNone, 403},
-		{"403 SignatureDoesNotMatch", call{op: "put"}, apiErr("PutObject", 403, "SignatureDoesNotMatch"), store.ErrForbidden, store.FaultNone, 403},
-		{"head 403", call{op: "head"}, apiErr("HeadObject", 403, "Forbidden"), store.ErrForbidden, store.FaultNone, 403},
-		{"501", call{op: "put"}, apiErr("PutObject", 501, "NotImplemented"), store.ErrUnsupported, store.FaultNone, 501},
-		{"503 SlowDown", call{op: "put"}, apiErr("PutObject", 503, "SlowDown"), store.ErrUnavailable, store.FaultThrottled, 503},
-		{"500", call{op: "get"}, apiErr("GetObject", 500, "InternalError"), store.ErrUnavailable, store.FaultThrottled, 500},
-		{"429", call{op: "get"}, apiErr("GetObject", 429, ""), store.ErrUnavailable, store.FaultThrottled, 429},
-		{"408 from a proxy", call{op: "get"}, apiErr("GetObject", 408, ""), store.ErrUnavailable, store.FaultTransport, 408},
-		{"reset", call{op: "get"}, &smithy.OperationError{Err: &smithyhttp.RequestSendError{Err: syscall.ECONNRESET}}, store.ErrUnavailable, store.FaultTransport, 0},
-		{"unexpected EOF", call{op: "get"}, fmt.Errorf("deserialize: %w", io.ErrUnexpectedEOF), store.ErrUnavailable, store.FaultTransport, 0},
-		{"attempt timeout", call{op: "get"}, fmt.Errorf("send: %w", context.DeadlineExceeded), store.ErrUnavailable, store.FaultTransport, 0},
-		{"role chain", call{op: "get"}, &v4.SigningError{Err: fmt.Errorf("failed to retrieve credentials: %w", &RoleError{Tried: []string{"a", "b"}})}, store.ErrRoleUnavailable, store.FaultNone, 0},
-		{"no credentials", call{op: "get"}, &v4.SigningError{Err: errors.New("failed to retrieve credentials")}, store.ErrForbidden, store.FaultNone, 0},
+		{"get NoSuchKey", call{op: "get"}, apiErr("GetObject", 404, "NoSuchKey"), store.ErrNotExist, driver.FaultNone, 404},
+		{"get NoSuchBucket", call{op: "get"}, apiErr("GetObject", 404, "NoSuchBucket"), store.ErrBucketMissing, driver.FaultNone, 404},
+		{"head 404", call{op: "head"}, apiErr("HeadObject", 404, "NotFound"), store.ErrNotExist, driver.FaultNone, 404},
+		{"list 404 odd code", call{op: "list"}, apiErr("ListObjectsV2", 404, "Whatever"), store.ErrBucketMissing, driver.FaultNone, 404},
+		{"put NoSuchBucket", call{op: "put"}, apiErr("PutObject", 404, "NoSuchBucket"), store.ErrBucketMissing, driver.FaultNone, 404},
+		{"if-match put NoSuchKey", call{op: "put", ifMatch: true}, apiErr("PutObject", 404, "NoSuchKey"), store.ErrPreconditionFailed, driver.FaultNone, 404},
+		{"412", call{op: "put"}, apiErr("PutObject", 412, "PreconditionFailed"), store.ErrPreconditionFailed, driver.FaultNone, 412},
+		{"412 no code", call{op: "head"}, apiErr("HeadObject", 412, ""), store.ErrPreconditionFailed, driver.FaultNone, 412},
+		{"409 conflict", call{op: "put"}, apiErr("CompleteMultipartUpload", 409, "ConditionalRequestConflict"), store.ErrPreconditionFailed, driver.FaultNone, 409},
+		{"403 AccessDenied", call{op: "get"}, apiErr("GetObject", 403, "AccessDenied"), store.ErrForbidden, driver.FaultNone, 403},
+		{"403 InvalidAccessKeyId", call{op: "list"}, apiErr("ListObjectsV2", 403, "InvalidAccessKeyId"), store.ErrForbidden, driver.FaultNone, 403},
+		{"403 SignatureDoesNotMatch", call{op: "put"}, apiErr("PutObject", 403, "SignatureDoesNotMatch"), store.ErrForbidden, driver.FaultNone, 403},
+		{"head 403", call{op: "head"}, apiErr("HeadObject", 403, "Forbidden"), store.ErrForbidden, driver.FaultNone, 403},
+		{"501", call{op: "put"}, apiErr("PutObject", 501, "NotImplemented"), store.ErrUnsupported, driver.FaultNone, 501},
+		{"503 SlowDown", call{op: "put"}, apiErr("PutObject", 503, "SlowDown"), store.ErrUnavailable, driver.FaultThrottled, 503},
+		{"500", call{op: "get"}, apiErr("GetObject", 500, "InternalError"), store.ErrUnavailable, driver.FaultThrottled, 500},
+		{"429", call{op: "get"}, apiErr("GetObject", 429, ""), store.ErrUnavailable, driver.FaultThrottled, 429},
+		{"408 from a proxy", call{op: "get"}, apiErr("GetObject", 408, ""), store.ErrUnavailable, driver.FaultTransport, 408},
+		{"reset", call{op: "get"}, &smithy.OperationError{Err: &smithyhttp.RequestSendError{Err: syscall.ECONNRESET}}, store.ErrUnavailable, driver.FaultTransport, 0},
+		{"unexpected EOF", call{op: "get"}, fmt.Errorf("deserialize: %w", io.ErrUnexpectedEOF), store.ErrUnavailable, driver.FaultTransport, 0},
+		{"attempt timeout", call{op: "get"}, fmt.Errorf("send: %w", context.DeadlineExceeded), store.ErrUnavailable, driver.FaultTransport, 0},
+		{"role chain", call{op: "get"}, &v4.SigningError{Err: fmt.Errorf("failed to retrieve credentials: %w", &RoleError{Tried: []string{"a", "b"}})}, driver.ErrRoleUnavailable, driver.FaultNone, 0},
+		{"no credentials", call{op: "get"}, &v4.SigningError{Err: errors.New("failed to retrieve credentials")}, store.ErrForbidden, driver.FaultNone, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +87,7 @@ func TestMapError(t *testing.T) {
 func TestMapErrorCode(t *testing.T) {
 	err := mapError(context.Background(), call{op: "get", key: "k"}, apiErr("GetObject", 404, "NoSuchBucket"))
 	var e *store.Error
-	if !errors.As(err, &e) || e.Code != "NoSuchBucket" || e.Op != "get" || e.Key != "k" {
+	if !errors.As(err, &e) || e.Reason != "NoSuchBucket" || e.Op != "get" || e.Key != "k" {
 		t.Fatalf("got %#v", err)
 	}
 }

@@ -111,7 +111,7 @@ func s3Error(w http.ResponseWriter, status int, code string) {
 }
 
 // newFake starts a fake S3 on 127.0.0.1 and opens a raw Bucket against it (no retry wrapper).
-func newFake(t *testing.T, cfg store.Config) (*fakeS3, *Bucket) {
+func newFake(t *testing.T, cfg testConfig) (*fakeS3, *Bucket) {
 	t.Helper()
 	f := &fakeS3{}
 	endpoint := newServer(t, f)
@@ -129,10 +129,10 @@ func newFake(t *testing.T, cfg store.Config) (*fakeS3, *Bucket) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.Check(loc); err != nil {
+	if err := cfg.Options.Check(loc, cfg.common()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(context.Background(), loc, &cfg)
+	b, err := New(context.Background(), loc, &cfg.Options, cfg.common())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // faultStore opens a fresh MinIO bucket through a fault-injecting proxy with the default
 // retry policy, except that throttling waits are short and response timeouts are scaled down
 // so the test stays fast; the attempt counts are the policy's own.
-func faultStore(t *testing.T) (store.Store, *faultproxy.Proxy) {
+func faultStore(t *testing.T) (*store.Store, *faultproxy.Proxy) {
 	t.Helper()
 	proxy, srv := testenv.FaultProxy(t, testenv.MinIO(t))
 	p := store.DefaultRetryPolicy()
@@ -27,19 +27,19 @@ func faultStore(t *testing.T) (store.Store, *faultproxy.Proxy) {
 	cfg := minioConfig(t, srv)
 	cfg.Retry = p
 	name := uniqueBucket(t)
-	s, err := store.OpenURL(context.Background(), "s3://"+name, cfg)
+	s, err := store.Open(context.Background(), "s3://"+name, cfg.storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MakeBucket(context.Background(), s); err != nil {
+	if err := s.MakeBucket(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := store.As[*Bucket](s)
+	b := s.Bucket().(*Bucket)
 	t.Cleanup(func() { proxy.ClearRules(); removeBucket(t, b) })
 	return s, proxy
 }
 
-func putString(t *testing.T, s store.Store, key, v string) store.ObjectInfo {
+func putString(t *testing.T, s *store.Store, key, v string) store.ObjectInfo {
 	t.Helper()
 	info, err := s.Put(context.Background(), key, strings.NewReader(v), &store.PutOptions{Size: int64(len(v))})
 	if err != nil {
@@ -131,7 +131,7 @@ func checkResumed(t *testing.T, proxy *faultproxy.Proxy, after int64) {
 	}
 }
 
-func getString(s store.Store, key, want string) error {
+func getString(s *store.Store, key, want string) error {
 	obj, err := s.Get(context.Background(), key, nil)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func TestFaultProxyLostAnswerResolvedByPutID(t *testing.T) {
 	if !errors.Is(err, store.ErrOutcomeUnknown) || !errors.As(err, &e) || e.PutID == "" {
 		t.Fatalf("err = %v, want outcome unknown carrying the put-id", err)
 	}
-	info, landed, err := store.ResolvePut(ctx, s, "lost", e.PutID)
+	info, landed, err := s.ResolvePut(ctx, "lost", e.PutID)
 	if err != nil || !landed || info.Size != 4 {
 		t.Fatalf("ResolvePut = %+v, %v, %v; want landed", info, landed, err)
 	}
@@ -167,7 +167,7 @@ func TestFaultProxyLostAnswerResolvedByPutID(t *testing.T) {
 	if !errors.Is(err, store.ErrPreconditionFailed) {
 		t.Fatalf("second create: %v", err)
 	}
-	if _, landed, _ := store.ResolvePut(ctx, s, "lost", "someone-elses-put-id"); landed {
+	if _, landed, _ := s.ResolvePut(ctx, "lost", "someone-elses-put-id"); landed {
 		t.Fatal("a foreign put-id resolved as landed")
 	}
 }
@@ -208,7 +208,7 @@ func TestFaultProxyMultipartPartRetriedAlone(t *testing.T) {
 	}
 }
 
-func getBytes(s store.Store, key string, want []byte) error {
+func getBytes(s *store.Store, key string, want []byte) error {
 	obj, err := s.Get(context.Background(), key, nil)
 	if err != nil {
 		return err
@@ -228,8 +228,8 @@ func getBytes(s store.Store, key string, want []byte) error {
 // transport attempts, naming the request.
 func TestUnreachableEndpoint(t *testing.T) {
 	port := testenv.FreeLoopbackPort(t)
-	cfg := store.Config{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), Region: "us-east-1", Anonymous: true}
-	s, err := store.OpenURL(context.Background(), "s3://nobody-home/x", cfg)
+	cfg := testConfig{Options: Options{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), Region: "us-east-1", Anonymous: true}}
+	s, err := store.Open(context.Background(), "s3://nobody-home/x", cfg.storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -18,14 +19,15 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 var bucketSeq atomic.Int64
 
 // minioConfig returns a config for the MinIO server with its keys as references.
-func minioConfig(t *testing.T, srv testenv.S3Server) store.Config {
+func minioConfig(t *testing.T, srv testenv.S3Server) testConfig {
 	ak, sk := srv.Refs(t)
-	return store.Config{Endpoint: srv.Endpoint, Region: srv.Region, AccessKeyID: ak, SecretAccessKey: sk}
+	return testConfig{Options: Options{Endpoint: srv.Endpoint, Region: srv.Region, AccessKeyID: ak, SecretAccessKey: sk}}
 }
 
 // uniqueBucket returns a bucket name no other test uses.
@@ -34,7 +36,7 @@ func uniqueBucket(t *testing.T) string {
 }
 
 // openMinIO opens a raw Bucket on a fresh MinIO bucket, removed when the test ends.
-func openMinIO(t *testing.T, cfg store.Config) *Bucket {
+func openMinIO(t *testing.T, cfg testConfig) *Bucket {
 	t.Helper()
 	srv := testenv.MinIO(t)
 	if cfg.Endpoint == "" {
@@ -48,21 +50,21 @@ func openMinIO(t *testing.T, cfg store.Config) *Bucket {
 	return b
 }
 
-func mergeConfig(base, extra store.Config) store.Config {
+func mergeConfig(base, extra testConfig) testConfig {
 	base.PartSize, base.Concurrency = extra.PartSize, extra.Concurrency
 	return base
 }
 
-func openBucket(t *testing.T, name string, cfg store.Config) *Bucket {
+func openBucket(t *testing.T, name string, cfg testConfig) *Bucket {
 	t.Helper()
 	loc, err := store.ParseURL("s3://" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.Check(loc); err != nil {
+	if err := cfg.Options.Check(loc, cfg.common()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(context.Background(), loc, &cfg)
+	b, err := New(context.Background(), loc, &cfg.Options, cfg.common())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func openBucket(t *testing.T, name string, cfg store.Config) *Bucket {
 
 func removeBucket(t *testing.T, b *Bucket) {
 	ctx := context.Background()
-	objs, err := store.ListAll(ctx, b, "")
+	objs, err := store.New(b, nil).ListAll(ctx, "")
 	if err != nil {
 		t.Logf("cleanup: %v", err)
 		return
@@ -107,7 +109,7 @@ func randomBytes(t *testing.T, n int) []byte {
 	return b
 }
 
-func readAll(t *testing.T, b store.Store, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
+func readAll(t *testing.T, b driver.Bucket, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
 	t.Helper()
 	obj, err := b.Get(context.Background(), key, opts)
 	if err != nil {
@@ -122,7 +124,7 @@ func readAll(t *testing.T, b store.Store, key string, opts *store.GetOptions) ([
 }
 
 func TestMinIORoundTrip(t *testing.T) {
-	b := openMinIO(t, store.Config{})
+	b := openMinIO(t, testConfig{})
 	ctx := context.Background()
 	if err := b.MakeBucket(ctx); err != nil {
 		t.Fatalf("second MakeBucket of an owned bucket: %v", err)
@@ -216,7 +218,7 @@ func testConditions(t *testing.T, b *Bucket, etag string) {
 }
 
 func TestMinIOMultipart(t *testing.T) {
-	b := openMinIO(t, store.Config{PartSize: MinPartSize, Concurrency: 3})
+	b := openMinIO(t, testConfig{Options: Options{PartSize: MinPartSize, Concurrency: 3}})
 	body := randomBytes(t, 40<<20+12345)
 	want := sha256.Sum256(body)
 	for _, tc := range []struct {
@@ -248,7 +250,7 @@ func TestMinIOMultipart(t *testing.T) {
 }
 
 func TestMinIOConditionalMultipartOnExisting(t *testing.T) {
-	b := openMinIO(t, store.Config{PartSize: MinPartSize})
+	b := openMinIO(t, testConfig{Options: Options{PartSize: MinPartSize}})
 	ctx := context.Background()
 	if _, err := b.Put(ctx, "k", strings.NewReader("first"), &store.PutOptions{Size: 5}); err != nil {
 		t.Fatal(err)
@@ -282,7 +284,7 @@ func (c *cancelAfter) Read(p []byte) (int, error) {
 }
 
 func TestMinIOCancelMidMultipart(t *testing.T) {
-	b := openMinIO(t, store.Config{PartSize: MinPartSize, Concurrency: 2})
+	b := openMinIO(t, testConfig{Options: Options{PartSize: MinPartSize, Concurrency: 2}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := &cancelAfter{r: bytes.NewReader(randomBytes(t, 40<<20)), n: 17 << 20, cancel: cancel}
@@ -302,11 +304,17 @@ func TestMinIONoSuchBucket(t *testing.T) {
 	srv := testenv.MinIO(t)
 	cfg := minioConfig(t, srv)
 	raw := openBucket(t, uniqueBucket(t)+"-missing", cfg)
-	wrapped, err := store.OpenURL(context.Background(), "s3://"+raw.bucket+"/pre", cfg)
+	wrapped, err := store.Open(context.Background(), "s3://"+raw.bucket+"/pre", cfg.storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, s := range map[string]store.Store{"raw": raw, "opened": wrapped} {
+	type reader interface {
+		Get(context.Context, string, *store.GetOptions) (*store.Object, error)
+		Head(context.Context, string) (store.ObjectInfo, error)
+		List(context.Context, *store.ListOptions) (store.Page, error)
+		Put(context.Context, string, io.Reader, *store.PutOptions) (store.ObjectInfo, error)
+	}
+	for name, s := range map[string]reader{"raw": raw, "opened": wrapped} {
 		ctx := context.Background()
 		_, err := s.Get(ctx, "k", nil)
 		check(t, name+" get", err, store.ErrBucketMissing)
@@ -340,7 +348,7 @@ func TestMinIOWrongSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.SecretAccessKey = "file://" + path
-	s, err := store.OpenURL(context.Background(), "s3://"+uniqueBucket(t), cfg)
+	s, err := store.Open(context.Background(), "s3://"+uniqueBucket(t), cfg.storeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,9 +375,9 @@ func TestMinIOWrongSecret(t *testing.T) {
 func BenchmarkMinIOPutGet64MiB(b *testing.B) {
 	srv := testenv.MinIO(b)
 	ak, sk := srv.Refs(b)
-	cfg := store.Config{Endpoint: srv.Endpoint, AccessKeyID: ak, SecretAccessKey: sk}
+	cfg := testConfig{Options: Options{Endpoint: srv.Endpoint, AccessKeyID: ak, SecretAccessKey: sk}}
 	loc, _ := store.ParseURL("s3://" + fmt.Sprintf("wharf-s3-bench-%d", os.Getpid()))
-	bk, err := New(context.Background(), loc, &cfg)
+	bk, err := New(context.Background(), loc, &cfg.Options, cfg.common())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -393,4 +401,22 @@ func BenchmarkMinIOPutGet64MiB(b *testing.B) {
 		obj.Close()
 	}
 	_ = bk.Delete(ctx, "bench", nil)
+}
+
+// testConfig is what the tests open a Bucket with: the backend's options and the settings
+// every backend shares.
+type testConfig struct {
+	Options
+	Retry  *driver.RetryPolicy
+	Logger *slog.Logger
+}
+
+func (c *testConfig) common() *driver.Common {
+	return &driver.Common{Retry: c.Retry, Logger: c.Logger, Getenv: os.Getenv}
+}
+
+// storeConfig is c as package store opens it.
+func (c testConfig) storeConfig() *store.Config {
+	o := c.Options
+	return &store.Config{Options: &o, Retry: c.Retry, Logger: c.Logger, Getenv: os.Getenv}
 }

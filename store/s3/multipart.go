@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // abortTimeout bounds aborting a failed multipart upload, on a context of its own since the
@@ -25,7 +25,7 @@ type upload struct {
 	b        *Bucket
 	key      string
 	id       string
-	opts     *store.PutOptions
+	opts     *driver.PutOptions
 	partSize int64
 	tokens   chan struct{} // one per part in flight: memory is bounded by Concurrency × PartSize
 	// ra, when set, is the body read in place: each part is a section of it, sent without a
@@ -40,7 +40,7 @@ type upload struct {
 // putMultipart uploads body (after first, a part already read, when not nil) in parts. Any
 // failure or cancellation aborts the upload; errors leave with Fault None.
 func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, first []byte,
-	opts *store.PutOptions, partSize int64, conc int) (store.ObjectInfo, error) {
+	opts *driver.PutOptions, partSize int64, conc int) (driver.ObjectInfo, error) {
 	u := &upload{b: b, key: key, opts: opts, partSize: partSize, tokens: make(chan struct{}, conc)}
 	if ra, ok := body.(io.ReaderAt); ok && first == nil && opts.Size > 0 {
 		u.ra = ra
@@ -50,12 +50,12 @@ func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, f
 		if first != nil {
 			putBuf(first)
 		}
-		return store.ObjectInfo{}, store.WithoutFault(err)
+		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
 	u.id = id
 	size, err := u.sendParts(ctx, body, first)
 	if err == nil && opts.Size > 0 && size != opts.Size {
-		err = &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable,
+		err = &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnavailable,
 			Err: fmt.Errorf("reading the body: it had %d bytes, the put said %d: %w", size, opts.Size, io.ErrUnexpectedEOF)}
 	}
 	return u.finish(ctx, size, err)
@@ -64,22 +64,22 @@ func (b *Bucket) putMultipart(ctx context.Context, key string, body io.Reader, f
 // finish commits the upload when err (from sending its parts) is nil; otherwise, or when the
 // commit fails, it aborts the upload. Errors leave with Fault None, or as ctx's own error once
 // ctx is done.
-func (u *upload) finish(ctx context.Context, size int64, err error) (store.ObjectInfo, error) {
-	var info store.ObjectInfo
+func (u *upload) finish(ctx context.Context, size int64, err error) (driver.ObjectInfo, error) {
+	var info driver.ObjectInfo
 	if err == nil {
 		info, err = u.complete(ctx, size)
 	}
 	if err != nil {
 		u.abort(ctx)
 		if ctx.Err() != nil {
-			return store.ObjectInfo{}, ctx.Err()
+			return driver.ObjectInfo{}, ctx.Err()
 		}
-		return store.ObjectInfo{}, store.WithoutFault(err)
+		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
 	return info, nil
 }
 
-func (b *Bucket) createUpload(ctx context.Context, key string, opts *store.PutOptions) (string, error) {
+func (b *Bucket) createUpload(ctx context.Context, key string, opts *driver.PutOptions) (string, error) {
 	in := &s3.CreateMultipartUploadInput{
 		Bucket:      aws.String(b.bucket),
 		Key:         aws.String(key),
@@ -87,7 +87,7 @@ func (b *Bucket) createUpload(ctx context.Context, key string, opts *store.PutOp
 		Metadata:    opts.Metadata,
 	}
 	var id string
-	err := b.policy.Do(ctx, store.Request{Op: "put", Key: key, Replayable: true}, func(ctx context.Context) error {
+	err := b.policy.Do(ctx, driver.Request{Op: "put", Key: key, Replayable: true}, func(ctx context.Context) error {
 		out, err := b.api.CreateMultipartUpload(ctx, in)
 		if err != nil {
 			return mapError(ctx, call{op: "put", key: key}, err)
@@ -164,7 +164,7 @@ func (u *upload) nextPart(ctx context.Context, body io.Reader, first []byte, n i
 		return part{buf: first}, true, false, nil
 	}
 	if n > maxParts {
-		return part{}, false, false, &store.Error{Op: "put", Key: u.key, Kind: store.ErrUnsupported,
+		return part{}, false, false, &driver.Error{Op: "put", Key: u.key, Kind: driver.ErrUnsupported,
 			Err: fmt.Errorf("body exceeds %d parts of %d bytes: give a larger part size", maxParts, u.partSize)}
 	}
 	select {
@@ -192,7 +192,7 @@ func (u *upload) nextPart(ctx context.Context, body io.Reader, first []byte, n i
 		return part{buf: buf[:m]}, true, true, nil
 	case err != nil:
 		u.release(part{buf: buf})
-		return part{}, false, false, store.BodyError(ctx, "put", u.key, err)
+		return part{}, false, false, driver.BodyError(ctx, "put", u.key, err)
 	}
 	return part{buf: buf}, true, false, nil
 }
@@ -240,7 +240,7 @@ func (u *upload) sendPart(ctx context.Context, n int32, p part) error {
 // under the policy as an op request on the upload's key, and records it once made.
 func (u *upload) part(ctx context.Context, op string, n int32, send func(context.Context) (*string, error)) error {
 	var etag *string
-	err := u.b.policy.Do(ctx, store.Request{Op: op, Key: u.key, Replayable: true}, func(ctx context.Context) error {
+	err := u.b.policy.Do(ctx, driver.Request{Op: op, Key: u.key, Replayable: true}, func(ctx context.Context) error {
 		var err error
 		etag, err = send(ctx)
 		return err
@@ -256,7 +256,7 @@ func (u *upload) part(ctx context.Context, op string, n int32, send func(context
 
 // complete commits the parts, carrying the put's condition. It runs as a conditional request:
 // a lost answer is ErrOutcomeUnknown, never a resend.
-func (u *upload) complete(ctx context.Context, size int64) (store.ObjectInfo, error) {
+func (u *upload) complete(ctx context.Context, size int64) (driver.ObjectInfo, error) {
 	slices.SortFunc(u.parts, func(a, b types.CompletedPart) int {
 		return int(aws.ToInt32(a.PartNumber) - aws.ToInt32(b.PartNumber))
 	})
@@ -272,7 +272,7 @@ func (u *upload) complete(ctx context.Context, size int64) (store.ObjectInfo, er
 	}
 	var etag *string
 	c := call{op: "put", key: u.key, ifMatch: u.opts.IfMatch != ""}
-	req := store.Request{Op: "put", Key: u.key, Conditional: true, Replayable: true}
+	req := driver.Request{Op: "put", Key: u.key, Conditional: true, Replayable: true}
 	err := u.b.policy.Do(ctx, req, func(ctx context.Context) error {
 		out, err := u.b.api.CompleteMultipartUpload(ctx, in)
 		if err != nil {
@@ -282,7 +282,7 @@ func (u *upload) complete(ctx context.Context, size int64) (store.ObjectInfo, er
 		return nil
 	})
 	if err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	return putInfo(u.key, size, etag, u.opts), nil
 }
@@ -292,7 +292,7 @@ func (u *upload) complete(ctx context.Context, size int64) (store.ObjectInfo, er
 func (u *upload) abort(ctx context.Context) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 	defer cancel()
-	req := store.Request{Op: "put", Key: u.key, Replayable: true}
+	req := driver.Request{Op: "put", Key: u.key, Replayable: true}
 	err := u.b.policy.Do(actx, req, func(ctx context.Context) error {
 		_, err := u.b.api.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
 			Bucket: aws.String(u.b.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),

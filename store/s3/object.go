@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // maxDeleteBatch is the most keys one DeleteObjects request takes.
@@ -21,9 +21,9 @@ const maxDeleteBatch = 1000
 
 // Get opens key, pinned to opts.IfMatch and limited to opts' byte range when given. The
 // returned Info.Size is the whole object's size, also for a range read.
-func (b *Bucket) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
 	if opts == nil {
-		opts = &store.GetOptions{}
+		opts = &driver.GetOptions{}
 	}
 	in := &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key), IfMatch: quoteETag(opts.IfMatch)}
 	if opts.Offset > 0 || opts.Length > 0 {
@@ -41,15 +41,15 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *store.GetOptions) (*
 	if total, ok := rangeTotal(aws.ToString(out.ContentRange)); ok {
 		info.Size = total
 	}
-	return &store.Object{Info: info, ReadCloser: out.Body}, nil
+	return &driver.Object{Info: info, ReadCloser: out.Body}, nil
 }
 
 // getFailed maps a failed Get. A range starting at the end of the object (S3 answers 416) is
 // an empty read, not an error: a resumed read that broke after its last byte lands there.
-func (b *Bucket) getFailed(ctx context.Context, key string, opts *store.GetOptions, err error) (*store.Object, error) {
+func (b *Bucket) getFailed(ctx context.Context, key string, opts *driver.GetOptions, err error) (*driver.Object, error) {
 	mapped := b.notFound(ctx, call{op: "get", key: key}, err)
-	var e *store.Error
-	if !errors.As(mapped, &e) || (e.Code != "InvalidRange" && e.Status != 416) || opts.Offset == 0 {
+	var e *driver.Error
+	if !errors.As(mapped, &e) || (e.Reason != "InvalidRange" && e.Status != 416) || opts.Offset == 0 {
 		return nil, mapped
 	}
 	info, herr := b.Head(ctx, key)
@@ -57,20 +57,20 @@ func (b *Bucket) getFailed(ctx context.Context, key string, opts *store.GetOptio
 		return nil, herr
 	}
 	if opts.IfMatch != "" && info.ETag != strings.Trim(opts.IfMatch, `"`) {
-		return nil, &store.Error{Op: "get", Key: key, Kind: store.ErrPreconditionFailed, Status: 412}
+		return nil, &driver.Error{Op: "get", Key: key, Kind: driver.ErrPreconditionFailed, Status: 412}
 	}
 	if info.Size > opts.Offset {
 		return nil, mapped
 	}
-	return &store.Object{Info: info, ReadCloser: io.NopCloser(strings.NewReader(""))}, nil
+	return &driver.Object{Info: info, ReadCloser: io.NopCloser(strings.NewReader(""))}, nil
 }
 
 // Head returns key's metadata: ErrNotExist when the key is absent, ErrBucketMissing when the
 // bucket is.
-func (b *Bucket) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+func (b *Bucket) Head(ctx context.Context, key string) (driver.ObjectInfo, error) {
 	out, err := b.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)})
 	if err != nil {
-		return store.ObjectInfo{}, b.notFound(ctx, call{op: "head", key: key}, err)
+		return driver.ObjectInfo{}, b.notFound(ctx, call{op: "head", key: key}, err)
 	}
 	return objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata), nil
 }
@@ -79,8 +79,8 @@ func (b *Bucket) Head(ctx context.Context, key string) (store.ObjectInfo, error)
 // against the bucket, so that a missing bucket is ErrBucketMissing and never ErrNotExist.
 func (b *Bucket) notFound(ctx context.Context, c call, err error) error {
 	mapped := mapError(ctx, c, err)
-	var e *store.Error
-	if !errors.As(mapped, &e) || e.Kind != store.ErrNotExist || e.Code == "NoSuchKey" {
+	var e *driver.Error
+	if !errors.As(mapped, &e) || e.Kind != driver.ErrNotExist || e.Reason == "NoSuchKey" {
 		return mapped
 	}
 	_, herr := b.api.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.bucket)})
@@ -88,20 +88,20 @@ func (b *Bucket) notFound(ctx context.Context, c call, err error) error {
 		return mapped
 	}
 	hm := mapError(ctx, call{op: c.op, key: c.key}, herr)
-	var he *store.Error
+	var he *driver.Error
 	if !errors.As(hm, &he) {
 		return hm // the caller's context ended
 	}
 	if he.Status != 404 {
 		return mapped // the bucket's state is unknown (403 without s3:ListBucket, say)
 	}
-	he.Kind, he.Code = store.ErrBucketMissing, "NoSuchBucket"
+	he.Kind, he.Reason = driver.ErrBucketMissing, "NoSuchBucket"
 	return he
 }
 
 // Delete removes key; a missing key is success. opts.IfMatch makes it conditional where the
 // server enforces it (MinIO does not).
-func (b *Bucket) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+func (b *Bucket) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	if err := b.checkBucket(ctx, "delete", key); err != nil {
 		return err
 	}
@@ -111,8 +111,8 @@ func (b *Bucket) Delete(ctx context.Context, key string, opts *store.DeleteOptio
 	}
 	_, err := b.api.DeleteObject(ctx, in)
 	err = mapError(ctx, call{op: "delete", key: key}, err)
-	var e *store.Error
-	if errors.As(err, &e) && e.Code == "NoSuchKey" {
+	var e *driver.Error
+	if errors.As(err, &e) && e.Reason == "NoSuchKey" {
 		return nil
 	}
 	return err
@@ -129,7 +129,7 @@ func (b *Bucket) DeleteMany(ctx context.Context, keys []string) error {
 	}
 	for start := 0; start < len(keys); start += maxDeleteBatch {
 		batch := keys[start:min(start+maxDeleteBatch, len(keys))]
-		req := store.Request{Op: "delete", Key: batch[0], Replayable: true}
+		req := driver.Request{Op: "delete", Key: batch[0], Replayable: true}
 		err := b.policy.Do(ctx, req, func(ctx context.Context) error { return b.deleteBatch(ctx, batch) })
 		if err != nil {
 			return err
@@ -156,16 +156,16 @@ func (b *Bucket) deleteBatch(ctx context.Context, keys []string) error {
 			continue
 		}
 		kind, fault := classify(call{op: "delete"}, 0, code)
-		return &store.Error{Op: "delete", Key: aws.ToString(f.Key), Kind: kind, Fault: fault, Code: code,
+		return &driver.Error{Op: "delete", Key: aws.ToString(f.Key), Kind: kind, Fault: fault, Reason: code,
 			Err: errors.New(aws.ToString(f.Message))}
 	}
 	return nil
 }
 
 // List returns one page of keys under opts.Prefix.
-func (b *Bucket) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
+func (b *Bucket) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
 	if opts == nil {
-		opts = &store.ListOptions{}
+		opts = &driver.ListOptions{}
 	}
 	in := &s3.ListObjectsV2Input{
 		Bucket:            aws.String(b.bucket),
@@ -178,11 +178,11 @@ func (b *Bucket) List(ctx context.Context, opts *store.ListOptions) (store.Page,
 	}
 	out, err := b.api.ListObjectsV2(ctx, in)
 	if err != nil {
-		return store.Page{}, mapError(ctx, call{op: "list", key: opts.Prefix}, err)
+		return driver.Page{}, mapError(ctx, call{op: "list", key: opts.Prefix}, err)
 	}
-	page := store.Page{Objects: make([]store.ObjectInfo, 0, len(out.Contents))}
+	page := driver.Page{Objects: make([]driver.ObjectInfo, 0, len(out.Contents))}
 	for _, o := range out.Contents {
-		page.Objects = append(page.Objects, store.ObjectInfo{
+		page.Objects = append(page.Objects, driver.ObjectInfo{
 			Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), ETag: unquote(o.ETag),
 			LastModified: aws.ToTime(o.LastModified),
 		})
@@ -196,8 +196,8 @@ func (b *Bucket) List(ctx context.Context, opts *store.ListOptions) (store.Page,
 	return page, nil
 }
 
-func objectInfo(key string, size *int64, etag *string, mod *time.Time, ctype *string, md map[string]string) store.ObjectInfo {
-	info := store.ObjectInfo{
+func objectInfo(key string, size *int64, etag *string, mod *time.Time, ctype *string, md map[string]string) driver.ObjectInfo {
+	info := driver.ObjectInfo{
 		Key: key, Size: aws.ToInt64(size), ETag: unquote(etag),
 		LastModified: aws.ToTime(mod), ContentType: aws.ToString(ctype),
 	}

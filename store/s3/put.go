@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Upload sizes.
@@ -27,15 +27,15 @@ const (
 // PartSize in memory, each part retried alone by the policy, the condition on
 // CompleteMultipartUpload, and the upload aborted on any failure or cancellation. An unknown
 // size that fits in one part is buffered and sent in one PutObject.
-func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if opts == nil {
-		opts = &store.PutOptions{}
+		opts = &driver.PutOptions{}
 	}
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
 	if err := b.checkBucket(ctx, "put", key); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	partSize, conc := b.partSettings(opts)
 	if opts.Size > 0 && (opts.Size <= singlePutMax || opts.Size < partSize) {
@@ -53,14 +53,14 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *stor
 		return b.putSingle(ctx, key, bytes.NewReader(first[:n]), int64(n), opts)
 	case err != nil:
 		putBuf(first)
-		return store.ObjectInfo{}, store.BodyError(ctx, "put", key, err)
+		return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
 	}
 	return b.putMultipart(ctx, key, body, first, opts, partSize, conc)
 }
 
 // partSettings returns the part size and concurrency for one upload: options first, then the
 // config, then the defaults; parts are at least 5 MiB.
-func (b *Bucket) partSettings(opts *store.PutOptions) (int64, int) {
+func (b *Bucket) partSettings(opts *driver.PutOptions) (int64, int) {
 	size := cmpOr(opts.PartSize, b.partSize, DefaultPartSize)
 	size = min(max(size, MinPartSize), maxPartSize)
 	conc := cmpOr(opts.Concurrency, b.concurrency, DefaultConcurrency)
@@ -77,7 +77,7 @@ func cmpOr[T int | int64](vs ...T) T {
 }
 
 // putSingle sends body in one PutObject carrying the condition.
-func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size int64, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(b.bucket),
 		Key:           aws.String(key),
@@ -92,13 +92,13 @@ func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size
 	}
 	out, err := b.api.PutObject(ctx, in)
 	if err != nil {
-		return store.ObjectInfo{}, mapError(ctx, call{op: "put", key: key, ifMatch: opts.IfMatch != ""}, err)
+		return driver.ObjectInfo{}, mapError(ctx, call{op: "put", key: key, ifMatch: opts.IfMatch != ""}, err)
 	}
 	return putInfo(key, size, out.ETag, opts), nil
 }
 
-func putInfo(key string, size int64, etag *string, opts *store.PutOptions) store.ObjectInfo {
-	return store.ObjectInfo{Key: key, Size: size, ETag: unquote(etag), ContentType: opts.ContentType, Metadata: opts.Metadata}
+func putInfo(key string, size int64, etag *string, opts *driver.PutOptions) driver.ObjectInfo {
+	return driver.ObjectInfo{Key: key, Size: size, ETag: unquote(etag), ContentType: opts.ContentType, Metadata: opts.Metadata}
 }
 
 // Part buffers are pooled by size and reused across uploads.

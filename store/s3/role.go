@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 const (
@@ -91,9 +91,9 @@ type roleRefresh struct {
 
 // newRoleProvider builds the role sources from the SDK's environment, as it stands when the
 // store opens.
-func newRoleProvider(awsCfg aws.Config, log *slog.Logger) *roleProvider {
+func newRoleProvider(awsCfg aws.Config, getenv func(string) string, log *slog.Logger) *roleProvider {
 	return &roleProvider{
-		sources: []roleSource{ecsSource(awsCfg), webIdentitySource(awsCfg), imdsSource(awsCfg)},
+		sources: []roleSource{ecsSource(awsCfg, getenv), webIdentitySource(awsCfg, getenv), imdsSource(awsCfg, getenv)},
 		timeout: roleSourceTimeout,
 		window:  roleExpiryWindow,
 		now:     time.Now,
@@ -236,10 +236,10 @@ func reason(err error) string {
 // https URL; plain http only to loopback or the ECS/EKS agent addresses, as in the SDK), with
 // AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (read at each refresh) or
 // AWS_CONTAINER_AUTHORIZATION_TOKEN.
-func ecsSource(awsCfg aws.Config) roleSource {
+func ecsSource(awsCfg aws.Config, getenv func(string) string) roleSource {
 	s := roleSource{name: sourceECS}
-	endpoint := os.Getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI")
-	if rel := os.Getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"); rel != "" {
+	endpoint := getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+	if rel := getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"); rel != "" {
 		endpoint = ecsHost + rel
 	} else if endpoint != "" {
 		if err := checkContainerURI(endpoint); err != nil {
@@ -254,8 +254,8 @@ func ecsSource(awsCfg aws.Config) roleSource {
 	s.provider = endpointcreds.New(endpoint, func(o *endpointcreds.Options) {
 		o.HTTPClient = awsCfg.HTTPClient
 		o.Retryer = aws.NopRetryer{}
-		o.AuthorizationToken = os.Getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
-		if f := os.Getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"); f != "" {
+		o.AuthorizationToken = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+		if f := getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"); f != "" {
 			o.AuthorizationTokenProvider = endpointcreds.TokenProviderFunc(func() (string, error) {
 				b, err := os.ReadFile(f)
 				if err != nil {
@@ -284,7 +284,7 @@ func checkContainerURI(endpoint string) error {
 		ip := net.ParseIP(host)
 		agent := ip != nil && (ip.Equal(net.IPv4(169, 254, 170, 2)) || ip.Equal(net.IPv4(169, 254, 170, 23)) ||
 			ip.Equal(net.ParseIP("fd00:ec2::23")))
-		if store.IsLoopback(host) || agent {
+		if driver.IsLoopback(host) || agent {
 			return nil
 		}
 		return fmt.Errorf("AWS_CONTAINER_CREDENTIALS_FULL_URI: http to %s: only loopback and the ECS/EKS agent addresses may use http", host)
@@ -296,21 +296,21 @@ func checkContainerURI(endpoint string) error {
 // for the keys of AWS_ROLE_ARN with STS AssumeRoleWithWebIdentity. The STS endpoint is the
 // SDK's: AWS_ENDPOINT_URL_STS or AWS_ENDPOINT_URL when set, else the region's; an override
 // must be https, or http on loopback, since the token travels to it.
-func webIdentitySource(awsCfg aws.Config) roleSource {
+func webIdentitySource(awsCfg aws.Config, getenv func(string) string) roleSource {
 	s := roleSource{name: sourceWebIdentity}
-	tokenFile, roleARN := os.Getenv("AWS_WEB_IDENTITY_TOKEN_FILE"), os.Getenv("AWS_ROLE_ARN")
+	tokenFile, roleARN := getenv("AWS_WEB_IDENTITY_TOKEN_FILE"), getenv("AWS_ROLE_ARN")
 	if tokenFile == "" || roleARN == "" {
 		s.why = "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are not both set"
 		return s
 	}
 	client := sts.NewFromConfig(awsCfg)
 	if be := client.Options().BaseEndpoint; be != nil {
-		if err := store.CheckEndpoint(*be, nil); err != nil {
+		if err := (&driver.Common{}).CheckEndpoint("AWS_ENDPOINT_URL_STS", *be); err != nil {
 			s.why = "STS endpoint override: " + reason(err)
 			return s
 		}
 	}
-	session := os.Getenv("AWS_ROLE_SESSION_NAME")
+	session := getenv("AWS_ROLE_SESSION_NAME")
 	if session == "" {
 		session = fmt.Sprintf("wharf-%d", time.Now().UnixNano())
 	}
@@ -323,9 +323,9 @@ func webIdentitySource(awsCfg aws.Config) roleSource {
 // fallback), at the SDK's endpoint: AWS_EC2_METADATA_SERVICE_ENDPOINT (or the profile's
 // ec2_metadata_service_endpoint) when set, else 169.254.169.254. AWS_EC2_METADATA_DISABLED=true
 // turns it off.
-func imdsSource(awsCfg aws.Config) roleSource {
+func imdsSource(awsCfg aws.Config, getenv func(string) string) roleSource {
 	s := roleSource{name: sourceIMDS}
-	if strings.EqualFold(os.Getenv("AWS_EC2_METADATA_DISABLED"), "true") {
+	if strings.EqualFold(getenv("AWS_EC2_METADATA_DISABLED"), "true") {
 		s.why = "AWS_EC2_METADATA_DISABLED=true"
 		return s
 	}

@@ -286,12 +286,12 @@ func openRole(t *testing.T, clk *fakeClock) *roleStore {
 	t.Helper()
 	rs := &roleStore{s3: &fakeS3{}, logs: &lockedWriter{w: &bytes.Buffer{}}}
 	loc, _ := store.ParseURL("s3://bkt")
-	cfg := store.Config{Endpoint: newServer(t, rs.s3), Credentials: "role",
+	cfg := testConfig{Options: Options{Endpoint: newServer(t, rs.s3), Credentials: "role"},
 		Logger: slog.New(slog.NewTextHandler(rs.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	if err := cfg.Check(loc); err != nil {
+	if err := cfg.Options.Check(loc, cfg.common()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(context.Background(), loc, &cfg)
+	b, err := New(context.Background(), loc, &cfg.Options, cfg.common())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // startSource starts the fake of the named source ("ecs", "sts", "imds").
@@ -73,7 +73,7 @@ func TestRoleRefreshAndExpiry(t *testing.T) {
 			clk.advance(10 * time.Minute)
 			before := rs.s3.total()
 			_, err := rs.b.Head(t.Context(), "k")
-			if !errors.Is(err, store.ErrRoleUnavailable) {
+			if !errors.Is(err, driver.ErrRoleUnavailable) {
 				t.Fatalf("err = %v, want ErrRoleUnavailable after expiry", err)
 			}
 			if n := rs.s3.total() - before; n != 0 {
@@ -86,7 +86,7 @@ func TestRoleRefreshAndExpiry(t *testing.T) {
 				}
 			}
 			_, err2 := rs.b.Head(t.Context(), "k") // and again: the source is asked each time
-			if !errors.Is(err2, store.ErrRoleUnavailable) || rs.s3.total() != before {
+			if !errors.Is(err2, driver.ErrRoleUnavailable) || rs.s3.total() != before {
 				t.Fatalf("second request after expiry: err = %v, %d sent", err2, rs.s3.total()-before)
 			}
 			fetches(7)
@@ -201,7 +201,7 @@ func TestRoleKeysExpiredOnArrival(t *testing.T) {
 	startECS(t, ecs)
 	rs := openRole(t, clk)
 	_, err := rs.head(t)
-	if !errors.Is(err, store.ErrRoleUnavailable) || !strings.Contains(err.Error(), "answered with keys that expired") {
+	if !errors.Is(err, driver.ErrRoleUnavailable) || !strings.Contains(err.Error(), "answered with keys that expired") {
 		t.Fatalf("err = %v, want ErrRoleUnavailable saying the keys had expired", err)
 	}
 	if rs.s3.total() != 0 {
@@ -248,7 +248,7 @@ func TestRoleWaitEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	_, err := rs.b.Head(ctx, "k")
-	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrRoleUnavailable) {
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrRoleUnavailable) {
 		t.Fatalf("err = %v, want the ctx's deadline", err)
 	}
 	if rs.s3.total() != 0 {

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func TestRoleUnavailableNamesEverySource(t *testing.T) {
 	noRoleEnv(t)
 	rs := openRole(t, nil)
 	_, err := rs.head(t)
-	if !errors.Is(err, store.ErrRoleUnavailable) {
+	if !errors.Is(err, driver.ErrRoleUnavailable) {
 		t.Fatalf("err = %v, want ErrRoleUnavailable", err)
 	}
 	for _, want := range []string{
@@ -46,7 +47,7 @@ func TestRoleUnavailableWhenEverySourceFails(t *testing.T) {
 	startIMDS(t, md, http.StatusForbidden)
 	rs := openRole(t, clk)
 	_, err := rs.head(t)
-	if !errors.Is(err, store.ErrRoleUnavailable) {
+	if !errors.Is(err, driver.ErrRoleUnavailable) {
 		t.Fatalf("err = %v, want ErrRoleUnavailable", err)
 	}
 	msg := err.Error()
@@ -178,7 +179,7 @@ func TestRoleRefusesPlaintextOffLoopback(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_STS", "http://192.0.2.11")
 	rs := openRole(t, nil)
 	_, err := rs.head(t)
-	if !errors.Is(err, store.ErrRoleUnavailable) {
+	if !errors.Is(err, driver.ErrRoleUnavailable) {
 		t.Fatalf("err = %v, want ErrRoleUnavailable", err)
 	}
 	for _, want := range []string{"http to 192.0.2.10", "STS endpoint override", "192.0.2.11 is not loopback"} {
@@ -216,20 +217,20 @@ func TestRoleContainerURIRule(t *testing.T) {
 // Keys beside credentials: role are a conflict, refused before anything opens.
 func TestRoleCredentialConflict(t *testing.T) {
 	loc, _ := store.ParseURL("s3://bkt")
-	for name, cfg := range map[string]store.Config{
+	for name, o := range map[string]Options{
 		"access keys":   {Credentials: "role", AccessKeyID: "env://A", SecretAccessKey: "env://B"},
 		"session token": {Credentials: "role", SessionToken: "env://T"},
 		"anonymous":     {Credentials: "role", Anonymous: true},
 	} {
-		err := cfg.Check(loc)
-		if !errors.Is(err, store.ErrCredentialConflict) || !strings.Contains(err.Error(), "role") {
+		err := o.Check(loc, &driver.Common{})
+		if !errors.Is(err, driver.ErrCredentialConflict) || !strings.Contains(err.Error(), "role") {
 			t.Errorf("%s: err = %v, want ErrCredentialConflict naming role", name, err)
 		}
 	}
 }
 
 func TestAttemptTimeoutIsTransport(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		time.Sleep(300 * time.Millisecond)
 		return false
@@ -237,7 +238,7 @@ func TestAttemptTimeoutIsTransport(t *testing.T) {
 	p := store.DefaultRetryPolicy()
 	p.ResponseTimeouts = []time.Duration{50 * time.Millisecond}
 	p.TransportAttempts = 2
-	_, err := store.Retry(b, p).Head(context.Background(), "k")
+	_, err := store.New(b, p).Head(context.Background(), "k")
 	if !errors.Is(err, store.ErrUnavailable) || store.IsContext(err) {
 		t.Fatalf("err = %v, want ErrUnavailable after transport faults", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // onlyReader hides every method but Read, as a pipe or socket would.
@@ -22,7 +23,7 @@ type onlyReader struct{ r io.Reader }
 func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
 func TestPutObjectCarriesIfNoneMatch(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	opts := &store.PutOptions{IfNoneMatch: true, Size: 5, ContentType: "text/plain",
 		Metadata: map[string]string{"wharf-put-id": "abc"}}
 	info, err := b.Put(context.Background(), "dir/k", onlyReader{strings.NewReader("hello")}, opts)
@@ -51,7 +52,7 @@ func TestPutObjectCarriesIfNoneMatch(t *testing.T) {
 }
 
 func TestPutUnknownSmallIsOnePut(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	_, err := b.Put(context.Background(), "k", onlyReader{strings.NewReader("abc")}, &store.PutOptions{Size: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestPutUnknownSmallIsOnePut(t *testing.T) {
 }
 
 func TestMultipartCarriesIfMatchOnComplete(t *testing.T) {
-	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 2})
+	f, b := newFake(t, testConfig{Options: Options{PartSize: MinPartSize, Concurrency: 2}})
 	body := bytes.Repeat([]byte("x"), 2*MinPartSize+100)
 	info, err := b.Put(context.Background(), "big", onlyReader{bytes.NewReader(body)},
 		&store.PutOptions{IfMatch: "old-etag", Size: -1})
@@ -99,7 +100,7 @@ func TestMultipartCarriesIfMatchOnComplete(t *testing.T) {
 }
 
 func TestMultipartCreateCarriesIfNoneMatchOnComplete(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		if kind == "complete" {
 			s3Error(w, 412, "PreconditionFailed")
@@ -121,13 +122,13 @@ func TestMultipartCreateCarriesIfNoneMatchOnComplete(t *testing.T) {
 	if len(f.requests("abort")) != 1 {
 		t.Error("upload not aborted after the failed condition")
 	}
-	if store.FaultOf(err) != store.FaultNone {
-		t.Errorf("fault %v leaves the multipart path", store.FaultOf(err))
+	if driver.FaultOf(err) != driver.FaultNone {
+		t.Errorf("fault %v leaves the multipart path", driver.FaultOf(err))
 	}
 }
 
 func TestMultipartAbortsAfterPartFails(t *testing.T) {
-	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 1})
+	f, b := newFake(t, testConfig{Options: Options{PartSize: MinPartSize, Concurrency: 1}})
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		if kind == "part" && r.URL.Query().Get("partNumber") == "2" {
 			s3Error(w, 403, "AccessDenied")
@@ -149,7 +150,7 @@ func TestMultipartAbortsAfterPartFails(t *testing.T) {
 }
 
 func TestMultipartPartRetriedAlone(t *testing.T) {
-	f, b := newFake(t, store.Config{PartSize: MinPartSize})
+	f, b := newFake(t, testConfig{Options: Options{PartSize: MinPartSize}})
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		if kind == "part" && r.URL.Query().Get("partNumber") == "2" && n <= 2 {
 			s3Error(w, 503, "SlowDown") // the first try of part 2 (n counts part requests)
@@ -171,7 +172,7 @@ func TestMultipartPartRetriedAlone(t *testing.T) {
 }
 
 func TestMultipartCancelAborts(t *testing.T) {
-	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 1})
+	f, b := newFake(t, testConfig{Options: Options{PartSize: MinPartSize, Concurrency: 1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
@@ -191,14 +192,14 @@ func TestMultipartCancelAborts(t *testing.T) {
 }
 
 func TestSDKRetriesOff(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		s3Error(w, 500, "InternalError")
 		return true
 	}
 	_, err := b.Get(context.Background(), "k", nil)
 	var e *store.Error
-	if !errors.As(err, &e) || e.Kind != store.ErrUnavailable || e.Fault != store.FaultThrottled || e.Status != 500 {
+	if !errors.As(err, &e) || e.Kind != store.ErrUnavailable || e.Fault != driver.FaultThrottled || e.Status != 500 {
 		t.Fatalf("err = %#v", err)
 	}
 	if n := f.total(); n != 1 {
@@ -208,7 +209,7 @@ func TestSDKRetriesOff(t *testing.T) {
 
 func TestHeadMissingBucketOrKey(t *testing.T) {
 	for _, bucketThere := range []bool{true, false} {
-		f, b := newFake(t, store.Config{})
+		f, b := newFake(t, testConfig{})
 		f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 			if kind == "head-bucket" && bucketThere {
 				return false
@@ -228,7 +229,7 @@ func TestHeadMissingBucketOrKey(t *testing.T) {
 }
 
 func TestGetRangeAndPin(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		w.Header().Set("ETag", `"e1"`)
 		w.Header().Set("Content-Range", "bytes 10-14/1234")
@@ -253,7 +254,7 @@ func TestGetRangeAndPin(t *testing.T) {
 }
 
 func TestDeleteShape(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	if err := b.Delete(context.Background(), "k", &store.DeleteOptions{IfMatch: "e9"}); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestDeleteShape(t *testing.T) {
 }
 
 func TestDescribeHasNoCredentials(t *testing.T) {
-	_, b := newFake(t, store.Config{})
+	_, b := newFake(t, testConfig{})
 	d := b.Describe()
 	if d.Scheme != "s3" || d.Location != "s3://bkt" || !strings.HasPrefix(d.Endpoint, "http://127.0.0.1:") {
 		t.Errorf("describe = %+v", d)
@@ -291,7 +292,7 @@ func TestDescribeHasNoCredentials(t *testing.T) {
 }
 
 func TestMultipartShortBodyIsNotCommitted(t *testing.T) {
-	f, b := newFake(t, store.Config{PartSize: MinPartSize})
+	f, b := newFake(t, testConfig{Options: Options{PartSize: MinPartSize}})
 	body := bytes.Repeat([]byte("s"), singlePutMax+10)
 	_, err := b.Put(context.Background(), "big", onlyReader{bytes.NewReader(body)}, &store.PutOptions{Size: int64(len(body)) + 1})
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -303,7 +304,7 @@ func TestMultipartShortBodyIsNotCommitted(t *testing.T) {
 }
 
 func TestMakeBucketOwnedIsSuccess(t *testing.T) {
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		if n == 1 {
 			s3Error(w, 409, "BucketAlreadyOwnedByYou")
@@ -325,8 +326,8 @@ func TestR2Target(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := store.Config{}
-	b, err := New(context.Background(), loc, &cfg)
+	cfg := testConfig{}
+	b, err := New(context.Background(), loc, &cfg.Options, cfg.common())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestEnvironmentEndpointIgnored(t *testing.T) {
 	other := &fakeS3{}
 	t.Setenv("AWS_ENDPOINT_URL", newServer(t, other))
 	t.Setenv("AWS_ENDPOINT_URL_S3", newServer(t, other))
-	f, b := newFake(t, store.Config{})
+	f, b := newFake(t, testConfig{})
 	if _, err := b.Head(context.Background(), "k"); err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestEnvironmentEndpointIgnored(t *testing.T) {
 // sent as sections of itself, no part read through Read into a buffer; a failed part is
 // read again from the file and sent alone.
 func TestMultipartReadsFileInPlace(t *testing.T) {
-	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 2})
+	f, b := newFake(t, testConfig{Options: Options{PartSize: MinPartSize, Concurrency: 2}})
 	var failed atomic.Bool
 	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 		if kind == "part" && r.URL.Query().Get("partNumber") == "2" && !failed.Swap(true) {
@@ -397,7 +398,7 @@ func TestMultipartReadsFileInPlace(t *testing.T) {
 // TestMultipartInPlaceShortFileIsNotCommitted: a file shorter than the size the put gave fails
 // the part that reaches past its end, and the upload is aborted.
 func TestMultipartInPlaceShortFileIsNotCommitted(t *testing.T) {
-	f, b := newFake(t, store.Config{PartSize: MinPartSize, Concurrency: 1})
+	f, b := newFake(t, testConfig{Options: Options{PartSize: MinPartSize, Concurrency: 1}})
 	body := bytes.Repeat([]byte("s"), 4*MinPartSize)
 	_, err := b.Put(context.Background(), "big", bytes.NewReader(body), &store.PutOptions{Size: int64(len(body)) + 1})
 	if err == nil {

@@ -12,13 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
-
-func init() {
-	store.Register("s3", Open)
-	store.Register("r2", Open)
-}
 
 // api is the part of the SDK client a Bucket uses.
 type api interface {
@@ -39,14 +34,14 @@ type api interface {
 }
 
 // Bucket is an S3 (or S3-compatible) bucket. It makes exactly one HTTP request per SDK call:
-// retries are the store's RetryPolicy, applied by store.Open's wrapper and, inside a
+// retries are the store's RetryPolicy, applied by driver.Open's wrapper and, inside a
 // multipart upload, by Bucket itself to each part.
 type Bucket struct {
 	api         api
 	bucket      string
-	loc         store.Location
+	loc         driver.Location
 	target      target
-	policy      *store.RetryPolicy
+	policy      *driver.RetryPolicy
 	partSize    int64
 	concurrency int
 	log         *slog.Logger
@@ -59,21 +54,16 @@ type Bucket struct {
 }
 
 var (
-	_ store.Store       = (*Bucket)(nil)
-	_ store.Copier      = (*Bucket)(nil)
-	_ store.BucketMaker = (*Bucket)(nil)
-	_ store.Describer   = (*Bucket)(nil)
+	_ driver.Bucket       = (*Bucket)(nil)
+	_ driver.Copier       = (*Bucket)(nil)
+	_ driver.BucketMaker  = (*Bucket)(nil)
+	_ driver.BatchDeleter = (*Bucket)(nil)
 )
 
-// Open opens the bucket of loc (an s3:// or r2:// location) with cfg, which has passed
-// store.Config.Check. It reads credential references but makes no request.
-func Open(ctx context.Context, loc store.Location, cfg *store.Config) (store.Store, error) {
-	return New(ctx, loc, cfg)
-}
-
-// New is Open returning the concrete *Bucket.
-func New(ctx context.Context, loc store.Location, cfg *store.Config) (*Bucket, error) {
-	client, t, err := newClient(ctx, loc, cfg)
+// New opens the bucket of loc (an s3:// or r2:// location) with o, which has passed Check. It
+// reads credential references but makes no request.
+func New(ctx context.Context, loc driver.Location, o *Options, c *driver.Common) (*Bucket, error) {
+	client, t, err := newClient(ctx, loc, o, c)
 	if err != nil {
 		return nil, err
 	}
@@ -82,16 +72,16 @@ func New(ctx context.Context, loc store.Location, cfg *store.Config) (*Bucket, e
 		bucket:      loc.Bucket,
 		loc:         loc.Root(),
 		target:      t,
-		policy:      cfg.RetryPolicy(),
-		partSize:    cfg.PartSize,
-		concurrency: cfg.Concurrency,
-		log:         cfg.Log(),
+		policy:      c.RetryPolicy(),
+		partSize:    o.PartSize,
+		concurrency: o.Concurrency,
+		log:         c.Log(),
 	}, nil
 }
 
 // Describe names the bucket and endpoint, never a credential.
-func (b *Bucket) Describe() store.Description {
-	return store.Description{Scheme: b.loc.Scheme, Location: b.loc.String(), Endpoint: b.target.endpoint}
+func (b *Bucket) Describe() driver.Description {
+	return driver.Description{Scheme: b.loc.Scheme, Location: b.loc.String(), Endpoint: b.target.endpoint}
 }
 
 // Close releases nothing: the HTTP client's idle connections close on their own.
@@ -139,9 +129,9 @@ func (b *Bucket) checkBucket(ctx context.Context, op, key string) error {
 		return nil
 	}
 	mapped := mapError(ctx, call{op: op, key: key}, err)
-	var e *store.Error
+	var e *driver.Error
 	if errors.As(mapped, &e) && e.Status == 404 {
-		e.Kind, e.Code = store.ErrBucketMissing, "NoSuchBucket"
+		e.Kind, e.Reason = driver.ErrBucketMissing, "NoSuchBucket"
 		e.Err = fmt.Errorf("bucket %s does not exist (create it with wharf mb)", b.bucket)
 	}
 	if errors.As(mapped, &e) && e.Status == 403 {

@@ -7,14 +7,32 @@ import (
 	"os"
 	"sync"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
-func init() { store.Register("stdout", open) }
-
-func open(context.Context, store.Location, *store.Config) (store.Store, error) {
-	return New(os.Stdout), nil
+func init() {
+	driver.Register(driver.Backend{
+		Scheme: "stdout",
+		Words:  []string{"-", "stdout:"},
+		Parse: func(rest string) (driver.Location, error) {
+			if rest != "" && rest != "-" && rest != "stdout:" {
+				return driver.Location{}, &driver.Error{Op: "parse-url", Key: "stdout://" + rest, Kind: driver.ErrConfig,
+					Err: errors.New("standard output takes no key: write - or stdout://")}
+			}
+			return driver.Location{Scheme: "stdout"}, nil
+		},
+		Options: func() driver.Options { return &Options{} },
+		Open: func(context.Context, driver.Location, driver.Options, *driver.Common) (driver.Bucket, error) {
+			return New(os.Stdout), nil
+		},
+	})
 }
+
+// Options are standard output's options: it has none.
+type Options struct{}
+
+// Check accepts the empty options.
+func (*Options) Check(driver.Location, *driver.Common) error { return nil }
 
 // Store writes every Put's body to an io.Writer, one body at a time.
 type Store struct {
@@ -23,52 +41,51 @@ type Store struct {
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
-	_ store.Describer = (*Store)(nil)
+	_ driver.Bucket = (*Store)(nil)
 )
 
 // New returns a store that writes to w.
 func New(w io.Writer) *Store { return &Store{w: w} }
 
 func unsupported(op, key string) error {
-	return &store.Error{Op: op, Key: key, Kind: store.ErrUnsupported,
+	return &driver.Error{Op: op, Key: key, Kind: driver.ErrUnsupported,
 		Err: errors.New("stdout is a write-only stream")}
 }
 
 // Get is not supported.
-func (s *Store) Get(_ context.Context, key string, _ *store.GetOptions) (*store.Object, error) {
+func (s *Store) Get(_ context.Context, key string, _ *driver.GetOptions) (*driver.Object, error) {
 	return nil, unsupported("get", key)
 }
 
 // Head is not supported.
-func (s *Store) Head(_ context.Context, key string) (store.ObjectInfo, error) {
-	return store.ObjectInfo{}, unsupported("head", key)
+func (s *Store) Head(_ context.Context, key string) (driver.ObjectInfo, error) {
+	return driver.ObjectInfo{}, unsupported("head", key)
 }
 
 // Delete is not supported.
-func (s *Store) Delete(_ context.Context, key string, _ *store.DeleteOptions) error {
+func (s *Store) Delete(_ context.Context, key string, _ *driver.DeleteOptions) error {
 	return unsupported("delete", key)
 }
 
 // List is not supported.
-func (s *Store) List(_ context.Context, opts *store.ListOptions) (store.Page, error) {
+func (s *Store) List(_ context.Context, opts *driver.ListOptions) (driver.Page, error) {
 	var prefix string
 	if opts != nil {
 		prefix = opts.Prefix
 	}
-	return store.Page{}, unsupported("list", prefix)
+	return driver.Page{}, unsupported("list", prefix)
 }
 
-// Put copies body to the writer. Conditional puts are refused with store.ErrUnsupported.
-func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+// Put copies body to the writer. Conditional puts are refused with driver.ErrUnsupported.
+func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ObjectInfo{}, err
+		return driver.ObjectInfo{}, err
 	}
 	if opts.Conditional() {
-		return store.ObjectInfo{}, &store.Error{Op: "put", Key: key, Kind: store.ErrUnsupported,
+		return driver.ObjectInfo{}, &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnsupported,
 			Err: errors.New("stdout cannot honour a conditional put")}
 	}
-	info := store.ObjectInfo{Key: key}
+	info := driver.ObjectInfo{Key: key}
 	if opts != nil {
 		info.ContentType = opts.ContentType
 	}
@@ -80,7 +97,7 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *store
 	n, err := io.Copy(s.w, &ctxReader{ctx: ctx, r: body})
 	info.Size = n
 	if err != nil {
-		return store.ObjectInfo{}, putError(ctx, key, err)
+		return driver.ObjectInfo{}, putError(ctx, key, err)
 	}
 	return info, nil
 }
@@ -89,11 +106,11 @@ func putError(ctx context.Context, key string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var se *store.Error
-	if store.IsContext(err) || errors.As(err, &se) {
+	var se *driver.Error
+	if driver.IsContext(err) || errors.As(err, &se) {
 		return err
 	}
-	return &store.Error{Op: "put", Key: key, Kind: store.ErrUnavailable, Err: err}
+	return &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnavailable, Err: err}
 }
 
 // ctxReader stops a copy when its context ends.
@@ -112,7 +129,7 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // Close does nothing: the writer belongs to the caller.
 func (s *Store) Close() error { return nil }
 
-// Describe names the store.
-func (s *Store) Describe() store.Description {
-	return store.Description{Scheme: "stdout", Location: "stdout://"}
+// Describe names the driver.
+func (s *Store) Describe() driver.Description {
+	return driver.Description{Scheme: "stdout", Location: "stdout://"}
 }

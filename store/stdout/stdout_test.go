@@ -127,11 +127,11 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 func TestOpenByURL(t *testing.T) {
 	for _, u := range []string{"-", "stdout://"} {
-		s, err := store.OpenURL(context.Background(), u, store.Config{})
+		s, err := store.Open(context.Background(), u, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
-		if d := store.Describe(s); d.Scheme != "stdout" {
+		if d := s.Describe(); d.Scheme != "stdout" {
 			t.Errorf("%s: describe = %+v", u, d)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func (su *suite) testConditional(t *testing.T) {
@@ -27,7 +28,7 @@ func (su *suite) testCreateIfAbsent(t *testing.T) {
 	create := &store.PutOptions{IfNoneMatch: true}
 	first := putBytes(t, s, "c", []byte("first"), create)
 	_, err := tryPut(t, s, "c", []byte("second"), create)
-	if su.verdict(t, store.CapConditionalCreate) == store.No {
+	if su.verdict(t, probe.CapConditionalCreate) == probe.No {
 		if err != nil {
 			t.Fatalf("probe says create-if-absent is not enforced, but the second create failed: %v", err)
 		}
@@ -60,7 +61,7 @@ func (su *suite) testIfMatchStale(t *testing.T) {
 	old := putBytes(t, s, "m", []byte("v1"), nil)
 	cur := putBytes(t, s, "m", []byte("v2"), nil)
 	_, err := tryPut(t, s, "m", []byte("v3"), &store.PutOptions{IfMatch: old.ETag})
-	if su.verdict(t, store.CapConditionalReplace) == store.No {
+	if su.verdict(t, probe.CapConditionalReplace) == probe.No {
 		if err != nil {
 			t.Fatalf("probe says If-Match puts are not enforced, but the stale put failed: %v", err)
 		}
@@ -79,7 +80,7 @@ func (su *suite) testIfMatchMissing(t *testing.T) {
 	s := su.open(t)
 	etag := putBytes(t, s, "other", []byte("x"), nil).ETag
 	_, err := tryPut(t, s, "absent", []byte("y"), &store.PutOptions{IfMatch: etag})
-	if su.verdict(t, store.CapConditionalReplace) == store.No {
+	if su.verdict(t, probe.CapConditionalReplace) == probe.No {
 		return
 	}
 	wantKind(t, err, store.ErrPreconditionFailed, "If-Match put on a missing key")
@@ -97,7 +98,7 @@ func (su *suite) testDeleteIfMatch(t *testing.T) {
 	old := putBytes(t, s, "d", []byte("v1"), nil)
 	cur := putBytes(t, s, "d", []byte("v2"), nil)
 	err := s.Delete(t.Context(), "d", &store.DeleteOptions{IfMatch: old.ETag})
-	if su.verdict(t, store.CapConditionalDelete) == store.No {
+	if su.verdict(t, probe.CapConditionalDelete) == probe.No {
 		if err != nil {
 			t.Fatalf("probe says conditional deletes are not enforced, but the stale delete failed: %v", err)
 		}
@@ -144,12 +145,12 @@ func race(put func(racer int) error) []error {
 
 // settle resolves a conditional put that ended ErrOutcomeUnknown the way every caller must:
 // one Head comparing the put's wharf-put-id. Landed is success; not landed is a lost race.
-func settle(t *testing.T, s store.Store, key string, err error) error {
+func settle(t *testing.T, s *store.Store, key string, err error) error {
 	var e *store.Error
 	if !errors.Is(err, store.ErrOutcomeUnknown) || !errors.As(err, &e) || e.PutID == "" {
 		return err
 	}
-	_, landed, herr := store.ResolvePut(t.Context(), s, key, e.PutID)
+	_, landed, herr := s.ResolvePut(t.Context(), key, e.PutID)
 	switch {
 	case herr != nil:
 		return herr
@@ -183,7 +184,7 @@ func winner(t *testing.T, what string, errs []error) int {
 // is what the key holds.
 func (su *suite) testCreateRace(t *testing.T) {
 	s := su.open(t)
-	if su.verdict(t, store.CapConditionalCreate) != store.Yes {
+	if su.verdict(t, probe.CapConditionalCreate) != probe.Yes {
 		t.Skip("the probe says create-if-absent is not enforced")
 	}
 	for r := range rounds {
@@ -202,7 +203,7 @@ func (su *suite) testCreateRace(t *testing.T) {
 // per round (no lost update).
 func (su *suite) testReplaceRace(t *testing.T) {
 	s := su.open(t)
-	if su.verdict(t, store.CapConditionalReplace) != store.Yes {
+	if su.verdict(t, probe.CapConditionalReplace) != probe.Yes {
 		t.Skip("the probe says If-Match puts are not enforced")
 	}
 	etag := putBytes(t, s, "counter", []byte("start"), nil).ETag

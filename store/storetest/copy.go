@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func (su *suite) testCopy(t *testing.T) {
@@ -20,7 +21,7 @@ func (su *suite) testCopyBytes(t *testing.T) {
 	data := randomBytes(100_000, 3)
 	md := map[string]string{"wharf-sha256": "feed", "origin": "src"}
 	putBytes(t, s, "src", data, &store.PutOptions{ContentType: "application/octet-stream", Metadata: md})
-	info, err := store.Copy(t.Context(), s, "src", "dir/dst", nil)
+	info, err := s.Copy(t.Context(), "src", "dir/dst", nil)
 	if err != nil {
 		t.Fatalf("copy: %v", err)
 	}
@@ -39,7 +40,7 @@ func (su *suite) testCopyBytes(t *testing.T) {
 	wantContent(t, s, "src", data, "copy source")
 	// Overwriting an existing destination unconditionally replaces it.
 	putBytes(t, s, "src2", []byte("two"), nil)
-	if _, err := store.Copy(t.Context(), s, "src2", "dir/dst", nil); err != nil {
+	if _, err := s.Copy(t.Context(), "src2", "dir/dst", nil); err != nil {
 		t.Fatalf("copy onto an existing key: %v", err)
 	}
 	wantContent(t, s, "dir/dst", []byte("two"), "copy onto an existing key")
@@ -47,7 +48,7 @@ func (su *suite) testCopyBytes(t *testing.T) {
 
 func (su *suite) testCopyMissing(t *testing.T) {
 	s := su.open(t)
-	_, err := store.Copy(t.Context(), s, "absent", "dst", nil)
+	_, err := s.Copy(t.Context(), "absent", "dst", nil)
 	wantKind(t, err, store.ErrNotExist, "copy of a missing source")
 	wantAbsent(t, s, "dst", "after a failed copy")
 }
@@ -56,7 +57,7 @@ func (su *suite) testCopyMissing(t *testing.T) {
 func (su *suite) testCopyIfNoneMatchAbsent(t *testing.T) {
 	s := su.open(t)
 	putBytes(t, s, "src", []byte("data"), nil)
-	if _, err := store.Copy(t.Context(), s, "src", "dst", &store.PutOptions{IfNoneMatch: true}); err != nil {
+	if _, err := s.Copy(t.Context(), "src", "dst", &store.PutOptions{IfNoneMatch: true}); err != nil {
 		t.Fatalf("conditional copy onto an absent key: %v", err)
 	}
 	wantContent(t, s, "dst", []byte("data"), "conditional copy")
@@ -69,8 +70,8 @@ func (su *suite) testCopyIfNoneMatchPresent(t *testing.T) {
 	v := su.verdict(t, CapConditionalCopy)
 	putBytes(t, s, "src", []byte("new"), nil)
 	putBytes(t, s, "dst", []byte("old"), nil)
-	_, err := store.Copy(t.Context(), s, "src", "dst", &store.PutOptions{IfNoneMatch: true})
-	if v == store.No {
+	_, err := s.Copy(t.Context(), "src", "dst", &store.PutOptions{IfNoneMatch: true})
+	if v == probe.No {
 		if err != nil {
 			t.Fatalf("the harness says conditional copies are not enforced, but it failed: %v", err)
 		}

@@ -8,8 +8,8 @@
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, storetest.Harness{
 //			Name: "mem",
-//			Open: func(t *testing.T) store.Store { … },
-//			Want: map[string]string{store.CapConditionalCreate: store.Yes, …},
+//			Open: func(t *testing.T) *store.Store { … },
+//			Want: map[string]string{probe.CapConditionalCreate: probe.Yes, …},
 //		})
 //	}
 //

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -66,7 +67,7 @@ func (su *suite) testInvalidKeys(t *testing.T) {
 		wantKind(t, err, store.ErrKeyInvalid, "head "+key)
 		err = s.Delete(ctx, key, nil)
 		wantKind(t, err, store.ErrKeyInvalid, "delete "+key)
-		_, err = store.Copy(ctx, s, "src", key, nil)
+		_, err = s.Copy(ctx, "src", key, nil)
 		wantKind(t, err, store.ErrKeyInvalid, "copy to "+key)
 	}
 	_, err := s.Put(ctx, "ok", bytes.NewReader(nil), &store.PutOptions{Metadata: map[string]string{"Upper": "x"}})
@@ -106,7 +107,7 @@ func (su *suite) testBucketMissing(t *testing.T) {
 	if err == nil {
 		t.Errorf("list on a missing bucket returned a page of %d objects instead of failing", len(page.Objects))
 	}
-	_, err = store.Copy(ctx, s, "k", "k2", nil)
+	_, err = s.Copy(ctx, "k", "k2", nil)
 	check("copy", err)
 }
 
@@ -121,7 +122,7 @@ func (su *suite) testCancelled(t *testing.T) {
 		t.Helper()
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s with a cancelled context: %v, want context.Canceled", op, err)
-		} else if code := store.Code(err); code != "" {
+		} else if code := errcode.NameOf(err); code != "" {
 			t.Errorf("%s with a cancelled context: %v carries code %s, want the bare context error", op, err, code)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // ErrInjected is the cause of every failure Faulty injects.
@@ -16,15 +16,15 @@ var ErrInjected = errors.New("storetest: injected fault")
 // match; of the matching calls, the first Skip pass through, the next Times fail (every one
 // after Skip when Times is 0), and the rest pass through.
 type Rule struct {
-	Op  string // "get", "head", "put", "delete", "list", "copy"; "" matches every op
+	Op  string // "get", "head", "put", "delete", "list"; "" matches every op
 	Key string // "" matches every key (a listing's key is its prefix)
 
 	Skip  int
 	Times int
 
-	// Fault and Status describe the injected *store.Error: FaultTransport (Status 0) for a
+	// Fault and Status describe the injected *driver.Error: FaultTransport (Status 0) for a
 	// reset connection, FaultThrottled with 429, 500 or 503 for a throttling answer.
-	Fault  store.Fault
+	Fault  driver.Fault
 	Status int
 
 	// AfterApply makes the call reach the inner store and then loses its answer: the write
@@ -37,10 +37,10 @@ type Rule struct {
 	BodyAfter int64
 }
 
-// FaultyStore wraps a store and injects faults by its rules. It counts every call. Build one
+// FaultyBucket wraps a store and injects faults by its rules. It counts every call. Build one
 // with Faulty; it is safe for concurrent use.
-type FaultyStore struct {
-	s store.Store
+type FaultyBucket struct {
+	s driver.Bucket
 
 	mu     sync.Mutex
 	rules  []Rule
@@ -49,27 +49,27 @@ type FaultyStore struct {
 	faults map[string]int
 }
 
-// Faulty returns s wrapped so that calls matching rules fail with injected *store.Error values
-// (kind ErrUnavailable, cause ErrInjected, the rule's Fault and Status). Wrap it with
-// store.Retry to test the retry policy end to end.
-func Faulty(s store.Store, rules ...Rule) *FaultyStore {
-	return &FaultyStore{s: s, rules: rules, seen: make([]int, len(rules)),
+// Faulty returns b wrapped so that calls matching rules fail with injected *driver.Error values
+// (kind ErrUnavailable, cause ErrInjected, the rule's Fault and Status). Open a store over it
+// (store.New, or store.Config.Wrap) to test the retry policy, or a job's handling of
+// ErrOutcomeUnknown, end to end.
+func Faulty(b driver.Bucket, rules ...Rule) *FaultyBucket {
+	return &FaultyBucket{s: b, rules: rules, seen: make([]int, len(rules)),
 		calls: map[string]int{}, faults: map[string]int{}}
 }
 
 var (
-	_ store.Store     = (*FaultyStore)(nil)
-	_ store.Copier    = (*FaultyStore)(nil)
-	_ store.Unwrapper = (*FaultyStore)(nil)
+	_ driver.Bucket  = (*FaultyBucket)(nil)
+	_ driver.Wrapper = (*FaultyBucket)(nil)
 )
 
 // Calls returns how many calls of op reached the wrapper ("" counts every op).
-func (f *FaultyStore) Calls(op string) int { return f.count(f.calls, op) }
+func (f *FaultyBucket) Calls(op string) int { return f.count(f.calls, op) }
 
 // Faults returns how many calls of op had a fault injected ("" counts every op).
-func (f *FaultyStore) Faults(op string) int { return f.count(f.faults, op) }
+func (f *FaultyBucket) Faults(op string) int { return f.count(f.faults, op) }
 
-func (f *FaultyStore) count(m map[string]int, op string) int {
+func (f *FaultyBucket) count(m map[string]int, op string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if op != "" {
@@ -83,7 +83,7 @@ func (f *FaultyStore) count(m map[string]int, op string) int {
 }
 
 // match records a call and returns the rule that faults it, if any.
-func (f *FaultyStore) match(op, key string) (Rule, bool) {
+func (f *FaultyBucket) match(op, key string) (Rule, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[op]++
@@ -102,16 +102,16 @@ func (f *FaultyStore) match(op, key string) (Rule, bool) {
 }
 
 func (r Rule) err(op, key string) error {
-	return &store.Error{Op: op, Key: key, Kind: store.ErrUnavailable, Err: ErrInjected, Fault: r.Fault, Status: r.Status}
+	return &driver.Error{Op: op, Key: key, Kind: driver.ErrUnavailable, Err: ErrInjected, Fault: r.Fault, Status: r.Status}
 }
 
-func (f *FaultyStore) Unwrap() store.Store { return f.s }
-func (f *FaultyStore) Close() error        { return f.s.Close() }
-func (f *FaultyStore) Describe() store.Description {
-	return store.Describe(f.s)
-}
+// Unwrap returns the bucket f wraps: capabilities f does not intercept (Copy, DeleteMany,
+// MakeBucket) reach it directly.
+func (f *FaultyBucket) Unwrap() driver.Bucket        { return f.s }
+func (f *FaultyBucket) Close() error                 { return f.s.Close() }
+func (f *FaultyBucket) Describe() driver.Description { return f.s.Describe() }
 
-func (f *FaultyStore) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
+func (f *FaultyBucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
 	r, hit := f.match("get", key)
 	if hit && !r.AfterApply && !r.Body {
 		return nil, r.err("get", key)
@@ -129,36 +129,36 @@ func (f *FaultyStore) Get(ctx context.Context, key string, opts *store.GetOption
 	}
 }
 
-func (f *FaultyStore) Head(ctx context.Context, key string) (store.ObjectInfo, error) {
+func (f *FaultyBucket) Head(ctx context.Context, key string) (driver.ObjectInfo, error) {
 	r, hit := f.match("head", key)
 	if hit && !r.AfterApply {
-		return store.ObjectInfo{}, r.err("head", key)
+		return driver.ObjectInfo{}, r.err("head", key)
 	}
 	info, err := f.s.Head(ctx, key)
 	if hit && err == nil {
-		return store.ObjectInfo{}, r.err("head", key)
+		return driver.ObjectInfo{}, r.err("head", key)
 	}
 	return info, err
 }
 
 // Put consumes the body before it injects a fault that is not AfterApply, as a request that
 // broke mid-send would, so a retry must rewind it.
-func (f *FaultyStore) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+func (f *FaultyBucket) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	r, hit := f.match("put", key)
 	if hit && !r.AfterApply {
 		if body != nil {
 			_, _ = io.Copy(io.Discard, body)
 		}
-		return store.ObjectInfo{}, r.err("put", key)
+		return driver.ObjectInfo{}, r.err("put", key)
 	}
 	info, err := f.s.Put(ctx, key, body, opts)
 	if hit && err == nil {
-		return store.ObjectInfo{}, r.err("put", key)
+		return driver.ObjectInfo{}, r.err("put", key)
 	}
 	return info, err
 }
 
-func (f *FaultyStore) Delete(ctx context.Context, key string, opts *store.DeleteOptions) error {
+func (f *FaultyBucket) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	r, hit := f.match("delete", key)
 	if hit && !r.AfterApply {
 		return r.err("delete", key)
@@ -170,29 +170,16 @@ func (f *FaultyStore) Delete(ctx context.Context, key string, opts *store.Delete
 	return err
 }
 
-func (f *FaultyStore) List(ctx context.Context, opts *store.ListOptions) (store.Page, error) {
+func (f *FaultyBucket) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
 	prefix := ""
 	if opts != nil {
 		prefix = opts.Prefix
 	}
 	r, hit := f.match("list", prefix)
 	if hit {
-		return store.Page{}, r.err("list", prefix)
+		return driver.Page{}, r.err("list", prefix)
 	}
 	return f.s.List(ctx, opts)
-}
-
-// Copy copies through the inner store (server-side where it is a Copier).
-func (f *FaultyStore) Copy(ctx context.Context, src, dst string, opts *store.PutOptions) (store.ObjectInfo, error) {
-	r, hit := f.match("copy", dst)
-	if hit && !r.AfterApply {
-		return store.ObjectInfo{}, r.err("copy", dst)
-	}
-	info, err := store.Copy(ctx, f.s, src, dst, opts)
-	if hit && err == nil {
-		return store.ObjectInfo{}, r.err("copy", dst)
-	}
-	return info, err
 }
 
 // brokenBody fails with err once left bytes have been read.

@@ -8,18 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/mem"
 )
 
-// faulty returns a retrying, validating store over a Faulty memForTest, and the Faulty layer.
-func faulty(t *testing.T, rules ...Rule) (store.Store, *FaultyStore, *memForTest) {
+// faulty returns a store over a Faulty mem store, and the Faulty layer.
+func faulty(t *testing.T, rules ...Rule) (*store.Store, *FaultyBucket, *mem.Store) {
 	t.Helper()
-	m := newMemForTest()
+	m := mem.New()
 	f := Faulty(m, rules...)
 	return wrap(f), f, m
 }
 
-func wantAttempts(t *testing.T, f *FaultyStore, op string, want int) {
+func wantAttempts(t *testing.T, f *FaultyBucket, op string, want int) {
 	t.Helper()
 	if got := f.Calls(op); got != want {
 		t.Errorf("%s: %d calls reached the store, want %d", op, got, want)
@@ -27,7 +30,7 @@ func wantAttempts(t *testing.T, f *FaultyStore, op string, want int) {
 }
 
 func TestRetryTransientTransportFaults(t *testing.T) {
-	s, f, _ := faulty(t, Rule{Op: "head", Fault: store.FaultTransport, Times: 2})
+	s, f, _ := faulty(t, Rule{Op: "head", Fault: driver.FaultTransport, Times: 2})
 	putBytes(t, s, "k", []byte("v"), nil)
 	if info := mustHead(t, s, "k"); info.Size != 1 {
 		t.Errorf("head after two transport faults: Size %d, want 1", info.Size)
@@ -39,7 +42,7 @@ func TestRetryTransientTransportFaults(t *testing.T) {
 }
 
 func TestRetryTransportGivesUp(t *testing.T) {
-	s, f, _ := faulty(t, Rule{Op: "list", Fault: store.FaultTransport})
+	s, f, _ := faulty(t, Rule{Op: "list", Fault: driver.FaultTransport})
 	_, err := s.List(t.Context(), &store.ListOptions{Prefix: "p/"})
 	wantKind(t, err, store.ErrUnavailable, "list under constant transport faults")
 	wantAttempts(t, f, "list", store.DefaultRetryPolicy().TransportAttempts)
@@ -54,8 +57,8 @@ func TestRetryTransportGivesUp(t *testing.T) {
 
 func TestRetryThrottling(t *testing.T) {
 	s, f, _ := faulty(t,
-		Rule{Op: "delete", Fault: store.FaultThrottled, Status: 503, Times: 4},
-		Rule{Op: "get", Fault: store.FaultThrottled, Status: 429})
+		Rule{Op: "delete", Fault: driver.FaultThrottled, Status: 503, Times: 4},
+		Rule{Op: "get", Fault: driver.FaultThrottled, Status: 429})
 	putBytes(t, s, "k", []byte("v"), nil)
 	if err := s.Delete(t.Context(), "k", nil); err != nil {
 		t.Fatalf("delete after four 503s: %v", err)
@@ -69,12 +72,12 @@ func TestRetryThrottling(t *testing.T) {
 // TestRetryUnconditionalPutRewinds: a put whose body was consumed by a failed attempt is sent
 // again from the start when the body can seek, and not retried when it cannot.
 func TestRetryUnconditionalPutRewinds(t *testing.T) {
-	s, f, _ := faulty(t, Rule{Op: "put", Fault: store.FaultThrottled, Status: 500, Times: 1})
+	s, f, _ := faulty(t, Rule{Op: "put", Fault: driver.FaultThrottled, Status: 500, Times: 1})
 	putBytes(t, s, "k", []byte("whole body"), nil)
 	wantAttempts(t, f, "put", 2)
 	wantContent(t, s, "k", []byte("whole body"), "put retried after a 500")
 
-	s, f, _ = faulty(t, Rule{Op: "put", Fault: store.FaultTransport, Times: 1})
+	s, f, _ = faulty(t, Rule{Op: "put", Fault: driver.FaultTransport, Times: 1})
 	_, err := s.Put(t.Context(), "k", onlyReader{bytes.NewReader([]byte("stream"))}, &store.PutOptions{Size: -1})
 	wantKind(t, err, store.ErrUnavailable, "put of a stream after a transport fault")
 	wantAttempts(t, f, "put", 1)
@@ -89,9 +92,9 @@ func TestRetryConditionalPutOutcomeUnknown(t *testing.T) {
 		rule   Rule
 		landed bool
 	}{
-		{"transport-before", Rule{Op: "put", Fault: store.FaultTransport, Times: 1}, false},
-		{"transport-lost-answer", Rule{Op: "put", Fault: store.FaultTransport, Times: 1, AfterApply: true}, true},
-		{"500-lost-answer", Rule{Op: "put", Fault: store.FaultThrottled, Status: 500, Times: 1, AfterApply: true}, true},
+		{"transport-before", Rule{Op: "put", Fault: driver.FaultTransport, Times: 1}, false},
+		{"transport-lost-answer", Rule{Op: "put", Fault: driver.FaultTransport, Times: 1, AfterApply: true}, true},
+		{"500-lost-answer", Rule{Op: "put", Fault: driver.FaultThrottled, Status: 500, Times: 1, AfterApply: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, f, _ := faulty(t, tc.rule)
@@ -102,7 +105,7 @@ func TestRetryConditionalPutOutcomeUnknown(t *testing.T) {
 			if !errors.As(err, &e) || e.PutID == "" {
 				t.Fatalf("outcome-unknown error %v carries no PutID", err)
 			}
-			info, landed, err := store.ResolvePut(t.Context(), s, "lease", e.PutID)
+			info, landed, err := s.ResolvePut(t.Context(), "lease", e.PutID)
 			if err != nil || landed != tc.landed {
 				t.Fatalf("ResolvePut: landed %v, err %v; want landed %v", landed, err, tc.landed)
 			}
@@ -123,7 +126,7 @@ func TestRetryConditionalPutOutcomeUnknown(t *testing.T) {
 // TestRetryResumesBrokenBody: a get whose body breaks mid-stream resumes with a ranged get
 // pinned to the ETag, and the reader sees every byte once.
 func TestRetryResumesBrokenBody(t *testing.T) {
-	s, f, _ := faulty(t, Rule{Op: "get", Fault: store.FaultTransport, Times: 1, Body: true, BodyAfter: 1000})
+	s, f, _ := faulty(t, Rule{Op: "get", Fault: driver.FaultTransport, Times: 1, Body: true, BodyAfter: 1000})
 	data := randomBytes(5000, 9)
 	putBytes(t, s, "k", data, nil)
 	got, _ := getBytes(t, s, "k", nil)
@@ -135,14 +138,14 @@ func TestRetryResumesBrokenBody(t *testing.T) {
 
 // TestRetryStopsOnCancel: a cancelled context ends the retries with the context's error.
 func TestRetryStopsOnCancel(t *testing.T) {
-	m := newMemForTest()
+	m := mem.New()
 	ctx, cancel := context.WithCancel(t.Context())
-	f := Faulty(m, Rule{Op: "head", Fault: store.FaultThrottled, Status: 503})
+	f := Faulty(m, Rule{Op: "head", Fault: driver.FaultThrottled, Status: 503})
 	p := quickPolicy()
 	p.Sleep = func(context.Context, time.Duration) error { cancel(); return ctx.Err() }
-	s := store.Validate(store.Retry(f, p))
+	s := store.New(f, p)
 	_, err := s.Head(ctx, "k")
-	if !errors.Is(err, context.Canceled) || store.Code(err) != "" {
+	if !errors.Is(err, context.Canceled) || errcode.NameOf(err) != "" {
 		t.Errorf("head cancelled during backoff: %v, want the bare context.Canceled", err)
 	}
 	wantAttempts(t, f, "head", 1)
@@ -150,10 +153,10 @@ func TestRetryStopsOnCancel(t *testing.T) {
 
 // TestFaultyRules checks Skip, Times, Key matching and AfterApply on the wrapper alone.
 func TestFaultyRules(t *testing.T) {
-	m := newMemForTest()
+	m := mem.New()
 	f := Faulty(m,
-		Rule{Op: "put", Key: "b", Skip: 1, Times: 2, Fault: store.FaultTransport},
-		Rule{Op: "delete", AfterApply: true, Fault: store.FaultThrottled, Status: 503})
+		Rule{Op: "put", Key: "b", Skip: 1, Times: 2, Fault: driver.FaultTransport},
+		Rule{Op: "delete", AfterApply: true, Fault: driver.FaultThrottled, Status: 503})
 	ctx := t.Context()
 	put := func(key string) error {
 		_, err := f.Put(ctx, key, bytes.NewReader([]byte(key)), &store.PutOptions{Size: 1})
@@ -173,7 +176,7 @@ func TestFaultyRules(t *testing.T) {
 		t.Errorf("put calls %d faults %d, want 6 and 2", f.Calls("put"), f.Faults("put"))
 	}
 	err := f.Delete(ctx, "a", nil)
-	if store.FaultOf(err) != store.FaultThrottled || !errors.Is(err, ErrInjected) {
+	if driver.FaultOf(err) != driver.FaultThrottled || !errors.Is(err, ErrInjected) {
 		t.Errorf("delete: %v, want an injected throttling fault", err)
 	}
 	if _, err := m.Head(ctx, "a"); !errors.Is(err, store.ErrNotExist) {
@@ -187,7 +190,7 @@ func TestFaultyRules(t *testing.T) {
 	if b, _ := io.ReadAll(obj); string(b) != "b" {
 		t.Errorf("get b: %q", b)
 	}
-	if _, ok := store.As[store.Copier](wrap(f)); !ok {
-		t.Errorf("store.As finds no Copier through the wrappers")
+	if _, ok := driver.Find[driver.Copier](f); !ok {
+		t.Errorf("driver.Find finds no Copier through the decorator")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func (su *suite) testGet(t *testing.T) {
@@ -64,8 +65,8 @@ func (su *suite) testPinnedStale(t *testing.T) {
 	old := putBytes(t, s, "p", []byte("old"), nil)
 	cur := putBytes(t, s, "p", []byte("new"), nil)
 	got, info, err := tryGet(t, s, "p", &store.GetOptions{IfMatch: old.ETag})
-	switch su.verdict(t, store.CapPinnedRead) {
-	case store.Yes:
+	switch su.verdict(t, probe.CapPinnedRead) {
+	case probe.Yes:
 		wantKind(t, err, store.ErrPreconditionFailed, "get pinned to a stale ETag")
 	default:
 		if err != nil {

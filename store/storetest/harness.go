@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // CapConditionalCopy is a capability the probe does not check: a Copy with IfNoneMatch onto an
@@ -21,21 +22,21 @@ type Harness struct {
 	// wrapped as store.Open wraps it (store.Validate over store.Retry), and registers its
 	// cleanup with t.Cleanup. Subtests run in parallel, so Open must be safe to call
 	// concurrently. Required.
-	Open func(t *testing.T) store.Store
+	Open func(t *testing.T) *store.Store
 
 	// OpenMissing returns a store whose bucket (or root directory) does not exist, wrapped
 	// like Open's. Nil skips the bucket-missing cases.
-	OpenMissing func(t *testing.T) store.Store
+	OpenMissing func(t *testing.T) *store.Store
 
 	// OpenUploads returns how many multipart uploads are open in s's bucket. Nil skips the
 	// checks that a failed large put leaves none open.
-	OpenUploads func(t *testing.T, s store.Store) int
+	OpenUploads func(t *testing.T, s *store.Store) int
 
-	// Probe runs the probe on a fresh store from Open. Nil means store.Probe(ctx, s, nil).
-	Probe func(ctx context.Context, s store.Store) (*store.ProbeResult, error)
+	// Probe runs the probe on a fresh store from Open. Nil means probe.Run(ctx, s, nil).
+	Probe func(ctx context.Context, s *store.Store) (*probe.Result, error)
 
-	// Want declares, by capability name (store.CapConditionalCreate… and CapConditionalCopy),
-	// the verdict (store.Yes or store.No) the backend is known to give. The suite asserts that
+	// Want declares, by capability name (probe.CapConditionalCreate… and CapConditionalCopy),
+	// the verdict (probe.Yes or probe.No) the backend is known to give. The suite asserts that
 	// the probe agrees and that its own direct test observes the same.
 	Want map[string]string
 
@@ -68,8 +69,8 @@ func (h Harness) withDefaults() Harness {
 		h.ManyKeys = 1100
 	}
 	if h.Probe == nil {
-		h.Probe = func(ctx context.Context, s store.Store) (*store.ProbeResult, error) {
-			return store.Probe(ctx, s, nil)
+		h.Probe = func(ctx context.Context, s *store.Store) (*probe.Result, error) {
+			return probe.Run(ctx, s, nil)
 		}
 	}
 	return h
@@ -103,7 +104,7 @@ type suite struct {
 }
 
 // open returns a fresh store for the running case and marks the case parallel.
-func (su *suite) open(t *testing.T) store.Store {
+func (su *suite) open(t *testing.T) *store.Store {
 	t.Helper()
 	t.Parallel()
 	s := su.h.Open(t)

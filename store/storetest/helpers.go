@@ -9,11 +9,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
 
 // putBytes puts data at key and fails t on error.
-func putBytes(t *testing.T, s store.Store, key string, data []byte, opts *store.PutOptions) store.ObjectInfo {
+func putBytes(t *testing.T, s *store.Store, key string, data []byte, opts *store.PutOptions) store.ObjectInfo {
 	t.Helper()
 	info, err := tryPut(t, s, key, data, opts)
 	if err != nil {
@@ -23,7 +24,7 @@ func putBytes(t *testing.T, s store.Store, key string, data []byte, opts *store.
 }
 
 // tryPut puts data at key with opts (Size filled in when zero) and returns what Put returned.
-func tryPut(t *testing.T, s store.Store, key string, data []byte, opts *store.PutOptions) (store.ObjectInfo, error) {
+func tryPut(t *testing.T, s *store.Store, key string, data []byte, opts *store.PutOptions) (store.ObjectInfo, error) {
 	t.Helper()
 	o := store.PutOptions{}
 	if opts != nil {
@@ -36,7 +37,7 @@ func tryPut(t *testing.T, s store.Store, key string, data []byte, opts *store.Pu
 }
 
 // getBytes reads key whole (or the range in opts) and fails t on error.
-func getBytes(t *testing.T, s store.Store, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
+func getBytes(t *testing.T, s *store.Store, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
 	t.Helper()
 	data, info, err := tryGet(t, s, key, opts)
 	if err != nil {
@@ -45,7 +46,7 @@ func getBytes(t *testing.T, s store.Store, key string, opts *store.GetOptions) (
 	return data, info
 }
 
-func tryGet(t *testing.T, s store.Store, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo, error) {
+func tryGet(t *testing.T, s *store.Store, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo, error) {
 	t.Helper()
 	obj, err := s.Get(t.Context(), key, opts)
 	if err != nil {
@@ -59,7 +60,7 @@ func tryGet(t *testing.T, s store.Store, key string, opts *store.GetOptions) ([]
 	return data, obj.Info, nil
 }
 
-func mustHead(t *testing.T, s store.Store, key string) store.ObjectInfo {
+func mustHead(t *testing.T, s *store.Store, key string) store.ObjectInfo {
 	t.Helper()
 	info, err := s.Head(t.Context(), key)
 	if err != nil {
@@ -69,17 +70,17 @@ func mustHead(t *testing.T, s store.Store, key string) store.ObjectInfo {
 }
 
 // wantKind fails t unless err is of kind.
-func wantKind(t *testing.T, err error, kind *store.Kind, what string) {
+func wantKind(t *testing.T, err error, kind *errcode.Code, what string) {
 	t.Helper()
 	if err == nil {
 		t.Errorf("%s: succeeded, want %s (%s)", what, kind.Code(), kind)
 		return
 	}
 	if !errors.Is(err, kind) {
-		t.Errorf("%s: %v (code %q), want %s", what, err, store.Code(err), kind.Code())
+		t.Errorf("%s: %v (code %q), want %s", what, err, errcode.NameOf(err), kind.Code())
 		return
 	}
-	if got := store.Code(err); got != kind.Code() {
+	if got := errcode.NameOf(err); got != kind.Code() {
 		t.Errorf("%s: store.Code = %q, want %q", what, got, kind.Code())
 	}
 	var e *store.Error
@@ -89,7 +90,7 @@ func wantKind(t *testing.T, err error, kind *store.Kind, what string) {
 }
 
 // wantContent fails t unless key holds exactly data.
-func wantContent(t *testing.T, s store.Store, key string, data []byte, what string) store.ObjectInfo {
+func wantContent(t *testing.T, s *store.Store, key string, data []byte, what string) store.ObjectInfo {
 	t.Helper()
 	got, info, err := tryGet(t, s, key, nil)
 	if err != nil {
@@ -103,7 +104,7 @@ func wantContent(t *testing.T, s store.Store, key string, data []byte, what stri
 }
 
 // wantAbsent fails t unless Head and Get of key say ErrNotExist.
-func wantAbsent(t *testing.T, s store.Store, key, what string) {
+func wantAbsent(t *testing.T, s *store.Store, key, what string) {
 	t.Helper()
 	_, err := s.Head(t.Context(), key)
 	wantKind(t, err, store.ErrNotExist, what+": head "+key)
@@ -112,9 +113,9 @@ func wantAbsent(t *testing.T, s store.Store, key, what string) {
 }
 
 // wantEmpty fails t unless the store lists no object at all.
-func wantEmpty(t *testing.T, s store.Store, what string) {
+func wantEmpty(t *testing.T, s *store.Store, what string) {
 	t.Helper()
-	all, err := store.ListAll(t.Context(), s, "")
+	all, err := s.ListAll(t.Context(), "")
 	if err != nil {
 		t.Errorf("%s: list: %v", what, err)
 		return

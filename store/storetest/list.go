@@ -21,7 +21,7 @@ func (su *suite) testList(t *testing.T) {
 
 // listKeys follows every page of a listing and returns the keys and prefixes in order, and
 // how many pages it took. Each page must hold at most MaxKeys entries when MaxKeys is set.
-func listKeys(t *testing.T, s store.Store, opts store.ListOptions) (keys, prefixes []string, pages int) {
+func listKeys(t *testing.T, s *store.Store, opts store.ListOptions) (keys, prefixes []string, pages int) {
 	t.Helper()
 	for {
 		page, err := s.List(t.Context(), &opts)
@@ -177,7 +177,7 @@ func (su *suite) testListPagination(t *testing.T) {
 		t.Errorf("pages of 250: %d pages for %d keys, want at least %d", pages, n, min)
 	}
 	got = got[:0]
-	for o, err := range store.Walk(t.Context(), s, "many/") {
+	for o, err := range s.Walk(t.Context(), "many/") {
 		if err != nil {
 			t.Fatalf("walk: %v", err)
 		}
@@ -187,7 +187,7 @@ func (su *suite) testListPagination(t *testing.T) {
 }
 
 // putMany puts an empty object at each key, 16 at a time.
-func putMany(t *testing.T, s store.Store, keys []string) {
+func putMany(t *testing.T, s *store.Store, keys []string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 func (su *suite) testMultipart(t *testing.T) {
@@ -27,7 +28,7 @@ func (su *suite) largeOpts(size int64) *store.PutOptions {
 }
 
 // wantNoUploads fails t when the harness can count open multipart uploads and finds any.
-func (su *suite) wantNoUploads(t *testing.T, s store.Store, what string) {
+func (su *suite) wantNoUploads(t *testing.T, s *store.Store, what string) {
 	t.Helper()
 	if su.h.OpenUploads == nil {
 		return
@@ -77,7 +78,7 @@ func (su *suite) testLargeRoundTrip(t *testing.T, known bool) {
 // kept on the final step) and leaves the object untouched.
 func (su *suite) testLargeIfNoneMatch(t *testing.T) {
 	s := su.open(t)
-	if su.verdict(t, store.CapConditionalCreate) != store.Yes {
+	if su.verdict(t, probe.CapConditionalCreate) != probe.Yes {
 		t.Skip("the probe says create-if-absent is not enforced")
 	}
 	old := putBytes(t, s, "large", []byte("small original"), nil)

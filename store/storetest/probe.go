@@ -3,14 +3,14 @@ package storetest
 import (
 	"testing"
 
-	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // probedCaps are the capabilities every backend's probe must answer definitively: the test
 // servers always can.
 var probedCaps = []string{
-	store.CapConditionalCreate, store.CapConditionalReplace, store.CapConditionalDelete,
-	store.CapPinnedRead, store.CapUserMetadata, store.CapListAfterWrite,
+	probe.CapConditionalCreate, probe.CapConditionalReplace, probe.CapConditionalDelete,
+	probe.CapPinnedRead, probe.CapUserMetadata, probe.CapListAfterWrite,
 }
 
 // probe runs the probe on a fresh store and records its verdicts for the cases that
@@ -31,7 +31,7 @@ func (su *suite) probe(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s: probe reported no verdict for %s", su.h.Name, c)
-		case r.Verdict != store.Yes && r.Verdict != store.No:
+		case r.Verdict != probe.Yes && r.Verdict != probe.No:
 			t.Errorf("%s: probe: %s is %q (%s), want a definitive yes or no", su.h.Name, c, r.Verdict, r.Evidence)
 		default:
 			caps[c] = r.Verdict
@@ -40,14 +40,14 @@ func (su *suite) probe(t *testing.T) {
 			t.Errorf("%s: probe: %s is %q (%s), but the harness declares %q", su.h.Name, c, r.Verdict, r.Evidence, want)
 		}
 	}
-	for _, c := range []string{store.CapUserMetadata, store.CapListAfterWrite} {
-		if v, ok := caps[c]; ok && v != store.Yes {
+	for _, c := range []string{probe.CapUserMetadata, probe.CapListAfterWrite} {
+		if v, ok := caps[c]; ok && v != probe.Yes {
 			t.Errorf("%s: probe: %s is %q, but every backend must have it", su.h.Name, c, v)
 		}
 	}
-	wantMode := store.SingleWriter
-	if caps[store.CapConditionalCreate] == store.Yes && caps[store.CapConditionalReplace] == store.Yes {
-		wantMode = store.CAS
+	wantMode := probe.SingleWriter
+	if caps[probe.CapConditionalCreate] == probe.Yes && caps[probe.CapConditionalReplace] == probe.Yes {
+		wantMode = probe.CAS
 	}
 	if res.Coordination != wantMode {
 		t.Errorf("%s: probe: coordination %q (%s), want %q from its verdicts", su.h.Name, res.Coordination, res.Reason, wantMode)

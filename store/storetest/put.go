@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func (su *suite) testPut(t *testing.T) {
@@ -122,10 +123,10 @@ func (su *suite) testPutID(t *testing.T) {
 	if md["owner"] != "me" {
 		t.Errorf("conditional put: metadata owner = %q, want %q", md["owner"], "me")
 	}
-	if _, ok, err := store.ResolvePut(t.Context(), s, "cond", id); err != nil || !ok {
+	if _, ok, err := s.ResolvePut(t.Context(), "cond", id); err != nil || !ok {
 		t.Errorf("ResolvePut with the put's own id: landed %v, err %v; want true", ok, err)
 	}
-	if _, ok, err := store.ResolvePut(t.Context(), s, "cond", store.NewPutID()); err != nil || ok {
+	if _, ok, err := s.ResolvePut(t.Context(), "cond", driver.NewPutID()); err != nil || ok {
 		t.Errorf("ResolvePut with another id: landed %v, err %v; want false", ok, err)
 	}
 }

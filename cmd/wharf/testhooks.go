@@ -1,0 +1,174 @@
+//go:build wharftest
+
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/ship"
+	"github.com/wharfdata/wharf/spool"
+	"github.com/wharfdata/wharf/store/driver"
+)
+
+// This file is built only with the wharftest tag, which scripts/test.sh sets: the hooks that
+// let the crash tests pause or SIGKILL the binary at chosen points never ship in a release
+// binary (testhooks_off.go stands in for them there, and a test scans a build without the tag).
+
+// exportTestWrap parses WHARF_TEST_EXPORT_PAUSE, a comma-separated list of point:duration:
+//
+//	part-upload     sleep in the middle of each part's upload (after its first body bytes)
+//	after-part      sleep after each part is written, before the next one or the manifest
+//	after-manifest  sleep after manifest.json is written, before _SUCCESS
+//
+// and returns a decorator of the destination's bucket that sleeps at those points, or nil
+// when the spec names no known point. It only slows the export down; it changes nothing.
+func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucket {
+	p := pausingBucket{}
+	for item := range strings.SplitSeq(getenv(envTestPause), ",") {
+		name, dur, _ := strings.Cut(strings.TrimSpace(item), ":")
+		d, err := time.ParseDuration(dur)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "part-upload":
+			p.upload = d
+		case "after-part":
+			p.afterPart = d
+		case "after-manifest":
+			p.afterManifest = d
+		}
+	}
+	if p == (pausingBucket{}) {
+		return nil
+	}
+	return func(b driver.Bucket) driver.Bucket { p.Bucket = b; return &p }
+}
+
+// pausingBucket sleeps at the configured points of an export's puts. It intercepts Put only:
+// every other capability reaches the bucket it wraps.
+type pausingBucket struct {
+	driver.Bucket
+	upload, afterPart, afterManifest time.Duration
+}
+
+func (p *pausingBucket) Unwrap() driver.Bucket { return p.Bucket }
+
+func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
+	name := path.Base(key)
+	part := strings.HasPrefix(name, "part-")
+	if part && p.upload > 0 {
+		body = &slowReader{r: body, d: p.upload}
+	}
+	info, err := p.Bucket.Put(ctx, key, body, opts)
+	switch {
+	case err != nil:
+	case part:
+		time.Sleep(p.afterPart)
+	case name == export.ManifestKey:
+		time.Sleep(p.afterManifest)
+	}
+	return info, err
+}
+
+// slowReader sleeps once, after the first bytes of a body have been read.
+type slowReader struct {
+	r     io.Reader
+	d     time.Duration
+	slept bool
+}
+
+func (s *slowReader) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	if n > 0 && !s.slept {
+		s.slept = true
+		time.Sleep(s.d)
+	}
+	return n, err
+}
+
+// shipTestHooks parses WHARF_TEST_SHIP, a comma-separated list of point:value:
+//
+//	kill-after-put:N     SIGKILL itself the Nth time an object is in the store but not yet
+//	                     recorded in the spool
+//	kill-after-record:N  SIGKILL itself the Nth time an upload is recorded, before local
+//	                     retention
+//	kill-mid-body:N      SIGKILL itself once N bytes of one upload's body were read (aim it
+//	                     past the first part of a multipart upload)
+//	pause:D              sleep D after each read of an upload's body (spreads uploads out
+//	                     so that a kill at a random time lands inside one)
+//
+// Without a spec it returns no hooks.
+func shipTestHooks(getenv func(string) string) ship.Hooks {
+	spec := getenv(envTestShip)
+	if spec == "" {
+		return ship.Hooks{}
+	}
+	var afterPut, afterRecord, midBody int64
+	var pause time.Duration
+	for item := range strings.SplitSeq(spec, ",") {
+		name, v, _ := strings.Cut(strings.TrimSpace(item), ":")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch name {
+		case "kill-after-put":
+			afterPut = n
+		case "kill-after-record":
+			afterRecord = n
+		case "kill-mid-body":
+			midBody = n
+		case "pause":
+			pause, _ = time.ParseDuration(v)
+		}
+	}
+	var puts, records atomic.Int64
+	h := ship.Hooks{Point: func(name string, _ spool.File) {
+		switch {
+		case name == "after-put" && afterPut > 0 && puts.Add(1) == afterPut:
+			killSelf()
+		case name == "after-record" && afterRecord > 0 && records.Add(1) == afterRecord:
+			killSelf()
+		}
+	}}
+	if midBody > 0 || pause > 0 {
+		h.Body = func(_ spool.File, r io.Reader) io.Reader {
+			return &hookedBody{r: r, killAt: midBody, pause: pause}
+		}
+	}
+	return h
+}
+
+// hookedBody reads an upload's body, pausing after each read and killing the process once
+// killAt bytes were read.
+type hookedBody struct {
+	r      io.Reader
+	n      int64
+	killAt int64
+	pause  time.Duration
+}
+
+func (b *hookedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.killAt > 0 && b.n >= b.killAt {
+		killSelf()
+	}
+	if b.pause > 0 && n > 0 {
+		time.Sleep(b.pause)
+	}
+	return n, err
+}
+
+// killSelf ends the process as a crash would: SIGKILL, no deferred code, no cleanup.
+func killSelf() {
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
+}

@@ -1,0 +1,21 @@
+// Package yamlconf decodes wharf's configuration file strictly: one walker for every section,
+// so every package's options are read by the same rules.
+//
+// # Promises
+//
+//   - A key that the target struct does not have (by its yaml tag) is an error naming the key,
+//     where it is ("exports[0].store") and its line, and listing the keys that are known.
+//   - ${env:NAME} and ${file:PATH} in a scalar are replaced before it is decoded (an unset
+//     variable or an unreadable file is an error naming it), except in fields tagged
+//     `secret:"ref"`: those hold credential references (env://NAME, file:///path) that are
+//     resolved only when used, and ${…} in them is refused so that a secret never enters the
+//     configuration as a literal.
+//   - A field tagged `unit:"bytes"` (an integer) reads a byte size as a number or with a
+//     binary unit ("8MiB", "32 MiB").
+//   - A field of type Raw keeps its subtree as written, with the decoder that read it, to be
+//     decoded later against a type chosen by other keys (a store's options, once its URL's
+//     scheme is known), by the same rules and with the same line numbers.
+//   - Decoding over a value that already holds defaults changes only the fields the document
+//     gives: the caller decides the order (defaults, then the environment, then the file,
+//     then the flags) by the order of its calls.
+package yamlconf

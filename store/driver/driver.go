@@ -1,0 +1,198 @@
+package driver
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Bucket is what a backend implements: the smallest contract every store can keep. Callers never
+// hold a Bucket; they hold the portable *store.Store, which validates keys, applies a prefix and
+// the retry policy, and falls back where an optional capability is missing, all before a Bucket
+// sees a call. So a Bucket may assume that every key it is given is valid (store.ValidateKey),
+// that at most one of IfNoneMatch and IfMatch is set, and that each call is one attempt: it
+// makes no retries of its own, except per part inside a multipart upload (see package upload).
+//
+// Every method takes a context first; a cancelled context returns the context's error
+// unwrapped, never one of the kinds. Every other failure is an *Error that unwraps to exactly
+// one kind: ErrNotExist, ErrPreconditionFailed, ErrBucketMissing, ErrForbidden,
+// ErrUnsupported, ErrUnavailable, ErrOutcomeUnknown or ErrKeyInvalid, with Fault set when the
+// failure is transient (the retry policy decides from it).
+type Bucket interface {
+	// Get opens the object at key. With opts.IfMatch set the read is pinned: a different
+	// current ETag is ErrPreconditionFailed (a server that ignores the pin is caught by the
+	// caller comparing Object.Info.ETag). With opts.Length > 0 (or opts.Offset > 0) only that
+	// byte range is returned; Info.Size is still the whole object's. A missing key is
+	// ErrNotExist; a missing bucket ErrBucketMissing, never ErrNotExist.
+	Get(ctx context.Context, key string, opts *GetOptions) (*Object, error)
+
+	// Head returns the object's metadata without its body: ErrNotExist when absent,
+	// ErrBucketMissing when the bucket itself is absent.
+	Head(ctx context.Context, key string) (ObjectInfo, error)
+
+	// Put writes body at key and returns what the store recorded (at least Key, Size and
+	// ETag). opts.IfNoneMatch makes it create-if-absent, opts.IfMatch replace-if-match; a
+	// failed condition is ErrPreconditionFailed whatever status the server used (412, 409, or
+	// 404 on an If-Match put). A conditional put whose answer was lost is ErrOutcomeUnknown.
+	// The object appears whole or not at all: a failed or cancelled put leaves nothing at key
+	// and no upload open. A body that is also an io.ReaderAt, with opts.Size given, may be read
+	// in place (ReadAt of each part, in parallel, and again for a part resent).
+	Put(ctx context.Context, key string, body io.Reader, opts *PutOptions) (ObjectInfo, error)
+
+	// Delete removes key; a missing key succeeds. With opts.IfMatch the delete is
+	// conditional where the server enforces it (the probe tells whether it does).
+	Delete(ctx context.Context, key string, opts *DeleteOptions) error
+
+	// List returns one page of the keys under opts.Prefix in sorted order (byte order).
+	// Page.Next, passed back as opts.Token, gives the next page; an empty Next means the
+	// listing is complete. With opts.Delimiter "/", keys below the next '/' are rolled up into
+	// Page.Prefixes.
+	List(ctx context.Context, opts *ListOptions) (Page, error)
+
+	// Describe names the store without any secret.
+	Describe() Description
+
+	// Close releases what the bucket holds (connections, files).
+	Close() error
+}
+
+// The optional capabilities. A backend implements the ones its store has; the portable store
+// learns them once, when it is opened, and falls back where one is missing. A decorator (a
+// fault injector, a test pause) implements only what it intercepts and returns what it wraps
+// from Unwrap: a capability it does not implement reaches the wrapped bucket directly.
+
+// Copier copies server-side.
+type Copier interface {
+	// Copy copies src to dst within the bucket, keeping the source's content type, standard
+	// headers and metadata unless opts gives its own. opts.IfNoneMatch/IfMatch apply to dst
+	// where the server honours them (MinIO ignores them on copy; the probe does not claim
+	// otherwise).
+	Copy(ctx context.Context, src, dst string, opts *PutOptions) (ObjectInfo, error)
+}
+
+// BatchDeleter removes many keys per request (S3 DeleteObjects, Azure blob batch).
+type BatchDeleter interface {
+	// DeleteMany removes every key, unconditionally; a missing key is not an error. It stops
+	// at the first failure, which names the key it failed on. It applies the retry policy to
+	// each request it makes itself.
+	DeleteMany(ctx context.Context, keys []string) error
+}
+
+// BucketMaker creates the bucket, container or directory the store points at. Creating one
+// that exists and is owned by the caller succeeds.
+type BucketMaker interface {
+	MakeBucket(ctx context.Context) error
+}
+
+// Wrapper is implemented by decorators: Unwrap returns the bucket they wrap.
+type Wrapper interface {
+	Unwrap() Bucket
+}
+
+// Find returns the outermost bucket in b's chain of decorators that is a T (a Copier, a
+// BucketMaker…), so that a decorator which implements a capability intercepts it and one which
+// does not leaves it to what it wraps.
+func Find[T any](b Bucket) (T, bool) {
+	for b != nil {
+		if t, ok := b.(T); ok {
+			return t, true
+		}
+		w, ok := b.(Wrapper)
+		if !ok {
+			break
+		}
+		b = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// ObjectInfo describes an object.
+type ObjectInfo struct {
+	Key          string            `json:"key"`
+	Size         int64             `json:"size"`
+	ETag         string            `json:"etag,omitempty"` // unquoted; the generation on GCS
+	LastModified time.Time         `json:"last_modified,omitzero"`
+	ContentType  string            `json:"content_type,omitempty"`
+	Headers      Headers           `json:"headers,omitzero"`
+	Metadata     map[string]string `json:"metadata,omitempty"` // keys lowercase: "wharf-sha256"
+}
+
+// Headers are the standard HTTP headers an object carries besides its content type: a copy
+// keeps them, as the clouds' own tools do.
+type Headers struct {
+	CacheControl       string `json:"cache_control,omitempty"`
+	ContentDisposition string `json:"content_disposition,omitempty"`
+	ContentEncoding    string `json:"content_encoding,omitempty"`
+	ContentLanguage    string `json:"content_language,omitempty"`
+}
+
+// IsZero reports whether no header is set.
+func (h Headers) IsZero() bool { return h == Headers{} }
+
+// Object is an open object body. The caller must Close it.
+type Object struct {
+	Info ObjectInfo // Size is the whole object's size, even for a range read
+	io.ReadCloser
+}
+
+// GetOptions modify Get. A nil *GetOptions reads the whole object unpinned.
+type GetOptions struct {
+	IfMatch string // pin: fail with ErrPreconditionFailed unless the ETag matches
+	Offset  int64  // first byte to read
+	Length  int64  // bytes to read from Offset; 0 means to the end
+}
+
+// PutOptions modify Put. At most one of IfNoneMatch and IfMatch may be set.
+type PutOptions struct {
+	IfNoneMatch bool   // create-if-absent
+	IfMatch     string // replace only if the current ETag is this one
+	// Size is the body's length in bytes, or -1 (or 0 with an unknown body) when unknown.
+	// A body of unknown size is streamed in parts.
+	Size        int64
+	ContentType string
+	Headers     Headers
+	Metadata    map[string]string
+	// PartSize and Concurrency bound a multipart upload: at most Concurrency parts of PartSize
+	// bytes are in memory at once. Zero means the store's setting or the backend's default.
+	PartSize    int64
+	Concurrency int
+}
+
+// Conditional reports whether the put carries a condition.
+func (o *PutOptions) Conditional() bool { return o != nil && (o.IfNoneMatch || o.IfMatch != "") }
+
+// DeleteOptions modify Delete.
+type DeleteOptions struct {
+	IfMatch string // delete only if the current ETag is this one
+}
+
+// ListOptions select one page of a listing.
+type ListOptions struct {
+	Prefix    string
+	Delimiter string // "" (every key below Prefix) or "/"
+	Token     string // Page.Next of the previous page
+	MaxKeys   int    // 0: the backend's default page size
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Objects  []ObjectInfo
+	Prefixes []string // common prefixes, each ending in the delimiter
+	Next     string   // token for the next page; empty when complete
+}
+
+// Description names a store without any secret.
+type Description struct {
+	Scheme   string `json:"scheme"`
+	Location string `json:"location"` // the URL of the store's root, without credentials
+	Endpoint string `json:"endpoint,omitempty"`
+	// MountType is the file system type of a file store's root ("ext4", "nfs"…).
+	MountType string `json:"mount_type,omitempty"`
+}
+
+// Metadata keys that wharf itself writes.
+const (
+	MetaPutID  = "wharf-put-id" // random per conditional put, to resolve ErrOutcomeUnknown
+	MetaSHA256 = "wharf-sha256" // hex sha256 of the body, where the writer knows it
+)

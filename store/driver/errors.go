@@ -1,0 +1,201 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wharfdata/wharf/errcode"
+)
+
+const (
+	sectionObjects = "Objects and buckets"
+	sectionURLs    = "Store URLs, endpoints and credentials"
+)
+
+// The kinds of store failures. Each is an *errcode.Code: test for it with errors.Is.
+var (
+	ErrNotExist = errcode.New(errcode.Def{Name: "WHARF_NOT_FOUND", Text: "object does not exist",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "No object at the key (or no local file at the path). The message names the key.",
+		Remedy:  "Check the key with `wharf ls`; keys are case-sensitive and taken byte for byte."})
+	ErrBucketMissing = errcode.New(errcode.Def{Name: "WHARF_BUCKET_MISSING", Text: "bucket does not exist",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "The bucket, container or local directory itself does not exist. wharf never treats it as empty. The message names it.",
+		Remedy:  "Check the bucket name and endpoint; create it with `wharf mb URL` (the bucket alone, such as `wharf mb s3://bucket`) if it should exist."})
+	ErrPreconditionFailed = errcode.New(errcode.Def{Name: "WHARF_PRECONDITION_FAILED", Text: "precondition failed",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "A conditional write or read did not hold: `cp --if-absent` onto an existing object, a stale ETag on replace or delete, a pinned read of an object that changed.",
+		Remedy:  "Another writer got there first. Re-read the object and decide; do not retry blindly."})
+	ErrForbidden = errcode.New(errcode.Def{Name: "WHARF_FORBIDDEN", Text: "access denied",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "The store refused access (HTTP 403, invalid or missing credentials, bad signature), or a local permission error.",
+		Remedy:  "Check the credentials the AWS SDK chain finds (`AWS_ACCESS_KEY_ID`, `AWS_PROFILE`…) and the bucket policy. On Azure, check the account key or the SAS token: its permissions, and its expiry (the message says when a SAS token expired). On Google Cloud Storage, check the service-account key or the application default credentials (`GOOGLE_APPLICATION_CREDENTIALS`, `gcloud auth application-default login`) and the bucket's IAM roles; the message says when no credentials were found or a token was refused."})
+	ErrUnsupported = errcode.New(errcode.Def{Name: "WHARF_UNSUPPORTED", Text: "not supported by this store",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "The store cannot do this: `mb` on standard output, a server answering 501, a key that collides with a directory in a file store.",
+		Remedy:  "Use a store that supports the operation, or another key."})
+	ErrUnavailable = errcode.New(errcode.Def{Name: "WHARF_UNAVAILABLE", Text: "store unavailable",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "The store did not answer after the retry policy was spent (transport faults, throttling, 5xx). The message names the request and the number of attempts; it claims nothing about the content.",
+		Remedy:  "Check connectivity and the endpoint; run again later."})
+	ErrOutcomeUnknown = errcode.New(errcode.Def{Name: "WHARF_OUTCOME_UNKNOWN", Text: "outcome unknown: the answer to a conditional write was lost",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "The answer to a conditional write was lost: it may or may not have landed. wharf never resends a conditional write.",
+		Remedy:  "Check with `wharf stat`: an object carrying the write's `wharf-put-id` metadata means it landed."})
+	ErrKeyInvalid = errcode.New(errcode.Def{Name: "WHARF_KEY_INVALID", Text: "invalid key",
+		Exit: errcode.ExitUsage, Section: sectionObjects,
+		Meaning: "The key is refused before any request: empty, a leading `/`, an empty, `.` or `..` segment, a backslash, a control character, over 1024 bytes; or the URL names a bucket, a prefix or a directory where an object is needed (`wharf cat s3://bucket/`).",
+		Remedy:  "Fix the URL. wharf never writes outside a store's root."})
+)
+
+// The kinds of configuration failures, found when a URL is parsed or a store's options are
+// checked, before any connection.
+var (
+	ErrEndpointUnsupported = errcode.New(errcode.Def{Name: "WHARF_ENDPOINT_UNSUPPORTED", Text: "unsupported store URL",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "The URL's scheme has no backend (`ftp://…`) and names no store of the config file, or the endpoint is not an `http(s)://host` URL. The message names the scheme.",
+		Remedy:  "Use one of the schemes in [cli.md](cli.md#store-urls), or name a store defined under `stores:` in the config file."})
+	ErrEndpointInsecure = errcode.New(errcode.Def{Name: "WHARF_ENDPOINT_INSECURE", Text: "plaintext endpoint on a non-loopback host",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "A plaintext `http://` endpoint on a host that is not loopback (including a GCS emulator named by `STORAGE_EMULATOR_HOST`). Requests and signatures would be readable and replayable on the path. The message names the host.",
+		Remedy:  "Use `https://`; `http://` is accepted on 127.0.0.0/8, `::1` and `localhost` only."})
+	ErrEndpointNotAllowed = errcode.New(errcode.Def{Name: "WHARF_ENDPOINT_NOT_ALLOWED", Text: "endpoint host not allowed",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "`WHARF_ENDPOINT_ALLOWLIST` is set and the endpoint's host matches none of its patterns; or an export destination names a custom endpoint on a host that is not loopback and no allow-list admits it.",
+		Remedy:  "Use an allowed endpoint, or add the host to `WHARF_ENDPOINT_ALLOWLIST` (or the config's `endpoint_allowlist`) if it is legitimate."})
+	ErrCredentialLiteral = errcode.New(errcode.Def{Name: "WHARF_CREDENTIAL_LITERAL", Text: "credential given as a literal: give a reference (env://NAME or file:///path)",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "A credential was given as a literal value, including `user:password@` in a store URL or in any endpoint (from a flag, the config file, `AWS_ENDPOINT_URL*` or an AWS profile). The value is redacted from the message.",
+		Remedy:  "Give a reference: `env://NAME` or `file:///path`. For S3 you can also leave credentials out and let the AWS SDK chain find them."})
+	ErrCredentialUnbound = errcode.New(errcode.Def{Name: "WHARF_CREDENTIAL_UNBOUND", Text: "credential reference does not resolve",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "A credential reference does not resolve: the variable is unset or the file missing; or only one of an access key pair was given. The message names the field and the variable or path, never a value.",
+		Remedy:  "Set the variable or create the file."})
+	ErrCredentialConflict = errcode.New(errcode.Def{Name: "WHARF_CREDENTIAL_CONFLICT", Text: "conflicting credentials",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "Credentials that exclude each other: `anonymous` beside keys, `credentials: role` beside keys, an Azure account key beside a SAS token; Azure credentials in the environment (`AZURE_STORAGE_ACCOUNT`, a connection string's `AccountName`) for another account than the URL's.",
+		Remedy:  "Give one way to authenticate."})
+	ErrConfig = errcode.New(errcode.Def{Name: "WHARF_CONFIG_INVALID", Text: "invalid configuration",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "A store option or the config file is invalid: an option the store's backend does not have (`--region` for a `file://` store), `anonymous: maybe`, a relative `file://` URL, a bucket name the store would refuse; an Azure account or container name Azure would refuse, an account key that is not base64, a SAS token or `AZURE_STORAGE_CONNECTION_STRING` that does not parse (named, never quoted), or no Azure credentials at all; a GCS `service_account_file` that is not a service-account JSON key (the message names the reference and the JSON field at fault, never the content), or `credentials: role` on a `gs://` URL. Or the config file (`wharf.yaml`) is unreadable, not YAML, has an unknown key, a value of the wrong type, an unset `${env:NAME}`, `${…}` in a credential field, two exports of one name. The message names the file, the line and the key.",
+		Remedy:  "Fix the option or the file; each store's options are in [stores.md](stores.md), the config file's keys in [config.md](config.md)."})
+	ErrRoleUnavailable = errcode.New(errcode.Def{Name: "WHARF_ROLE_UNAVAILABLE", Text: "no workload-role credentials: no source answered",
+		Exit: errcode.ExitFailed, Section: sectionURLs,
+		Meaning: "`credentials: role` was asked for and no workload-role source answered (ECS container endpoint, STS web identity, IMDSv2), or the keys it had expired and no source answered a refresh (still-valid keys are kept over a failed refresh; expired ones are never used). The message names each source tried and why.",
+		Remedy:  "Run where a workload role is attached, or use keys."})
+)
+
+// Fault says whether a failure is transient and how. The retry policy decides from it; an
+// error that leaves the policy has Fault None.
+type Fault int
+
+const (
+	FaultNone      Fault = iota // definitive answer: never retried
+	FaultTransport              // connection reset, timeout, incomplete body
+	FaultThrottled              // 429, 503, or 500
+)
+
+// Error is a store failure: the operation, the key, the kind and the cause. It unwraps to both
+// Kind and Err, so errors.Is works for the kind and for the underlying cause.
+type Error struct {
+	Op   string        // "get", "head", "put", "delete", "list", "copy", "make-bucket"
+	Key  string        // the key, the prefix of a listing, or the bucket
+	Kind *errcode.Code // one of the Err… kinds
+	Err  error         // the cause; may be nil
+	// Status is the HTTP status when the store answered one; Reason the store's own error
+	// code ("NoSuchBucket", "BlobAlreadyExists") when known.
+	Status int
+	Reason string
+	Fault  Fault
+	// Attempts is how many requests were made, when the retry policy gave up.
+	Attempts int
+	// PutID is the wharf-put-id a put carried; with ErrOutcomeUnknown, pass it to
+	// store.ResolvePut.
+	PutID string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Op)
+	if e.Key != "" {
+		fmt.Fprintf(&b, " %q", e.Key)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Kind.Error())
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
+	}
+	var detail []string
+	if e.Status != 0 {
+		detail = append(detail, fmt.Sprintf("HTTP %d", e.Status))
+	}
+	if e.Reason != "" {
+		detail = append(detail, e.Reason)
+	}
+	if len(detail) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(detail, " "))
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the kind and the cause.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// NewError returns an *Error of kind for op on key, wrapping cause.
+func NewError(op, key string, kind *errcode.Code, cause error) *Error {
+	return &Error{Op: op, Key: key, Kind: kind, Err: cause}
+}
+
+// FaultOf returns the fault of the first *Error in err's chain, or FaultNone.
+func FaultOf(err error) Fault {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Fault
+	}
+	return FaultNone
+}
+
+// BodyError is what a backend's Put returns when the caller's body fails while it is read
+// (the body, not the store): the context's error once ctx has ended, a cancellation or a
+// store error as it is (a body read from another store names its own key and kind), anything
+// else ErrUnavailable naming the key and wrapping the body's error.
+func BodyError(ctx context.Context, op, key string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var se *Error
+	if IsContext(err) || errors.As(err, &se) {
+		return err
+	}
+	return &Error{Op: op, Key: key, Kind: ErrUnavailable, Err: fmt.Errorf("reading the body: %w", err)}
+}
+
+// WithoutFault returns err with its fault cleared: for an error leaving a multipart or block
+// upload, each request of which the retry policy already retried, so that the whole object
+// is not sent again.
+func WithoutFault(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Fault != FaultNone {
+		c := *e
+		c.Fault = FaultNone
+		return &c
+	}
+	return err
+}
+
+// IsContext reports whether err is a context cancellation or deadline. Such errors pass
+// through every layer unwrapped.
+func IsContext(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,86 @@
+package driver
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// ValidateKey checks a key before any backend sees it. A key is refused (ErrKeyInvalid) when it
+// is empty, starts with '/', has an empty segment ("a//b"), a "." or ".." segment, a
+// backslash, a NUL or another control character, or is not valid UTF-8. A key that passes can
+// never name anything outside a store's root.
+func ValidateKey(op, key string) error {
+	if reason := keyProblem(key); reason != "" {
+		return &Error{Op: op, Key: key, Kind: ErrKeyInvalid, Err: fmt.Errorf("%s", reason)}
+	}
+	return nil
+}
+
+// ValidatePrefix checks a listing prefix: empty is allowed, and so is a trailing '/'.
+func ValidatePrefix(op, prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	return ValidateKey(op, strings.TrimSuffix(prefix, "/"))
+}
+
+func keyProblem(key string) string {
+	switch {
+	case key == "":
+		return "empty key"
+	case len(key) > 1024:
+		return "key longer than 1024 bytes"
+	case !utf8.ValidString(key):
+		return "key is not valid UTF-8"
+	case strings.HasPrefix(key, "/"):
+		return "key starts with '/'"
+	case strings.ContainsRune(key, '\\'):
+		return "key contains a backslash"
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f {
+			return "key contains a control character"
+		}
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		switch seg {
+		case "":
+			return "key has an empty segment"
+		case ".", "..":
+			return fmt.Sprintf("key has a %q segment", seg)
+		}
+	}
+	return ""
+}
+
+// ValidateMetadata checks user metadata keys: lowercase ASCII letters, digits and dashes,
+// starting with a letter.
+func ValidateMetadata(op, key string, md map[string]string) error {
+	for k, v := range md {
+		if !metaKeyOK(k) {
+			return &Error{Op: op, Key: key, Kind: ErrKeyInvalid,
+				Err: fmt.Errorf("metadata key %q: use lowercase letters, digits and dashes, starting with a letter", k)}
+		}
+		for _, r := range v {
+			if r < 0x20 || r > 0x7e {
+				return &Error{Op: op, Key: key, Kind: ErrKeyInvalid,
+					Err: fmt.Errorf("metadata %q: value must be printable ASCII", k)}
+			}
+		}
+	}
+	return nil
+}
+
+func metaKeyOK(k string) bool {
+	if k == "" || k[0] < 'a' || k[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

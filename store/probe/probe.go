@@ -1,0 +1,86 @@
+package probe
+
+import (
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/store"
+	"time"
+)
+
+const sectionProbe = "Probe and coordination"
+
+// The kinds the probe reports.
+var (
+	ErrInconclusive = errcode.New(errcode.Def{Name: "WHARF_PROBE_INCONCLUSIVE", Text: "probe inconclusive",
+		Exit: errcode.ExitFailed, Section: sectionProbe,
+		Meaning: "A capability could not be shown either way (the store answered 501 or 403, or the connection failed). Shown beside the capability in `wharf probe`, whose own exit is 0.",
+		Remedy:  "Fix access or connectivity and probe again; an inconclusive capability is never counted as supported."})
+	ErrCoordinationUnproven = errcode.New(errcode.Def{Name: "WHARF_COORDINATION_UNPROVEN", Text: "store not proven to enforce conditional writes",
+		Exit: errcode.ExitFailed, Standing: true, Section: sectionProbe,
+		Meaning: "Something that needs conditional writes (leases, fenced commits, `conditional_put: create`) was asked of a store that the probe did not prove `cas`.",
+		Remedy:  "Run `wharf probe URL` to see which capability is missing; use a store that enforces conditional writes, or a single writer."})
+)
+
+// Capability verdicts.
+const (
+	Yes          = "yes"
+	No           = "no"
+	Inconclusive = "inconclusive"
+)
+
+// Coordination modes.
+const (
+	CAS          = "cas"           // conditional create and replace proven: leases are safe
+	SingleWriter = "single-writer" // only one writer may use the store
+)
+
+// The capabilities the probe checks, by their JSON names.
+const (
+	CapConditionalCreate  = "conditional_create"  // a second create-if-absent fails
+	CapConditionalReplace = "conditional_replace" // a stale If-Match put fails and a current one replaces
+	CapConditionalDelete  = "conditional_delete"  // a delete with a stale If-Match fails
+	CapPinnedRead         = "pinned_read"         // a Get pinned to a stale ETag fails
+	CapUserMetadata       = "user_metadata"       // user metadata round-trips
+	CapListAfterWrite     = "list_after_write"    // a fresh object is listed
+)
+
+// Capabilities lists every capability in report order.
+var Capabilities = []string{
+	CapConditionalCreate, CapConditionalReplace, CapConditionalDelete,
+	CapPinnedRead, CapUserMetadata, CapListAfterWrite,
+}
+
+// CapabilityResult is one capability's verdict and how it was shown.
+type CapabilityResult struct {
+	Verdict  string `json:"verdict"`        // Yes, No or Inconclusive
+	Evidence string `json:"evidence"`       // what was done and what the store answered
+	Code     string `json:"code,omitempty"` // WHARF_PROBE_INCONCLUSIVE when inconclusive
+}
+
+// Result is what the probe found.
+type Result struct {
+	Store            store.Description           `json:"store"`
+	Coordination     string                      `json:"coordination"` // CAS or SingleWriter
+	Reason           string                      `json:"reason"`       // why that mode
+	Capabilities     map[string]CapabilityResult `json:"capabilities"`
+	ClockSkewSeconds float64                     `json:"clock_skew_seconds"` // store clock − local clock
+	ClockSkewWarning string                      `json:"clock_skew_warning,omitempty"`
+	Sentinel         string                      `json:"sentinel,omitempty"` // the key used, deleted after
+	Duration         time.Duration               `json:"-"`
+}
+
+// Options modify Probe.
+type Options struct {
+	Now func() time.Time // local clock; nil means time.Now
+}
+
+// RequireCAS returns ErrCoordinationUnproven unless r proves cas.
+func (r *Result) RequireCAS() error {
+	if r.Coordination == CAS {
+		return nil
+	}
+	return &store.Error{Op: "probe", Key: r.Store.Location, Kind: ErrCoordinationUnproven, Err: errorString(r.Reason)}
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
