@@ -114,10 +114,12 @@ EOF
   chmod 600 "$dir/s3.json"
   # Every port is explicit (defaults are fixed and clash between runs); Iceberg and Lance
   # endpoints are off, telemetry is off, the local sockets that can be placed live in $dir.
+  # Every bucket is a collection with volumes of its own: small volumes and a high count keep
+  # the many buckets of a test run from exhausting them ("No writable volumes").
   LAUNCH_ENV=()
   launch "$dir" "$(tool_path seaweedfs weed)" server \
     -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$dir/data" \
-    -master.volumeSizeLimitMB=1024 -volume.max=0 -volume.preStopSeconds=0 -master.telemetry=false \
+    -master.volumeSizeLimitMB=64 -volume.max=1000 -volume.preStopSeconds=0 -master.telemetry=false \
     -master.port="${p[0]}" -master.port.grpc="${p[1]}" \
     -volume.port="${p[2]}" -volume.port.grpc="${p[3]}" \
     -filer.port="${p[4]}" -filer.port.grpc="${p[5]}" -filer.localSocket="$dir/filer.sock" \

@@ -61,22 +61,33 @@ func TestBlockRetriedAlone(t *testing.T) {
 }
 
 // TestConditionalCommitAnswerLost: a conditional commit whose answer is lost is never sent
-// again: the put is ErrOutcomeUnknown with its put-id, and one Head settles that it landed.
+// again: one Head of its put-id settles it, so the put succeeds when it landed; one lost
+// before it applied (a reset) is ErrOutcomeUnknown with its put-id, which does not resolve.
 func TestConditionalCommitAnswerLost(t *testing.T) {
 	t.Parallel()
 	s, _, proxy := openProxied(t, fastPolicy())
 	proxy.Inject(faultproxy.Rule{Method: "PUT", Query: "comp=blocklist", Times: 1, Fault: faultproxy.Lost})
 	data := randomData(3<<20+1, 9)
-	_, err := s.Put(t.Context(), "k", bytes.NewReader(data), &store.PutOptions{Size: int64(len(data)), IfNoneMatch: true})
-	var e *store.Error
-	if !errors.Is(err, store.ErrOutcomeUnknown) || !errors.As(err, &e) || e.PutID == "" {
-		t.Fatalf("lost commit answer: %v, want ErrOutcomeUnknown with a put-id", err)
+	if _, err := s.Put(t.Context(), "k", bytes.NewReader(data), &store.PutOptions{Size: int64(len(data)), IfNoneMatch: true}); err != nil {
+		t.Fatalf("lost commit answer of a commit that landed: %v, want it settled by the put-id", err)
 	}
 	if n := len(commits(proxy)); n != 1 {
 		t.Errorf("%d commits sent, want exactly 1", n)
 	}
-	if _, landed, err := s.ResolvePut(t.Context(), "k", e.PutID); err != nil || !landed {
-		t.Errorf("ResolvePut: landed %v, %v; want the write found", landed, err)
+	if got := readAll(t, s, "k"); got != string(data) {
+		t.Errorf("read back %d bytes, want %d", len(got), len(data))
+	}
+	proxy.Inject(faultproxy.Rule{Method: "PUT", Query: "comp=blocklist", Times: 1, Fault: faultproxy.Reset})
+	_, err := s.Put(t.Context(), "k2", bytes.NewReader(data), &store.PutOptions{Size: int64(len(data)), IfNoneMatch: true})
+	var e *store.Error
+	if !errors.Is(err, store.ErrOutcomeUnknown) || !errors.As(err, &e) || e.PutID == "" {
+		t.Fatalf("reset commit: %v, want ErrOutcomeUnknown with a put-id", err)
+	}
+	if n := len(commits(proxy)); n != 2 {
+		t.Errorf("%d commits sent in all, want 2: a conditional commit is never resent", n)
+	}
+	if _, landed, err := s.ResolvePut(t.Context(), "k2", e.PutID); err != nil || landed {
+		t.Errorf("ResolvePut of a commit that never applied: landed %v, %v", landed, err)
 	}
 }
 

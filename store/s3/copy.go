@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/upload"
 )
 
 // copyMax is the largest source one CopyObject copies (S3's limit); copyPartSize is the
@@ -115,13 +117,22 @@ func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *driver.Pu
 	}
 	popts := *opts
 	if opts.Metadata == nil && opts.ContentType == "" {
-		popts.Metadata, popts.ContentType = head.Metadata, head.ContentType
+		popts.Metadata, popts.ContentType = maps.Clone(head.Metadata), head.ContentType
+		delete(popts.Metadata, driver.MetaPutID) // the source's write, not this one
 	}
-	u := &upload{b: b, key: dst, opts: &popts}
-	if u.id, err = b.createUpload(ctx, dst, &popts); err != nil {
+	popts = *upload.WithPutID(&popts)
+	eng := b.engine(dst, &popts)
+	var u *multipart
+	err = b.policy.Do(ctx, driver.Request{Op: "copy", Key: dst, Replayable: true}, func(ctx context.Context) error {
+		var err error
+		u, err = b.startUpload(ctx, dst, &popts)
+		return err
+	})
+	if err != nil {
 		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
-	return u.finish(ctx, head.Size, u.copyParts(ctx, src, head))
+	n, err := u.copyParts(ctx, src, head)
+	return upload.Finish(ctx, dst, u, n, head.Size, err, &popts, eng)
 }
 
 // copyPartSizeFor is the part size for a source of size bytes: copyPartSize, or more when
@@ -134,47 +145,50 @@ func copyPartSizeFor(size int64) int64 {
 	return ps
 }
 
-// copyParts copies every range of src into the upload; it returns the first failure, once
-// the part copies in flight have stopped.
-func (u *upload) copyParts(ctx context.Context, src string, head driver.ObjectInfo) error {
+// copyParts copies every range of src into the upload, copyConcurrency at a time; it returns
+// how many parts it made, or the first failure once the part copies in flight have stopped.
+func (u *multipart) copyParts(ctx context.Context, src string, head driver.ObjectInfo) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ps := copyPartSizeFor(head.Size)
 	slots := make(chan struct{}, copyConcurrency)
-	var wg sync.WaitGroup
-	for n, off := int32(1), int64(0); off < head.Size && !u.failed(); n, off = n+1, off+ps {
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		n     int
+	)
+	for off := int64(0); off < head.Size && ctx.Err() == nil; off += ps {
+		n++
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
+			continue
 		}
-		if ctx.Err() != nil {
-			break
-		}
+		part := n
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if err := u.copyPart(ctx, n, src, head.ETag, off, min(off+ps, head.Size)-1); err != nil {
-				u.fail(err)
+			if err := u.copyPart(ctx, part, src, head.ETag, off, min(off+ps, head.Size)-1); err != nil {
+				once.Do(func() { first = err })
 				cancel()
 			}
 		})
 	}
 	wg.Wait()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.err != nil {
-		return u.err
+	if first != nil {
+		return n, first
 	}
-	return ctx.Err()
+	return n, ctx.Err()
 }
 
 // copyPart copies bytes first to last of src (at etag) as part n, retried alone.
-func (u *upload) copyPart(ctx context.Context, n int32, src, etag string, first, last int64) error {
-	return u.part(ctx, "copy", n, func(ctx context.Context) (*string, error) {
+func (u *multipart) copyPart(ctx context.Context, n int, src, etag string, first, last int64) error {
+	return u.b.policy.Do(ctx, driver.Request{Op: "copy", Key: u.key, Replayable: true}, func(ctx context.Context) error {
 		out, err := u.b.api.UploadPartCopy(ctx, &s3.UploadPartCopyInput{
 			Bucket:            aws.String(u.b.bucket),
 			Key:               aws.String(u.key),
 			UploadId:          aws.String(u.id),
-			PartNumber:        aws.Int32(n),
+			PartNumber:        aws.Int32(int32(n)),
 			CopySource:        aws.String(u.b.bucket + "/" + escapeKey(src)),
 			CopySourceRange:   aws.String(fmt.Sprintf("bytes=%d-%d", first, last)),
 			CopySourceIfMatch: quoteETag(etag),
@@ -182,14 +196,16 @@ func (u *upload) copyPart(ctx context.Context, n int32, src, etag string, first,
 		if err != nil {
 			mapped := mapError(ctx, call{op: "copy", key: u.key}, err)
 			if errors.Is(mapped, driver.ErrPreconditionFailed) {
-				return nil, &driver.Error{Op: "copy", Key: src, Kind: driver.ErrPreconditionFailed,
+				return &driver.Error{Op: "copy", Key: src, Kind: driver.ErrPreconditionFailed,
 					Err: fmt.Errorf("the source changed while it was being copied: %w", err)}
 			}
-			return nil, mapped
+			return mapped
 		}
-		if out.CopyPartResult == nil {
-			return nil, nil
+		var etag *string
+		if out.CopyPartResult != nil {
+			etag = out.CopyPartResult.ETag
 		}
-		return out.CopyPartResult.ETag, nil
+		u.record(n, etag)
+		return nil
 	})
 }

@@ -88,12 +88,12 @@ func testCopyInParts(t *testing.T, b *Bucket) {
 	if _, err := b.Put(ctx, src, bytes.NewReader(body[:9<<20]), &store.PutOptions{Size: 9 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	u := &upload{b: b, key: "copy/stale", opts: &store.PutOptions{}}
-	if u.id, err = b.createUpload(ctx, u.key, u.opts); err != nil {
+	u, err := b.startUpload(ctx, "copy/stale", &store.PutOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	err = u.copyParts(ctx, src, stale)
-	u.abort(ctx)
+	_, err = u.copyParts(ctx, src, stale)
+	u.Abort(ctx)
 	var se *store.Error
 	if !errors.Is(err, store.ErrPreconditionFailed) || !errors.As(err, &se) || se.Key != src {
 		t.Errorf("a part copy of a replaced source: %v; want a failed precondition naming %q", err, src)

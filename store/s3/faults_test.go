@@ -208,6 +208,60 @@ func TestFaultProxyMultipartPartRetriedAlone(t *testing.T) {
 	}
 }
 
+// TestFaultProxyLostCommitAnswer: the answer to CompleteMultipartUpload is lost after the
+// server applied it. The put settles it by its put-id and succeeds, conditional or not, never
+// ending in an outcome nobody can resolve (before, an unconditional put ended in
+// outcome-unknown with no put-id). A commit whose answer is lost before the server applied it
+// is sent again when the put is unconditional, and left to the caller as outcome-unknown,
+// with the put-id, when it is conditional. Nothing is left open.
+func TestFaultProxyLostCommitAnswer(t *testing.T) {
+	ctx := context.Background()
+	s, proxy := faultStore(t)
+	body := bytes.Repeat([]byte("lost commit answer "), (singlePutMax+MinPartSize+333)/19) // over the single-put limit
+	opts := func(conditional bool) *store.PutOptions {
+		return &store.PutOptions{Size: int64(len(body)), PartSize: MinPartSize, IfNoneMatch: conditional}
+	}
+
+	proxy.Inject(faultproxy.Rule{Method: "POST", Path: "/plain", Query: "uploadId=", Fault: faultproxy.Lost, Times: 1})
+	info, err := s.Put(ctx, "plain", bytes.NewReader(body), opts(false))
+	if err != nil {
+		t.Fatalf("unconditional put whose commit answer was lost: %v, want it settled by its put-id", err)
+	}
+	if info.Size != int64(len(body)) || info.Metadata[store.MetaPutID] == "" {
+		t.Errorf("settled put: %+v", info)
+	}
+	if err := getBytes(s, "plain", body); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Inject(faultproxy.Rule{Method: "POST", Path: "/cond", Query: "uploadId=", Fault: faultproxy.Lost, Times: 1})
+	if _, err := s.Put(ctx, "cond", bytes.NewReader(body), opts(true)); err != nil {
+		t.Fatalf("conditional put whose commit answer was lost after it landed: %v", err)
+	}
+
+	// Lost before it applied (a reset): sent again when unconditional…
+	proxy.Inject(faultproxy.Rule{Method: "POST", Path: "/reset", Query: "uploadId=", Fault: faultproxy.Reset, Times: 1})
+	if _, err := s.Put(ctx, "reset", bytes.NewReader(body), opts(false)); err != nil {
+		t.Fatalf("unconditional put whose commit was reset: %v", err)
+	}
+	if err := getBytes(s, "reset", body); err != nil {
+		t.Fatal(err)
+	}
+	// …and left to the caller when conditional: never resent blindly.
+	proxy.Inject(faultproxy.Rule{Method: "POST", Path: "/reset-cond", Query: "uploadId=", Fault: faultproxy.Reset, Times: 1})
+	_, err = s.Put(ctx, "reset-cond", bytes.NewReader(body), opts(true))
+	var e *store.Error
+	if !errors.Is(err, store.ErrOutcomeUnknown) || !errors.As(err, &e) || e.PutID == "" {
+		t.Fatalf("conditional put whose commit was reset: %v, want outcome unknown with the put-id", err)
+	}
+	if _, landed, err := s.ResolvePut(ctx, "reset-cond", e.PutID); err != nil || landed {
+		t.Errorf("ResolvePut of a commit that never applied: landed %v, %v", landed, err)
+	}
+	if n := openUploads(t, s.Bucket().(*Bucket)); n != 0 {
+		t.Errorf("%d uploads left open", n)
+	}
+}
+
 func getBytes(s *store.Store, key string, want []byte) error {
 	obj, err := s.Get(context.Background(), key, nil)
 	if err != nil {
