@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/atomicfile"
 )
 
 // The names of a spool's layout.
@@ -147,8 +149,8 @@ func newEpoch() uint64 {
 	}
 }
 
-// writeMeta writes spool.json with create-if-absent (a hard link of a synced temporary file),
-// then syncs the directory.
+// writeMeta writes spool.json with create-if-absent (a hard link of a synced temporary file,
+// through atomicfile), then syncs the directory.
 func writeMeta(dir string, info Info) error {
 	const op = "init"
 	b, err := json.MarshalIndent(meta{Format: info.Format, Epoch: info.EpochHex(), Created: info.Created}, "", "  ")
@@ -156,32 +158,21 @@ func writeMeta(dir string, info Info) error {
 		return newErr(op, dir, ErrIO, err)
 	}
 	final := filepath.Join(dir, MetaFile)
-	f, err := os.CreateTemp(dir, "."+MetaFile+".*")
+	f, err := atomicfile.Create(final)
 	if err != nil {
 		return ioErr(op, dir, err)
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Chmod(0o644) // CreateTemp makes it 0600; readers of the spool need it
+	defer f.Abort()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return ioErr(op, f.TempName(), err)
 	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return ioErr(op, tmp, err)
-	}
-	if err := os.Link(tmp, final); err != nil {
+	if err := f.Commit(true); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return newErr(op, dir, ErrExists, errors.New("another init made it at the same time"))
 		}
 		return ioErr(op, final, err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
 // readInfo reads and checks spool.json and the layout of the spool at dir (absolute).
@@ -235,12 +226,7 @@ func notSpoolErr(op, dir, path string, err error) error {
 
 // syncDir fsyncs a directory, so that the entries created, renamed or removed in it persist.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return ioErr("sync", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := atomicfile.SyncDir(atomicfile.OS, dir); err != nil {
 		return ioErr("sync", dir, err)
 	}
 	return nil

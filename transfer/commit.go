@@ -3,9 +3,10 @@ package transfer
 import (
 	"cmp"
 	"context"
-	"os"
 	"slices"
 	"sync"
+
+	"github.com/wharfdata/wharf/internal/atomicfile"
 )
 
 // DefaultCommitters is how many finished local files are synced and renamed at once: enough
@@ -29,8 +30,7 @@ var batchSync = syncFS
 // pending is a complete temporary file waiting to be synced and renamed into place.
 type pending struct {
 	l        *Local
-	f        *os.File
-	tmp      string
+	f        *atomicfile.File
 	path     string
 	size     int64
 	ifAbsent bool
@@ -44,7 +44,7 @@ func (p *pending) commit() error { return p.place(false) }
 // place moves the file to its final name, syncing it first unless synced says a syncfs(2)
 // already covered it; on failure the temporary file is removed.
 func (p *pending) place(synced bool) error {
-	if err := p.l.commit(p.f, p.tmp, p.path, p.ifAbsent, synced); err != nil {
+	if err := p.l.commit(p.f, p.path, p.ifAbsent, synced); err != nil {
 		p.abort()
 		return err
 	}
@@ -57,10 +57,7 @@ func (p *pending) batched() bool {
 }
 
 // abort removes the temporary file: nothing appears under the final name.
-func (p *pending) abort() {
-	_ = p.f.Close()
-	_ = os.Remove(p.tmp)
-}
+func (p *pending) abort() { p.f.Abort() }
 
 // commitJob is a pending file and what to do once it is committed or abandoned.
 type commitJob struct {
@@ -127,7 +124,7 @@ func (c *committers) batches(ctx context.Context) {
 		// syncfs(2) reports the write errors that came after its file was opened: the file
 		// created first sees the errors of every file in the batch.
 		first := slices.MinFunc(batch, func(a, b commitJob) int { return cmp.Compare(a.p.seq, b.p.seq) })
-		synced := batchSync(first.p.f) == nil
+		synced := batchSync(first.p.f.File) == nil
 		for _, j := range batch {
 			j.done(j.p.place(synced))
 		}

@@ -32,7 +32,7 @@ func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectIn
 		first.Close()
 		return store.ObjectInfo{}, nil, err
 	}
-	p := &parts{r: r, l: l, f: pf.f, key: t.Src, etag: etag, path: path, cancel: cancel}
+	p := &parts{r: r, l: l, f: pf.f.File, key: t.Src, etag: etag, path: path, cancel: cancel}
 	p.run(ctx, first, size)
 	if err = p.err; err == nil {
 		err = ctx.Err() // cancelled before every part had started

@@ -7,16 +7,15 @@ import (
 	"io"
 	"io/fs"
 	"iter"
-	"math/rand/v2"
 	"mime"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/atomicfile"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -167,7 +166,7 @@ func (l *Local) Walk(ctx context.Context, prefix string) iter.Seq2[store.ObjectI
 
 // fileInfo describes path when it is a regular file (or a link to one).
 func (l *Local) fileInfo(path string, d fs.DirEntry) (store.ObjectInfo, bool, error) {
-	if d.IsDir() || strings.Contains(d.Name(), ".wharf-tmp-") {
+	if d.IsDir() || strings.Contains(d.Name(), atomicfile.TempMarker) {
 		return store.ObjectInfo{}, false, nil
 	}
 	fi, err := os.Stat(path) // follows a link
@@ -216,7 +215,7 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	if err != nil {
 		return nil, 0, err
 	}
-	n, err := copyCtx(ctx, l.writer(p.f, p.f, 0), body)
+	n, err := copyCtx(ctx, l.writer(p.f, p.f.File, 0), body)
 	if err != nil {
 		p.abort()
 		return nil, n, writeErr(ctx, path, err)
@@ -230,11 +229,9 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	return p, n, nil
 }
 
-// create makes the directory of path and a temporary file in it, readable as os.Create
-// would make it.
+// create makes the directory of path and a temporary file beside it (atomicfile).
 func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
-	dir := filepath.Dir(path)
-	if err := l.mkdir(dir); err != nil {
+	if err := l.mkdir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	if ifAbsent {
@@ -242,18 +239,11 @@ func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
 			return nil, existsErr(path)
 		}
 	}
-	prefix := filepath.Join(dir, "."+filepath.Base(path)+".wharf-tmp-")
-	for {
-		tmp := prefix + strconv.FormatUint(rand.Uint64(), 36)
-		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, writeErr(context.Background(), path, &writeError{err})
-		}
-		return &pending{l: l, f: f, tmp: tmp, path: path, ifAbsent: ifAbsent, seq: l.created.Add(1)}, nil
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, writeErr(context.Background(), path, &atomicfile.WriteError{Path: path, Err: err})
 	}
+	return &pending{l: l, f: f, path: path, ifAbsent: ifAbsent, seq: l.created.Add(1)}, nil
 }
 
 func (l *Local) mkdir(dir string) error {
@@ -277,29 +267,19 @@ func (l *Local) mkdir(dir string) error {
 }
 
 // commit syncs the temporary file, unless synced says a syncfs(2) already covered it, and
-// moves it to path.
-func (l *Local) commit(f *os.File, tmp, path string, ifAbsent, synced bool) error {
+// moves it to path (atomicfile: a rename, or for create-if-absent a link that never replaces).
+func (l *Local) commit(f *atomicfile.File, path string, ifAbsent, synced bool) error {
 	if !synced && (l.Durability == DurableEach || l.Durability == DurableAtEnd && !haveSyncFS) {
 		if err := f.Sync(); err != nil {
 			return LocalError("sync", path, err)
 		}
 	}
-	if err := f.Close(); err != nil {
-		return LocalError("close", path, err)
-	}
-	if !ifAbsent {
-		if err := os.Rename(tmp, path); err != nil {
-			return LocalError("rename", path, err)
-		}
-		return nil
-	}
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	if err := f.Place(ifAbsent); err != nil {
+		if ifAbsent && errors.Is(err, fs.ErrExist) {
 			return existsErr(path)
 		}
-		return LocalError("link", path, err)
+		return LocalError("place", path, err)
 	}
-	_ = os.Remove(tmp) // the file is in place under its final name
 	return nil
 }
 
@@ -314,19 +294,16 @@ func (l *Local) Sync() error {
 	}
 	var err error
 	for dir := range l.dirs {
-		d, oerr := os.Open(dir)
-		if oerr != nil {
-			continue
-		}
 		if l.Durability == DurableAtEnd && err == nil {
-			err = syncFS(d)
+			err = syncFSOf(dir)
 			l.Durability = DurableEach // once is enough: it flushes the whole file system
 			if err != nil {
 				err = LocalError("sync", l.root, err)
 			}
 		}
-		_ = d.Sync()
-		d.Close()
+		if serr := atomicfile.SyncDir(atomicfile.OS, dir); serr != nil && err == nil && !errors.Is(serr, fs.ErrNotExist) {
+			err = LocalError("sync", dir, serr)
+		}
 	}
 	return err
 }
@@ -334,4 +311,14 @@ func (l *Local) Sync() error {
 func existsErr(path string) error {
 	return &store.Error{Op: "put", Key: path, Kind: store.ErrPreconditionFailed,
 		Err: errors.New("the file exists and --if-absent was given")}
+}
+
+// syncFSOf flushes the file system holding dir (syncfs(2) where there is one).
+func syncFSOf(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return syncFS(d)
 }

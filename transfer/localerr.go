@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"syscall"
 
+	"github.com/wharfdata/wharf/internal/atomicfile"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -38,9 +39,9 @@ func writeErr(ctx context.Context, path string, err error) error {
 	if store.IsContext(err) {
 		return err
 	}
-	var we *writeError
+	var we *atomicfile.WriteError
 	if !errors.As(err, &we) {
 		return err // the source failed: it says which
 	}
-	return LocalError("write", path, we.err)
+	return LocalError("write", path, we.Err)
 }

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
+	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
 )
@@ -164,25 +163,15 @@ func (a *app) reportDryRun(p *cpPlan) error {
 	return err
 }
 
-// parseSize reads a byte size: "16MiB", "64M", "5MB" (decimal units are read as binary, as
-// s5cmd and rclone do), "1GiB" or a plain number of bytes.
+// parseSize reads --part-size: a byte size as the config file writes one (bytesize: "16MiB",
+// "64M", "5MB" read as binary units, or a number of bytes), at most 5 GiB.
 func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToLower(s))
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"gib", 1 << 30}, {"mib", 1 << 20}, {"kib", 1 << 10}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10},
-		{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n <= 0 || n*float64(mult) > 5<<30 {
+	n, err := bytesize.Parse(s)
+	switch {
+	case err != nil:
+		return 0, err
+	case n <= 0 || n > 5<<30:
 		return 0, errors.New("want a size such as 16MiB, at most 5GiB")
 	}
-	return int64(n * float64(mult)), nil
+	return n, nil
 }

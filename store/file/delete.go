@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wharfdata/wharf/internal/atomicfile"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -54,7 +55,7 @@ func remove(r *os.Root, key string) error {
 		return mapErr("delete", key, err)
 	}
 	dir := parentOf(key)
-	if err := syncRootDir(r, filepath.FromSlash(dir)); err != nil {
+	if err := atomicfile.SyncDir(r, filepath.FromSlash(dir)); err != nil {
 		return mapErr("delete", key, err)
 	}
 	prune(r, dir)
@@ -68,6 +69,6 @@ func prune(r *os.Root, dir string) {
 		if r.Remove(filepath.FromSlash(d)) != nil {
 			return
 		}
-		_ = syncRootDir(r, filepath.FromSlash(parentOf(d)))
+		_ = atomicfile.SyncDir(r, filepath.FromSlash(parentOf(d)))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/wharfdata/wharf/internal/atomicfile"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -95,10 +96,10 @@ func (s *Store) MakeBucket(ctx context.Context) error {
 	if err := os.Mkdir(filepath.Join(s.dir, metaDir), 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 		return mapErr("make-bucket", s.dir, err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := atomicfile.SyncDir(atomicfile.OS, s.dir); err != nil {
 		return mapErr("make-bucket", s.dir, err)
 	}
-	return syncDir(filepath.Dir(s.dir))
+	return atomicfile.SyncDir(atomicfile.OS, filepath.Dir(s.dir))
 }
 
 // openRoot opens the root directory for one operation.
@@ -176,26 +177,6 @@ func hasMetaSegment(key string) bool {
 func isDir(dir string) bool {
 	fi, err := os.Stat(dir)
 	return err == nil && fi.IsDir()
-}
-
-// syncDir fsyncs a directory so that the entries just made in it survive a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// syncRootDir fsyncs the directory name below r.
-func syncRootDir(r *os.Root, name string) error {
-	d, err := r.Open(name)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func parentOf(key string) string {

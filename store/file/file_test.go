@@ -194,3 +194,23 @@ func TestStaleTempSwept(t *testing.T) {
 		t.Errorf("recent temporary file: %v, want it kept", err)
 	}
 }
+
+// TestCreateOverExistingKeyStagesNothing: create-if-absent on an existing key is refused
+// before the body is staged, so it needs no space (a full disk, here a temporary directory
+// that cannot be made): the caller hears precondition-failed and can find its own bytes
+// there, never an I/O error it would retry forever.
+func TestCreateOverExistingKeyStagesNothing(t *testing.T) {
+	s, dir := newStore(t)
+	put(t, s, "k", "same bytes", nil)
+	tmp := filepath.Join(dir, ".wharf-meta", "tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp, nil, 0o644); err != nil { // no temporary file can be made now
+		t.Fatal(err)
+	}
+	_, err := s.Put(ctx, "k", strings.NewReader("same bytes"), &driver.PutOptions{IfNoneMatch: true})
+	if !errors.Is(err, driver.ErrPreconditionFailed) {
+		t.Fatalf("create over an existing key with no room to stage: %v, want ErrPreconditionFailed", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/atomicfile"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -68,6 +69,14 @@ func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *dr
 		return driver.ObjectInfo{}, err
 	}
 	s.sweep.Do(func() { sweepTemp(r, time.Now().Add(-staleTemp)) })
+	if o.IfNoneMatch {
+		// Refuse before staging the body: a create over an existing key needs no space (a
+		// caller that then finds its own bytes there counts that as success). The check
+		// that counts is the one below, under the exclusive lock.
+		if _, exists, _, err := current(r, op, key); err == nil && exists {
+			return driver.ObjectInfo{}, precondition(op, key, "key exists")
+		}
+	}
 	w := &writer{r: r, op: op, key: key}
 	defer w.cleanup()
 	if err := w.spool(ctx, body, o); err != nil {
@@ -95,17 +104,16 @@ func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *dr
 type writer struct {
 	r       *os.Root
 	op, key string
-	tmp     string // the body's temporary file
-	scTmp   string // the sidecar's temporary file
+	body    *atomicfile.File // the body's temporary file
+	side    *atomicfile.File // the sidecar's temporary file
 	sc      sidecar
 }
 
-// cleanup removes whatever temporary file is left (after a rename there is none; after a
-// link the temporary name remains).
+// cleanup removes whatever temporary file was not placed.
 func (w *writer) cleanup() {
-	for _, name := range []string{w.tmp, w.scTmp} {
-		if name != "" {
-			_ = w.r.Remove(name)
+	for _, f := range []*atomicfile.File{w.body, w.side} {
+		if f != nil {
+			f.Abort()
 		}
 	}
 }
@@ -138,35 +146,35 @@ func sweepTemp(r *os.Root, cutoff time.Time) {
 	}
 }
 
-// createTemp makes a new empty file under the hidden tmp directory.
-func (w *writer) createTemp() (*os.File, string, error) {
+// createTemp makes the temporary file of dst (a name below the root) in the hidden tmp
+// directory.
+func (w *writer) createTemp(dst string) (*atomicfile.File, error) {
 	if err := w.r.MkdirAll(filepath.FromSlash(tmpDir), 0o777); err != nil {
-		return nil, "", mapErr(w.op, w.key, err)
+		return nil, mapErr(w.op, w.key, err)
 	}
-	name := filepath.FromSlash(tmpDir + "/" + rand.Text())
-	f, err := w.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := atomicfile.New(w.r, filepath.FromSlash(tmpDir), dst)
 	if err != nil {
-		return nil, "", mapErr(w.op, w.key, err)
+		return nil, mapErr(w.op, w.key, err)
 	}
-	return f, name, nil
+	return f, nil
 }
 
 // spool copies body into a synced temporary file and fills in the sidecar's identity.
 func (w *writer) spool(ctx context.Context, body io.Reader, o *driver.PutOptions) error {
-	f, name, err := w.createTemp()
+	f, err := w.createTemp(filepath.FromSlash(w.key))
 	if err != nil {
 		return err
 	}
-	w.tmp = name
-	defer f.Close()
+	w.body = f
 	h := sha256.New()
-	n, err := copyBody(ctx, io.MultiWriter(f, h), body)
+	n, err := atomicfile.Copy(ctx, io.MultiWriter(f, h), body)
 	if err != nil {
-		if ctx.Err() != nil {
+		var we *atomicfile.WriteError
+		switch {
+		case ctx.Err() != nil:
 			return ctx.Err()
-		}
-		if errors.Is(err, errWrite) {
-			return mapErr(w.op, w.key, err)
+		case errors.As(err, &we):
+			return mapErr(w.op, w.key, we.Err)
 		}
 		return driver.BodyError(ctx, w.op, w.key, err)
 	}
@@ -190,38 +198,6 @@ func newETag(h hash.Hash) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-var errWrite = errors.New("writing the temporary file")
-
-// copyBody copies body to dst, stopping when ctx ends. Write failures wrap errWrite so they
-// are told from body failures.
-func copyBody(ctx context.Context, dst io.Writer, body io.Reader) (int64, error) {
-	if body == nil {
-		return 0, nil
-	}
-	// 64 KiB: with many files written at once, larger writes into the page cache cost the
-	// kernel several times more per byte here (see transfer's bufSize).
-	buf := make([]byte, 64<<10)
-	var n int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		m, rerr := body.Read(buf)
-		if m > 0 {
-			if _, err := dst.Write(buf[:m]); err != nil {
-				return n, fmt.Errorf("%w: %w", errWrite, err)
-			}
-			n += int64(m)
-		}
-		if rerr == io.EOF {
-			return n, nil
-		}
-		if rerr != nil {
-			return n, rerr
-		}
-	}
-}
-
 // prepareSidecar writes the sidecar to a synced temporary file, ready to be renamed.
 func (w *writer) prepareSidecar(o *driver.PutOptions) error {
 	w.sc.ContentType = o.ContentType
@@ -230,17 +206,14 @@ func (w *writer) prepareSidecar(o *driver.PutOptions) error {
 	if err != nil {
 		return mapErr(w.op, w.key, err)
 	}
-	f, name, err := w.createTemp()
+	f, err := w.createTemp(sidecarPath(w.key))
 	if err != nil {
 		return err
 	}
-	w.scTmp = name
+	w.side = f
 	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	return mapErr(w.op, w.key, err)
 }
@@ -265,7 +238,7 @@ func (w *writer) commit(o *driver.PutOptions) error {
 // directory pruned meanwhile by a Delete has nothing left to sync.
 func (w *writer) syncDirs() error {
 	for _, dir := range []string{filepath.FromSlash(parentOf(w.key)), filepath.Dir(sidecarPath(w.key))} {
-		if err := syncRootDir(w.r, dir); err != nil && !isNotExist(err) {
+		if err := atomicfile.SyncDir(w.r, dir); err != nil && !isNotExist(err) {
 			return mapErr(w.op, w.key, err)
 		}
 	}
@@ -310,7 +283,7 @@ func (w *writer) mkdirs(dir string) error {
 	}
 	for d := dir; d != "."; {
 		d = parentOf(d)
-		if err := syncRootDir(w.r, filepath.FromSlash(d)); err != nil {
+		if err := atomicfile.SyncDir(w.r, filepath.FromSlash(d)); err != nil {
 			return mapErr(w.op, w.key, err)
 		}
 	}
@@ -320,32 +293,19 @@ func (w *writer) mkdirs(dir string) error {
 // place moves the body into place: link(2) for create-if-absent, which fails rather than
 // replace a file that appeared since the check; rename(2) otherwise.
 func (w *writer) place(create bool) error {
-	dst := filepath.FromSlash(w.key)
-	if create {
-		err := w.r.Link(w.tmp, dst)
-		if errors.Is(err, os.ErrExist) {
-			return precondition(w.op, w.key, "key exists")
-		}
-		return mapErr(w.op, w.key, err)
-	}
-	err := w.r.Rename(w.tmp, dst)
-	if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+	err := w.body.Place(create)
+	switch {
+	case create && errors.Is(err, os.ErrExist):
+		return precondition(w.op, w.key, "key exists")
+	case errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST):
 		return conflict(w.op, w.key, "%s is a directory of other keys", w.key)
-	}
-	if err == nil {
-		w.tmp = ""
 	}
 	return mapErr(w.op, w.key, err)
 }
 
 func (w *writer) placeSidecar() error {
-	dst := sidecarPath(w.key)
-	if err := w.r.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+	if err := w.r.MkdirAll(filepath.Dir(sidecarPath(w.key)), 0o777); err != nil {
 		return mapErr(w.op, w.key, err)
 	}
-	if err := w.r.Rename(w.scTmp, dst); err != nil {
-		return mapErr(w.op, w.key, err)
-	}
-	w.scTmp = ""
-	return nil
+	return mapErr(w.op, w.key, w.side.Place(false))
 }

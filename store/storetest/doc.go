@@ -27,20 +27,25 @@
 //   - Conditional: create-if-absent, If-Match with a current, stale or missing ETag, and a
 //     stale conditional delete each fail with ErrPreconditionFailed, leaving the object
 //     untouched, exactly when the probe says the store enforces them — so a store that ignores
-//     a condition it claims is caught. Races of 8 writers have one winner per round.
+//     a condition it claims is caught. Races of 8 writers have one winner per round, and 4
+//     writers incrementing one counter under If-Match lose no update.
 //   - Delete, List (sorted, prefixes, delimiters, pages past 1,000 keys, odd keys), Errors
 //     (ErrNotExist naming op and key, ErrKeyInvalid before any write, ErrBucketMissing on every
 //     op and never an empty listing, the bare context error when cancelled), Copy, and with
 //     Harness.Large the multipart cases (byte-exact, the condition kept on the final step, and
 //     nothing left at the key or open as an upload after a cancelled or failed body).
+//   - Portable: what package store adds over the backend holds on it too — a store opened
+//     below a prefix serves keys relative to it for every operation and names the full key in
+//     errors; DeleteMany deletes exactly the keys given; MakeBucket is safe to run twice and
+//     makes a missing bucket that then takes writes.
 //
 // The suite never makes one key both an object and a prefix ("a" and "a/b"): a file store
 // cannot hold both.
 //
 // # Faults
 //
-// Faulty wraps a store and injects *store.Error values (transport faults, throttling, lost
-// answers after the write was applied, bodies that break mid-read) by Rule, counting calls:
-// wrap it with store.Retry to test the retry policy or a job's handling of
-// ErrOutcomeUnknown end to end.
+// Faulty wraps a backend's bucket and injects *store.Error values (transport faults,
+// throttling, lost answers after the write was applied, bodies that break mid-read) by Rule,
+// counting calls: open a store over it (store.New, or store.Config.Wrap) to test the retry
+// policy or a job's handling of ErrOutcomeUnknown end to end.
 package storetest

@@ -95,6 +95,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Errors", su.testErrors)
 	t.Run("Copy", su.testCopy)
 	t.Run("Multipart", su.testMultipart)
+	t.Run("Portable", su.testPortable)
 }
 
 // suite holds what the cases share: the harness and the probe's verdicts.
