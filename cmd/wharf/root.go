@@ -57,24 +57,27 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "wharf",
 		Short: "Move data between pipelines and object storage",
 		Long: `wharf moves data between pipelines and object storage with contracts a downstream
-system can trust. Its main job, export, writes database tables as verified Parquet datasets
-(export, validate, runs); its object tools (ls, cat, stat, mb, cp, rm, probe) work the same
-on every store.
+system can trust. Its jobs: export writes database tables as verified Parquet datasets
+(export, validate, runs); ship uploads a spool's finished files to a bucket, each exactly
+once (spool, ship). Its object tools (ls, cat, stat, mb, cp, rm, probe) work the same on
+every store.
 
-A store is named by a URL:
+A store is named by a URL; everything after the bucket is the key, byte for byte:
 
-  ./dir, /abs/dir, file:///abs/dir   a local directory (the file store)
-  s3://bucket/prefix                 AWS S3 and S3-compatible stores (MinIO, SeaweedFS, Ceph…)
-  r2://account-id/bucket/prefix      Cloudflare R2
-  mem://name/prefix                  an in-process store (lives as long as the command)
+  ./dir, /abs/dir, file:///abs/dir   the local filesystem (one meaning: see docs/cli.md)
+  s3://bucket/key                    AWS S3 and S3-compatible stores (MinIO, SeaweedFS, Ceph…)
+  r2://account-id/bucket/key         Cloudflare R2
+  gs://bucket/key                    Google Cloud Storage
+  az://account/container/key         Azure Blob Storage
+  mem://name/key                     an in-process store (lives as long as the command)
   - or stdout://                     standard output (a write-only destination)
+  NAME://bucket/key                  a store named under stores: in the config file (-c)
 
-(gs:// and az:// are reserved for Google Cloud Storage and Azure Blob Storage; a build
-without those backends refuses them with WHARF_ENDPOINT_UNSUPPORTED.)
-
-S3 credentials come from the AWS SDK's default chain (AWS_ACCESS_KEY_ID, profiles, SSO,
-instance roles), as with the AWS CLI. Every failure prints one line ending in a stable
-code such as [WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
+A store's options (endpoint, region, credential references) come from flags, the config
+file (-c) or each cloud's conventional environment, never from the URL. S3 credentials come
+from the AWS SDK's default chain (AWS_ACCESS_KEY_ID, profiles, SSO, instance roles), as with
+the AWS CLI. Every failure prints one line ending in a stable code such as
+[WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
 		Example: `  wharf export -c examples/quickstart.yaml
   wharf ls -r ./examples/data
   wharf probe ./examples/data

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
@@ -86,8 +88,15 @@ func (p *RetryPolicy) Do(ctx context.Context, req Request, fn func(ctx context.C
 		}
 		var wait time.Duration
 		switch {
-		case fault == FaultTransport && req.Conditional:
+		case fault == FaultTransport && req.Conditional && !NeverSent(err):
 			return p.final(req, err, ErrOutcomeUnknown, attempt+1)
+		case fault == FaultTransport && req.Conditional:
+			// The connection was refused: the request never left, so it is sent again like
+			// any other (a conditional put's outcome is unknown only once it was sent).
+			transport++
+			if transport >= p.TransportAttempts {
+				return p.final(req, err, ErrUnavailable, attempt+1)
+			}
 		case fault == FaultTransport:
 			transport++
 			if transport >= p.TransportAttempts || !req.Replayable {
@@ -171,4 +180,14 @@ func statusOf(err error) int {
 // IsBodyFault reports errors that mean a response body ended early or the network failed.
 func IsBodyFault(err error) bool {
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errBodyStalled) || isNetError(err)
+}
+
+// NeverSent reports whether err is a failure to connect (a refused or unreachable dial):
+// the request never left, so nothing of it can have been applied.
+func NeverSent(err error) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,5 +154,26 @@ func TestUnavailableNamesTheRequest(t *testing.T) {
 	}
 	if errcode.NameOf(err) != "WHARF_UNAVAILABLE" {
 		t.Errorf("code %q", errcode.NameOf(err))
+	}
+}
+
+// TestRefusedConnectionIsNotOutcomeUnknown: a conditional put whose connection was refused
+// never left, so it is retried like any request and ends unavailable, never outcome-unknown;
+// one that was sent and lost its answer is outcome-unknown at once.
+func TestRefusedConnectionIsNotOutcomeUnknown(t *testing.T) {
+	p, _ := policyForTest(0)
+	refused := &Error{Op: "put", Kind: ErrUnavailable, Fault: FaultTransport,
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	calls := 0
+	err := p.Do(context.Background(), Request{Op: "put", Key: "k", Conditional: true, Replayable: true},
+		func(context.Context) error { calls++; return refused })
+	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrOutcomeUnknown) || calls != p.TransportAttempts {
+		t.Errorf("refused conditional put: %v after %d calls; want unavailable after %d", err, calls, p.TransportAttempts)
+	}
+	calls = 0
+	err = p.Do(context.Background(), Request{Op: "put", Key: "k", Conditional: true, Replayable: true},
+		func(context.Context) error { calls++; return transportFault() })
+	if !errors.Is(err, ErrOutcomeUnknown) || calls != 1 {
+		t.Errorf("lost answer of a conditional put: %v after %d calls; want outcome unknown after 1", err, calls)
 	}
 }
