@@ -111,3 +111,16 @@ func TestWriteProbe(t *testing.T) {
 		t.Errorf("capabilities not in report order:\n%s", out)
 	}
 }
+
+func TestProbeNamesALocalStoreAsTyped(t *testing.T) {
+	for _, c := range []struct{ raw, loc, want string }{
+		{"./examples/data", "file:///home/me/wharf/examples/data", "./examples/data"},
+		{"file:///srv/x", "file:///srv/x", "file:///srv/x"},
+		{"s3://b/p", "s3://b/p", "s3://b/p"},
+		{"-", "stdout", "stdout"},
+	} {
+		if got := asTyped(c.raw, c.loc); got != c.want {
+			t.Errorf("asTyped(%q, %q) = %q, want %q", c.raw, c.loc, got, c.want)
+		}
+	}
+}

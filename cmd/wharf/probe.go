@@ -84,7 +84,17 @@ func (a *app) probe(ctx context.Context, raw string) error {
 	if a.format == "json" {
 		return writeJSON(a.out, res)
 	}
+	res.Store.Location = asTyped(raw, res.Store.Location)
 	return writeProbe(a.out, res)
+}
+
+// asTyped is how a report for people names a store: a local path as the user typed it
+// (./examples/data reads the same on every machine), anything else by its full URL.
+func asTyped(raw, location string) string {
+	if raw == "-" || strings.Contains(raw, "://") {
+		return location
+	}
+	return raw
 }
 
 // writeProbe writes a probe result for people: the store, the mode and why, a table of

@@ -36,6 +36,7 @@ func (a *app) probeContention(ctx context.Context, raw string, writers, rounds i
 	if a.format == "json" {
 		err = writeJSON(a.out, contentionJSON{res, safe, res.Duration.Seconds()})
 	} else {
+		res.Store.Location = asTyped(raw, res.Store.Location)
 		err = writeContention(a.out, res, safe)
 	}
 	if err != nil {
