@@ -249,7 +249,7 @@ func (n noConditions) Get(ctx context.Context, key string, opts *store.GetOption
 }
 
 func (n noConditions) Delete(ctx context.Context, key string, _ *store.DeleteOptions) error {
-	return n.Bucket.Delete(ctx, key, nil)
+	return n.Bucket.Delete(ctx, key, &driver.DeleteOptions{})
 }
 
 // flaky fails calls as unavailable while down (every call) or failPuts (puts under wharf/).

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // AddOptions says how Add spools a file.
@@ -181,7 +183,7 @@ func newStaged(op string, info Info, dataset, ext string) (*staged, error) {
 		return nil, tmpErr(op, filepath.Dir(p), err)
 	}
 	s := &staged{path: p, f: f, h: sha256.New()}
-	if _, err := tryLock(f, true); err != nil {
+	if _, err := flock.TryLock(f, true); err != nil {
 		s.discard()
 		return nil, ioErr(op, p, err)
 	}
@@ -237,7 +239,7 @@ func stageLink(ctx context.Context, info Info, src, dataset, ext string) (*stage
 		return nil, ioErr(op, p, err)
 	}
 	st := &staged{path: p, f: f, h: sha256.New()}
-	if _, err := tryLock(f, true); err != nil {
+	if _, err := flock.TryLock(f, true); err != nil {
 		st.discard()
 		return nil, ioErr(op, p, err)
 	}
@@ -324,7 +326,7 @@ func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, t t
 	if err := flockCtx(ctx, cat, true); err != nil {
 		return File{}, ioErr(op, catPath, err)
 	}
-	defer unlock(cat)
+	defer flock.Unlock(cat)
 	tl, err := readTail(op, catPath, cat)
 	if err != nil {
 		return File{}, err

@@ -11,6 +11,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // The record types of the catalog.
@@ -335,7 +337,7 @@ const lockWait = 2 * time.Millisecond
 func flockCtx(ctx context.Context, f *os.File, exclusive bool) error {
 	wait := 50 * time.Microsecond
 	for {
-		busy, err := tryLock(f, exclusive)
+		busy, err := flock.TryLock(f, exclusive)
 		if err != nil || !busy {
 			return err
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // OpenOptions configures Open.
@@ -103,7 +105,7 @@ func (s *Spool) takeOwnerLock() error {
 		return ioErr(op, path, err)
 	}
 	for try := 1; ; try++ {
-		busy, err := tryLock(f, true)
+		busy, err := flock.TryLock(f, true)
 		if err != nil {
 			f.Close()
 			return ioErr(op, path, err)
@@ -118,7 +120,7 @@ func (s *Spool) takeOwnerLock() error {
 		time.Sleep(ownerLockPause)
 	}
 	if err := writePID(f); err != nil {
-		unlock(f)
+		flock.Unlock(f)
 		f.Close()
 		return ioErr(op, path, err)
 	}
@@ -156,7 +158,7 @@ func readPID(path string) int {
 // releaseOwnerLock empties ship.lock (no stale PID) and releases it.
 func (s *Spool) releaseOwnerLock() error {
 	err := s.lock.Truncate(0)
-	unlock(s.lock)
+	flock.Unlock(s.lock)
 	if cerr := s.lock.Close(); err == nil {
 		err = cerr
 	}
@@ -171,7 +173,7 @@ func (s *Spool) locked(ctx context.Context, op string, fn func() error) error {
 		}
 		return ioErr(op, s.rd.path, err)
 	}
-	defer unlock(s.cat)
+	defer flock.Unlock(s.cat)
 	return fn()
 }
 
@@ -300,10 +302,10 @@ func (s *Spool) removeAbandoned(path string) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return
 	}
-	if busy, err := tryLock(f, true); err != nil || busy {
+	if busy, err := flock.TryLock(f, true); err != nil || busy {
 		return
 	}
-	defer unlock(f)
+	defer flock.Unlock(f)
 	s.log.Warn("spool: removing a temporary file an interrupted add left (its source was kept)", "path", path)
 	_ = os.Remove(path)
 }

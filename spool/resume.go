@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // finishMove looks in ready/<dataset>/ for the file src is a hard link of: a move that a crash
@@ -42,7 +44,7 @@ func finishMove(ctx context.Context, info Info, src string, id fileID, dataset s
 	if err := flockCtx(ctx, cat, true); err != nil {
 		return File{}, false, ioErr(op, catPath, err)
 	}
-	defer unlock(cat)
+	defer flock.Unlock(cat)
 	tl, err := readTail(op, catPath, cat)
 	if err != nil {
 		return File{}, false, err

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // Status is a read-only view of a spool, for `wharf spool status` and monitoring.
@@ -57,7 +59,7 @@ func ReadStatus(dir string) (Status, error) {
 	}
 	rd := &reader{path: catPath, st: newState(info.Dir)}
 	err = rd.read(op, cat)
-	unlock(cat)
+	flock.Unlock(cat)
 	if err != nil {
 		return Status{}, err
 	}
@@ -83,12 +85,12 @@ func readOwner(dir string) Owner {
 		return o
 	}
 	defer f.Close()
-	busy, err := tryLock(f, false)
+	busy, err := flock.TryLock(f, false)
 	if err != nil {
 		return o
 	}
 	if !busy {
-		unlock(f)
+		flock.Unlock(f)
 		return o
 	}
 	o.Held, o.PID = true, readPID(o.Lock)

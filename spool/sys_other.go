@@ -3,16 +3,8 @@
 package spool
 
 import (
-	"errors"
 	"io/fs"
-	"os"
 )
-
-func tryLock(*os.File, bool) (bool, error) {
-	return false, errors.New("file locking is not available on this platform")
-}
-
-func unlock(*os.File) {}
 
 type fileID struct {
 	dev, ino uint64

@@ -5,26 +5,8 @@ package spool
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"syscall"
 )
-
-// tryLock takes an flock on f without blocking; busy reports that another holder has it.
-// flock locks belong to the open file description, so they order the goroutines of one process
-// holding different descriptors as well as separate processes.
-func tryLock(f *os.File, exclusive bool) (busy bool, err error) {
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	err = syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR) {
-		return true, nil
-	}
-	return false, err
-}
-
-func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 
 // fileID identifies a file on this machine: its device and inode, and how many names it has.
 type fileID struct {

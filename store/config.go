@@ -190,7 +190,7 @@ func (c *Config) options(loc Location) (*driver.Backend, driver.Options, *driver
 	common := c.common()
 	opts := c.Options
 	if opts == nil {
-		opts = b.Options()
+		opts = b.NewOptions()
 		if e, ok := opts.(driver.EnvDefaults); ok {
 			e.FromEnv(common.Env)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wharfdata/wharf/store/driver"
+	"golang.org/x/sync/errgroup"
 )
 
 // Store is the portable store every caller holds: one backend's bucket (a driver.Bucket) seen
@@ -83,16 +84,16 @@ func (s *Store) Get(ctx context.Context, key string, opts *GetOptions) (*Object,
 	if err := driver.ValidateKey("get", key); err != nil {
 		return nil, err
 	}
-	if opts != nil && (opts.Offset < 0 || opts.Length < 0) {
-		return nil, &Error{Op: "get", Key: key, Kind: ErrConfig, Err: fmt.Errorf("negative range %d+%d", opts.Offset, opts.Length)}
-	}
-	obj, err := s.get(ctx, s.prefix+key, opts)
-	if err != nil {
-		return nil, err
-	}
 	var o GetOptions
 	if opts != nil {
 		o = *opts
+	}
+	if o.Offset < 0 || o.Length < 0 {
+		return nil, &Error{Op: "get", Key: key, Kind: ErrConfig, Err: fmt.Errorf("negative range %d+%d", o.Offset, o.Length)}
+	}
+	obj, err := s.get(ctx, s.prefix+key, &o)
+	if err != nil {
+		return nil, err
 	}
 	obj.Info.Key = key
 	return &Object{Info: obj.Info, ReadCloser: &resumingBody{
@@ -175,6 +176,9 @@ func checkPut(key string, opts *PutOptions) (*PutOptions, error) {
 	if opts.IfNoneMatch && opts.IfMatch != "" {
 		return nil, &Error{Op: "put", Key: key, Kind: ErrConfig, Err: fmt.Errorf("IfNoneMatch and IfMatch together")}
 	}
+	if opts.PartSize < 0 || opts.Concurrency < 0 {
+		return nil, &Error{Op: "put", Key: key, Kind: ErrConfig, Err: fmt.Errorf("negative part size %d or concurrency %d", opts.PartSize, opts.Concurrency)}
+	}
 	if err := driver.ValidateMetadata("put", key, opts.Metadata); err != nil {
 		return nil, err
 	}
@@ -197,6 +201,9 @@ func (s *Store) Delete(ctx context.Context, key string, opts *DeleteOptions) err
 		return err
 	}
 	full := s.prefix + key
+	if opts == nil {
+		opts = &DeleteOptions{}
+	}
 	return s.policy.Do(ctx, driver.Request{Op: "delete", Key: full, Replayable: true}, func(ctx context.Context) error {
 		return s.b.Delete(ctx, full, opts)
 	})
@@ -326,8 +333,12 @@ func Carry(o *PutOptions, src ObjectInfo) {
 	}
 }
 
-// DeleteMany removes keys: in batches where the backend can, else one Delete at a time. A
-// missing key is not an error; the first failure stops it and names its key.
+// deleteConcurrency bounds the single deletes DeleteMany has in flight on a backend without
+// batch deletes.
+const deleteConcurrency = 16
+
+// DeleteMany removes keys: in batches where the backend can, else by single deletes, up to
+// 16 at a time. A missing key is not an error; the first failure stops it and names its key.
 func (s *Store) DeleteMany(ctx context.Context, keys []string) error {
 	for _, k := range keys {
 		if err := driver.ValidateKey("delete", k); err != nil {
@@ -335,12 +346,19 @@ func (s *Store) DeleteMany(ctx context.Context, keys []string) error {
 		}
 	}
 	if s.batch == nil {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(deleteConcurrency)
 		for _, k := range keys {
-			if err := s.Delete(ctx, k, nil); err != nil {
-				return err
+			if gctx.Err() != nil {
+				break
 			}
+			g.Go(func() error { return s.Delete(gctx, k, nil) })
 		}
-		return nil
+		err := g.Wait()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
 	}
 	full := keys
 	if s.prefix != "" {

@@ -24,7 +24,7 @@ func (b *batcher) Unwrap() driver.Bucket { return b.Bucket }
 func (b *batcher) DeleteMany(ctx context.Context, keys []string) error {
 	b.batches = append(b.batches, slices.Clone(keys))
 	for _, k := range keys {
-		if err := b.Bucket.Delete(ctx, k, nil); err != nil {
+		if err := b.Bucket.Delete(ctx, k, &driver.DeleteOptions{}); err != nil {
 			return err
 		}
 	}

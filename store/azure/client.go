@@ -249,29 +249,14 @@ func validContainer(s string) bool {
 	if s == "$root" || s == "$web" {
 		return true
 	}
-	if len(s) < 3 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 3 && len(s) <= 63 && s[0] != '-' && s[len(s)-1] != '-' &&
+		!strings.Contains(s, "--") && strings.Trim(s, lowerDigits+"-") == ""
 }
+
+const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 // validAccount reports whether s is a valid storage account name: 3 to 24 lowercase letters
 // and digits.
 func validAccount(s string) bool {
-	if len(s) < 3 || len(s) > 24 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 3 && len(s) <= 24 && strings.Trim(s, lowerDigits) == ""
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
@@ -40,3 +41,11 @@ func TestAzuriteConformance(t *testing.T) {
 		LargeSize: 4<<20 + 1234,
 	})
 }
+
+// The capabilities the portable store learns from this backend when it opens one.
+var (
+	_ driver.Bucket       = (*Container)(nil)
+	_ driver.Copier       = (*Container)(nil)
+	_ driver.BucketMaker  = (*Container)(nil)
+	_ driver.BatchDeleter = (*Container)(nil)
+)

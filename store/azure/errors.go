@@ -30,18 +30,15 @@ type call struct {
 	conditional bool
 }
 
-// mapError is the one place SDK errors become store errors. A context error passes through
-// unwrapped when the caller's ctx is done; while ctx is alive it is an attempt's own timeout,
-// a transport fault. The cause's text is rebuilt from the answer's status, code and message,
-// and scrubbed of every credential: the SDK's own texts can hold a request URL, and with a SAS
-// token that URL holds the signature.
+// mapError is the one place SDK errors become store errors (see driver.MapError).
 func (c *Container) mapError(ctx context.Context, cl call, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
+	return driver.MapError(ctx, err, func(err error) error { return c.storeError(ctx, cl, err) })
+}
+
+// storeError makes an SDK error a store error. The cause's text is rebuilt from the answer's
+// status, code and message, and scrubbed of every credential: the SDK's own texts can hold a
+// request URL, and with a SAS token that URL holds the signature.
+func (c *Container) storeError(ctx context.Context, cl call, err error) error {
 	var body *bodyError
 	if errors.As(err, &body) {
 		return driver.BodyError(ctx, "put", cl.key, body.err)
@@ -92,10 +89,7 @@ func (c *Container) explain(e *driver.Error) {
 func classify(cl call, status int, code string) (*errcode.Code, driver.Fault) {
 	switch code {
 	case "BlobNotFound":
-		if cl.ifMatch {
-			return driver.ErrPreconditionFailed, driver.FaultNone
-		}
-		return driver.ErrNotExist, driver.FaultNone
+		return driver.MissingObject(cl.ifMatch)
 	case "CannotVerifyCopySource":
 		if status == 404 {
 			return driver.ErrNotExist, driver.FaultNone
@@ -127,27 +121,7 @@ func classify(cl call, status int, code string) (*errcode.Code, driver.Fault) {
 		"FeatureNotSupported", "NotImplemented":
 		return driver.ErrUnsupported, driver.FaultNone
 	}
-	return classifyStatus(cl, status)
-}
-
-func classifyStatus(cl call, status int) (*errcode.Code, driver.Fault) {
-	switch {
-	case status == 404 && (cl.op == "get" || cl.op == "head"):
-		return driver.ErrNotExist, driver.FaultNone
-	case status == 404:
-		return driver.ErrBucketMissing, driver.FaultNone
-	case status == 412 || status == 409:
-		return driver.ErrPreconditionFailed, driver.FaultNone
-	case status == 401 || status == 403:
-		return driver.ErrForbidden, driver.FaultNone
-	case status == 501 || status == 405:
-		return driver.ErrUnsupported, driver.FaultNone
-	case status == 408:
-		return driver.ErrUnavailable, driver.FaultTransport
-	case status == 429 || status >= 500:
-		return driver.ErrUnavailable, driver.FaultThrottled
-	}
-	return driver.ErrUnsupported, driver.FaultNone
+	return driver.ClassifyStatus(status, cl.op == "get" || cl.op == "head")
 }
 
 // azureError is the XML body of an Azure Storage error answer.

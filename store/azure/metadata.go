@@ -2,6 +2,8 @@ package azure
 
 import (
 	"strings"
+
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Azure metadata names must be C# identifiers (letters, digits and '_', not starting with a
@@ -23,7 +25,7 @@ import (
 
 // metaName returns the Azure metadata name for the contract key k.
 func metaName(k string) string {
-	if plainKey(k) {
+	if driver.MetadataKeyOK(k) {
 		return strings.ReplaceAll(k, "-", "_")
 	}
 	const hex = "0123456789abcdef"
@@ -51,20 +53,6 @@ func metaKey(n string) string {
 	return strings.ReplaceAll(n, "_", "-")
 }
 
-// plainKey reports whether k has the contract's form, written with the plain substitution.
-func plainKey(k string) bool {
-	if k == "" || k[0] < 'a' || k[0] > 'z' {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // unescapeName decodes the escaped form of metaName. It accepts only what metaName writes for a
 // key that is not plain, so every key has exactly one name.
 func unescapeName(n string) (string, bool) {
@@ -89,7 +77,7 @@ func unescapeName(n string) (string, bool) {
 		}
 	}
 	k := b.String()
-	if plainKey(k) {
+	if driver.MetadataKeyOK(k) {
 		return "", false // metaName writes this key plain
 	}
 	return k, true

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // capitalise is what the Go SDK does to a metadata name it reads (net/http's canonical
@@ -140,13 +141,13 @@ func TestMetadataOnAzurite(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("head", info.Metadata)
-	obj, err := c.Get(ctx, "k", nil)
+	obj, err := c.Get(ctx, "k", &driver.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj.Close()
 	check("get", obj.Info.Metadata)
-	if _, err := c.Copy(ctx, "k", "copied", nil); err != nil {
+	if _, err := c.Copy(ctx, "k", "copied", &driver.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	info, _ = c.Head(ctx, "copied")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +18,6 @@ import (
 // Get opens key, pinned to opts.IfMatch and limited to opts' byte range when given. The
 // returned Info.Size is the whole object's size, also for a range read.
 func (c *Container) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
-	if opts == nil {
-		opts = &driver.GetOptions{}
-	}
 	o := &blob.DownloadStreamOptions{AccessConditions: ifMatch(opts.IfMatch)}
 	if opts.Offset > 0 || opts.Length > 0 {
 		o.Range = blob.HTTPRange{Offset: opts.Offset, Count: opts.Length}
@@ -31,7 +27,7 @@ func (c *Container) Get(ctx context.Context, key string, opts *driver.GetOptions
 		return c.getFailed(ctx, key, opts, err)
 	}
 	info := objectInfo(key, resp.ContentLength, resp.ETag, resp.LastModified, resp.ContentType, resp.Metadata)
-	if total, ok := rangeTotal(deref(resp.ContentRange)); ok {
+	if total, ok := driver.RangeTotal(deref(resp.ContentRange)); ok {
 		info.Size = total
 	}
 	return &driver.Object{Info: info, ReadCloser: resp.Body}, nil
@@ -73,9 +69,7 @@ func (c *Container) Head(ctx context.Context, key string) (driver.ObjectInfo, er
 // conditional.
 func (c *Container) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	o := &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}
-	if opts != nil {
-		o.AccessConditions = ifMatch(opts.IfMatch)
-	}
+	o.AccessConditions = ifMatch(opts.IfMatch)
 	_, err := c.blob(key).Delete(ctx, o)
 	err = c.mapError(ctx, call{op: "delete", key: key}, err)
 	var e *driver.Error
@@ -87,9 +81,6 @@ func (c *Container) Delete(ctx context.Context, key string, opts *driver.DeleteO
 
 // List returns one page of keys under opts.Prefix.
 func (c *Container) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	if opts == nil {
-		opts = &driver.ListOptions{}
-	}
 	var maxResults *int32
 	if opts.MaxKeys > 0 {
 		maxResults = to.Ptr(int32(min(opts.MaxKeys, 5000)))
@@ -163,7 +154,7 @@ func (c *Container) DeleteMany(ctx context.Context, keys []string) error {
 
 func (c *Container) deleteBatch(ctx context.Context, keys []string) error {
 	if len(keys) == 1 {
-		return c.Delete(ctx, keys[0], nil)
+		return c.Delete(ctx, keys[0], &driver.DeleteOptions{})
 	}
 	bb, err := c.client.NewBatchBuilder()
 	if err != nil {
@@ -205,9 +196,6 @@ func (c *Container) deleteBatch(ctx context.Context, keys []string) error {
 // the source's; Copy Blob cannot set a content type, so with opts.ContentType set the copy is
 // streamed through Get and Put instead. A missing src is ErrNotExist.
 func (c *Container) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	if opts == nil {
-		opts = &driver.PutOptions{}
-	}
 	if opts.ContentType != "" {
 		return c.copyStream(ctx, src, dst, opts)
 	}
@@ -262,7 +250,7 @@ func (c *Container) awaitCopy(ctx context.Context, dst, id string) error {
 
 // copyStream copies src to dst through Get and Put, never staging it on disk.
 func (c *Container) copyStream(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	obj, err := c.Get(ctx, src, nil)
+	obj, err := c.Get(ctx, src, &driver.GetOptions{})
 	if err != nil {
 		var e *driver.Error
 		if errors.As(err, &e) {
@@ -325,16 +313,6 @@ func optString(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// rangeTotal parses the complete length from a Content-Range value ("bytes 0-99/1234").
-func rangeTotal(cr string) (int64, bool) {
-	_, total, ok := strings.Cut(cr, "/")
-	if !ok || total == "*" {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(total, 10, 64)
-	return n, err == nil
 }
 
 // deref returns *p, or the zero value for nil.

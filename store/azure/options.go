@@ -1,7 +1,6 @@
 package azure
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -9,16 +8,7 @@ import (
 )
 
 func init() {
-	driver.Register(driver.Backend{
-		Scheme: "az",
-		Parse: func(rest string) (driver.Location, error) {
-			return driver.SplitAccount("az", rest, "az://account/container/key")
-		},
-		Options: func() driver.Options { return &Options{} },
-		Open: func(ctx context.Context, loc driver.Location, o driver.Options, c *driver.Common) (driver.Bucket, error) {
-			return New(ctx, loc, o.(*Options), c)
-		},
-	})
+	driver.Register(driver.Backend{Scheme: "az", Parse: driver.AccountURL("az://account/container/key")}, New)
 }
 
 // Options are the Azure Blob store's options. Without account_key, sas_token or anonymous,

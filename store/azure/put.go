@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -33,20 +34,17 @@ const (
 // in place), each retried alone, then committed by one Put Block List carrying the put's
 // condition. An unknown size that fits in one block is buffered and sent in one Put Blob.
 func (c *Container) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	if opts == nil {
-		opts = &driver.PutOptions{}
-	}
 	return upload.Put(ctx, key, body, opts, c.engine(key, opts))
 }
 
 // engine is how the upload engine writes key in this container.
 func (c *Container) engine(key string, opts *driver.PutOptions) upload.Backend {
-	partSize := min(max(cmpOr(opts.PartSize, c.partSize, DefaultPartSize), MinPartSize), maxPartSize)
+	partSize := min(max(cmp.Or(opts.PartSize, c.partSize, DefaultPartSize), MinPartSize), maxPartSize)
 	return upload.Backend{
 		Policy: c.policy,
 		Limits: upload.Limits{
 			PartSize:    partSize,
-			Concurrency: cmpOr(opts.Concurrency, c.concurrency, DefaultConcurrency),
+			Concurrency: cmp.Or(opts.Concurrency, c.concurrency, DefaultConcurrency),
 			MinPart:     MinPartSize, MaxPart: maxPartSize, MaxParts: maxBlocks, SingleMax: partSize,
 		},
 		Single: func(ctx context.Context, body io.Reader, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
@@ -58,15 +56,6 @@ func (c *Container) engine(key string, opts *driver.PutOptions) upload.Backend {
 		Head: func(ctx context.Context) (driver.ObjectInfo, error) { return c.Head(ctx, key) },
 		Log:  c.log,
 	}
-}
-
-func cmpOr[T int | int64](vs ...T) T {
-	for _, v := range vs {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
 }
 
 // putSingle sends body in one Put Blob carrying the condition.

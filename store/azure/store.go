@@ -32,13 +32,6 @@ type Container struct {
 	log         *slog.Logger
 }
 
-var (
-	_ driver.Bucket       = (*Container)(nil)
-	_ driver.Copier       = (*Container)(nil)
-	_ driver.BucketMaker  = (*Container)(nil)
-	_ driver.BatchDeleter = (*Container)(nil)
-)
-
 // New opens the container of loc (an az:// location) with o, which has passed Check. It reads
 // credential references and the conventional environment (through c) but makes no request.
 func New(_ context.Context, loc driver.Location, o *Options, c *driver.Common) (*Container, error) {

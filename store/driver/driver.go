@@ -10,8 +10,9 @@ import (
 // hold a Bucket; they hold the portable *store.Store, which validates keys, applies a prefix and
 // the retry policy, and falls back where an optional capability is missing, all before a Bucket
 // sees a call. So a Bucket may assume that every key it is given is valid (store.ValidateKey),
-// that at most one of IfNoneMatch and IfMatch is set, and that each call is one attempt: it
-// makes no retries of its own, except per part inside a multipart upload (see package upload).
+// that options are never nil, that at most one of IfNoneMatch and IfMatch is set, and that
+// each call is one attempt: it makes no retries of its own, except per part inside a
+// multipart upload (see package upload).
 //
 // Every method takes a context first; a cancelled context returns the context's error
 // unwrapped, never one of the kinds. Every other failure is an *Error that unwraps to exactly
@@ -196,3 +197,19 @@ const (
 	MetaPutID  = "wharf-put-id" // random per conditional put, to resolve ErrOutcomeUnknown
 	MetaSHA256 = "wharf-sha256" // hex sha256 of the body, where the writer knows it
 )
+
+// ContextReader returns a reader of r that fails with ctx's error once ctx is done, so that a
+// copy from a reader that never blocks (memory, a pipe already full) still stops.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return &ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/wharfdata/wharf/errcode"
@@ -155,6 +156,59 @@ func (e *Error) Unwrap() []error {
 // NewError returns an *Error of kind for op on key, wrapping cause.
 func NewError(op, key string, kind *errcode.Code, cause error) *Error {
 	return &Error{Op: op, Key: key, Kind: kind, Err: cause}
+}
+
+// MapError is the frame of every backend's one mapping from SDK errors to store errors: nil
+// stays nil; once ctx is done its error passes through unwrapped (a cancel is never a kind);
+// an *Error already made (by a body or a transport of wharf's) passes as it is; anything
+// else is what toStore makes of it. While ctx is alive a context error is an attempt's own
+// timeout, which toStore reports as a transport fault.
+func MapError(ctx context.Context, err error, toStore func(error) error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return toStore(err)
+}
+
+// MissingObject is the kind of a "no such object" answer: a failed condition when the request
+// carried If-Match (the object it was pinned to is gone), else ErrNotExist.
+func MissingObject(ifMatch bool) (*errcode.Code, Fault) {
+	if ifMatch {
+		return ErrPreconditionFailed, FaultNone
+	}
+	return ErrNotExist, FaultNone
+}
+
+// ClassifyStatus maps an HTTP status that came with no more telling error code to a kind and a
+// fault, alike for every HTTP store. A 404 is ErrNotExist when objectRead (a read of an object
+// whose answer names no missing bucket), else ErrBucketMissing; 412 and 409 are a failed
+// condition; 401 and 403 forbidden; 501 and 405 unsupported; 408 a transport fault; 429 and
+// other 5xx throttling; anything else unsupported.
+func ClassifyStatus(status int, objectRead bool) (*errcode.Code, Fault) {
+	switch {
+	case status == http.StatusNotFound && objectRead:
+		return ErrNotExist, FaultNone
+	case status == http.StatusNotFound:
+		return ErrBucketMissing, FaultNone
+	case status == http.StatusPreconditionFailed || status == http.StatusConflict:
+		return ErrPreconditionFailed, FaultNone
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ErrForbidden, FaultNone
+	case status == http.StatusNotImplemented || status == http.StatusMethodNotAllowed:
+		return ErrUnsupported, FaultNone
+	case status == http.StatusRequestTimeout:
+		return ErrUnavailable, FaultTransport
+	case status == http.StatusTooManyRequests || status >= 500:
+		return ErrUnavailable, FaultThrottled
+	}
+	return ErrUnsupported, FaultNone
 }
 
 // FaultOf returns the fault of the first *Error in err's chain, or FaultNone.

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -201,4 +203,15 @@ func SetRootCAs(c *http.Client, pool *x509.CertPool) bool {
 	}
 	base.TLSClientConfig.RootCAs = pool
 	return true
+}
+
+// RangeTotal parses the complete length from a Content-Range value ("bytes 0-99/1234"); ok is
+// false when the value gives none ("bytes 0-99/*", or no value).
+func RangeTotal(contentRange string) (n int64, ok bool) {
+	_, total, found := strings.Cut(contentRange, "/")
+	if !found || total == "*" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(total, 10, 64)
+	return n, err == nil
 }

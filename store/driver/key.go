@@ -58,7 +58,7 @@ func keyProblem(key string) string {
 // starting with a letter.
 func ValidateMetadata(op, key string, md map[string]string) error {
 	for k, v := range md {
-		if !metaKeyOK(k) {
+		if !MetadataKeyOK(k) {
 			return &Error{Op: op, Key: key, Kind: ErrKeyInvalid,
 				Err: fmt.Errorf("metadata key %q: use lowercase letters, digits and dashes, starting with a letter", k)}
 		}
@@ -72,7 +72,9 @@ func ValidateMetadata(op, key string, md map[string]string) error {
 	return nil
 }
 
-func metaKeyOK(k string) bool {
+// MetadataKeyOK reports whether k has the form of a metadata key: lowercase letters, digits
+// and dashes, starting with a letter.
+func MetadataKeyOK(k string) bool {
 	if k == "" || k[0] < 'a' || k[0] > 'z' {
 		return false
 	}

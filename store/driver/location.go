@@ -43,11 +43,23 @@ func (l Location) Root() Location {
 	return l
 }
 
-// SplitBucket parses "bucket/key…" for a backend whose URLs name a bucket first (what follows
-// scheme:// is the bucket up to the first '/', then the key). what names the form for
-// messages ("s3://bucket/key"). A bucket part holding '@' is refused as a credential literal,
-// redacted.
-func SplitBucket(scheme, rest, what string) (Location, error) {
+// BucketURL returns the Backend.Parse of a backend whose URLs name a bucket first, in the
+// form given ("gs://bucket/key", which also names the scheme): what follows scheme:// is the
+// bucket up to the first '/', then the key. A bucket part holding '@' is refused as a
+// credential literal, redacted.
+func BucketURL(form string) func(rest string) (Location, error) {
+	scheme, _, _ := strings.Cut(form, "://")
+	return func(rest string) (Location, error) { return splitBucket(scheme, rest, form) }
+}
+
+// AccountURL returns the Backend.Parse of a backend whose URLs name an account, then a
+// bucket, in the form given ("az://account/container/key").
+func AccountURL(form string) func(rest string) (Location, error) {
+	scheme, _, _ := strings.Cut(form, "://")
+	return func(rest string) (Location, error) { return splitAccount(scheme, rest, form) }
+}
+
+func splitBucket(scheme, rest, what string) (Location, error) {
 	bucket, key, _ := strings.Cut(rest, "/")
 	if err := checkRootPart(scheme, rest, bucket, what); err != nil {
 		return Location{}, err
@@ -55,9 +67,7 @@ func SplitBucket(scheme, rest, what string) (Location, error) {
 	return Location{Scheme: scheme, Bucket: bucket, Key: key}, nil
 }
 
-// SplitAccount parses "account/bucket/key…" for a backend whose URLs name an account first
-// (r2://account-id/bucket/key, az://account/container/key).
-func SplitAccount(scheme, rest, what string) (Location, error) {
+func splitAccount(scheme, rest, what string) (Location, error) {
 	account, after, _ := strings.Cut(rest, "/")
 	bucket, key, _ := strings.Cut(after, "/")
 	if err := checkRootPart(scheme, rest, account, what); err != nil {

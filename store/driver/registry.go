@@ -30,15 +30,8 @@ type Backend struct {
 	// is, and an empty or '/'-terminated key names no object.
 	Object func(loc Location) Location
 
-	// Options returns the backend's options with their defaults: a pointer to a struct with
-	// yaml tags, which package store decodes strictly (an unknown key is an error naming it),
-	// after the environment defaults and before the flags.
-	Options func() Options
-
-	// Open opens the bucket at loc's root with opts, which have passed Check. Open reads
-	// credential references but does not connect: a missing bucket is found by the first
-	// operation.
-	Open func(ctx context.Context, loc Location, opts Options, c *Common) (Bucket, error)
+	options func() Options
+	open    func(ctx context.Context, loc Location, opts Options, c *Common) (Bucket, error)
 }
 
 var (
@@ -46,13 +39,38 @@ var (
 	registry   = map[string]*Backend{}
 )
 
-// Register makes a backend available for its scheme. Registering a scheme twice, a second
-// backend for plain paths or a word twice panics.
-func Register(b Backend) {
+// NewOptions returns the backend's options with their defaults: a pointer to a struct with
+// yaml tags, which package store decodes strictly (an unknown key is an error naming it),
+// after the environment defaults and before the flags.
+func (b *Backend) NewOptions() Options { return b.options() }
+
+// Open opens the bucket at loc's root with opts (from NewOptions), which have passed Check.
+// It reads credential references but does not connect: a missing bucket is found by the
+// first operation.
+func (b *Backend) Open(ctx context.Context, loc Location, opts Options, c *Common) (Bucket, error) {
+	return b.open(ctx, loc, opts, c)
+}
+
+// Register makes a backend available for its scheme, with open as its constructor: open's
+// options type (a pointer to a struct with yaml tags) is the backend's options, which package
+// store fills and checks before it calls open. Registering a scheme twice, a second backend
+// for plain paths or a word twice panics.
+func Register[O any, P interface {
+	*O
+	Options
+}, B Bucket](b Backend, open func(context.Context, Location, P, *Common) (B, error)) {
+	b.options = func() Options { return P(new(O)) }
+	b.open = func(ctx context.Context, loc Location, opts Options, c *Common) (Bucket, error) {
+		bucket, err := open(ctx, loc, opts.(P), c)
+		if err != nil {
+			return nil, err // not a typed nil in a non-nil interface
+		}
+		return bucket, nil
+	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if b.Scheme == "" || b.Parse == nil || b.Options == nil || b.Open == nil {
-		panic(fmt.Sprintf("driver: backend %q lacks a scheme, Parse, Options or Open", b.Scheme))
+	if b.Scheme == "" || b.Parse == nil || open == nil {
+		panic(fmt.Sprintf("driver: backend %q lacks a scheme, Parse or a constructor", b.Scheme))
 	}
 	if _, dup := registry[b.Scheme]; dup {
 		panic(fmt.Sprintf("driver: scheme %q registered twice", b.Scheme))

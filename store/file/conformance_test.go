@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/file"
 	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
@@ -38,3 +39,10 @@ func TestConformance(t *testing.T) {
 		LargeSize: 8<<20 + 1,
 	})
 }
+
+// The capabilities the portable store learns from this backend when it opens one.
+var (
+	_ driver.Bucket      = (*file.Store)(nil)
+	_ driver.Copier      = (*file.Store)(nil)
+	_ driver.BucketMaker = (*file.Store)(nil)
+)

@@ -30,12 +30,8 @@ func (s *Store) Delete(ctx context.Context, key string, opts *driver.DeleteOptio
 	}
 	defer release()
 	w := &writer{r: r, op: "delete", key: key}
-	var ifMatch string
-	if opts != nil {
-		ifMatch = opts.IfMatch
-	}
-	if ifMatch != "" {
-		if err := w.check(false, ifMatch); err != nil {
+	if opts.IfMatch != "" {
+		if err := w.check(false, opts.IfMatch); err != nil {
 			return err
 		}
 	}

@@ -59,7 +59,7 @@ func TestPermissionDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "ro"), 0o700) })
-	if _, err := s.Put(ctx, "ro/k", strings.NewReader("x"), nil); !errors.Is(err, driver.ErrForbidden) {
+	if _, err := s.Put(ctx, "ro/k", strings.NewReader("x"), &driver.PutOptions{}); !errors.Is(err, driver.ErrForbidden) {
 		t.Fatalf("put into a read-only directory: %v", err)
 	}
 }

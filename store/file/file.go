@@ -18,14 +18,12 @@ import (
 
 func init() {
 	driver.Register(driver.Backend{
-		Scheme:  "file",
-		Path:    parsePath,
-		Parse:   parseURL,
-		Object:  object,
-		Options: func() driver.Options { return &Options{} },
-		Open: func(_ context.Context, loc driver.Location, _ driver.Options, _ *driver.Common) (driver.Bucket, error) {
-			return New(loc.Bucket)
-		},
+		Scheme: "file",
+		Path:   parsePath,
+		Parse:  parseURL,
+		Object: object,
+	}, func(_ context.Context, loc driver.Location, _ *Options, _ *driver.Common) (*Store, error) {
+		return New(loc.Bucket)
 	})
 }
 
@@ -48,12 +46,6 @@ type Store struct {
 	dir   string
 	sweep sync.Once // the stale temporary files, removed at the first write
 }
-
-var (
-	_ driver.Bucket      = (*Store)(nil)
-	_ driver.Copier      = (*Store)(nil)
-	_ driver.BucketMaker = (*Store)(nil)
-)
 
 // New returns the store rooted at dir, which must be absolute. The directory need not exist:
 // operations report driver.ErrBucketMissing until MakeBucket creates it.

@@ -23,12 +23,12 @@ func TestMissingRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := map[string]func() error{
-		"get":    func() error { _, err := s.Get(ctx, "k", nil); return err },
+		"get":    func() error { _, err := s.Get(ctx, "k", &driver.GetOptions{}); return err },
 		"head":   func() error { _, err := s.Head(ctx, "k"); return err },
 		"list":   func() error { _, err := s.List(ctx, &driver.ListOptions{}); return err },
-		"put":    func() error { _, err := s.Put(ctx, "k", strings.NewReader("x"), nil); return err },
-		"delete": func() error { return s.Delete(ctx, "k", nil) },
-		"copy":   func() error { _, err := s.Copy(ctx, "k", "j", nil); return err },
+		"put":    func() error { _, err := s.Put(ctx, "k", strings.NewReader("x"), &driver.PutOptions{}); return err },
+		"delete": func() error { return s.Delete(ctx, "k", &driver.DeleteOptions{}) },
+		"copy":   func() error { _, err := s.Copy(ctx, "k", "j", &driver.PutOptions{}); return err },
 	}
 	for op, call := range calls {
 		err := call()
@@ -83,13 +83,13 @@ func TestSymlinksRefused(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "flink")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, "link/secret", nil); !errors.Is(err, driver.ErrKeyInvalid) {
+	if _, err := s.Get(ctx, "link/secret", &driver.GetOptions{}); !errors.Is(err, driver.ErrKeyInvalid) {
 		t.Errorf("get through a dir link: %v", err)
 	}
-	if _, err := s.Get(ctx, "flink", nil); !errors.Is(err, driver.ErrKeyInvalid) {
+	if _, err := s.Get(ctx, "flink", &driver.GetOptions{}); !errors.Is(err, driver.ErrKeyInvalid) {
 		t.Errorf("get a file link: %v", err)
 	}
-	if _, err := s.Put(ctx, "link/new", strings.NewReader("x"), nil); !errors.Is(err, driver.ErrKeyInvalid) {
+	if _, err := s.Put(ctx, "link/new", strings.NewReader("x"), &driver.PutOptions{}); !errors.Is(err, driver.ErrKeyInvalid) {
 		t.Errorf("put through a link: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "new")); !os.IsNotExist(err) {

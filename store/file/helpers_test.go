@@ -27,6 +27,9 @@ func newStore(t *testing.T) (*file.Store, string) {
 
 func put(t *testing.T, s driver.Bucket, key, body string, opts *driver.PutOptions) driver.ObjectInfo {
 	t.Helper()
+	if opts == nil {
+		opts = &driver.PutOptions{}
+	}
 	info, err := s.Put(ctx, key, strings.NewReader(body), opts)
 	if err != nil {
 		t.Fatalf("put %s: %v", key, err)
@@ -36,6 +39,9 @@ func put(t *testing.T, s driver.Bucket, key, body string, opts *driver.PutOption
 
 func read(t *testing.T, s driver.Bucket, key string, opts *driver.GetOptions) string {
 	t.Helper()
+	if opts == nil {
+		opts = &driver.GetOptions{}
+	}
 	obj, err := s.Get(ctx, key, opts)
 	if err != nil {
 		t.Fatalf("get %s: %v", key, err)

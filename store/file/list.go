@@ -19,25 +19,21 @@ func (s *Store) List(ctx context.Context, opts *driver.ListOptions) (driver.Page
 	if err := ctx.Err(); err != nil {
 		return driver.Page{}, err
 	}
-	var o driver.ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	r, err := s.openRoot("list", o.Prefix)
+	r, err := s.openRoot("list", opts.Prefix)
 	if err != nil {
 		return driver.Page{}, err
 	}
 	defer r.Close()
-	if err := checkPrefix(r, o.Prefix); err != nil {
+	if err := checkPrefix(r, opts.Prefix); err != nil {
 		return driver.Page{}, err
 	}
-	release, err := lock(ctx, r, "list", o.Prefix, false)
+	release, err := lock(ctx, r, "list", opts.Prefix, false)
 	if err != nil {
 		return driver.Page{}, err
 	}
 	defer release()
-	w := &walker{ctx: ctx, r: r, prefix: o.Prefix, delim: o.Delimiter != "", p: driver.NewPager(&o)}
-	dir := o.Prefix[:strings.LastIndexByte(o.Prefix, '/')+1]
+	w := &walker{ctx: ctx, r: r, prefix: opts.Prefix, delim: opts.Delimiter != "", p: driver.NewPager(opts)}
+	dir := opts.Prefix[:strings.LastIndexByte(opts.Prefix, '/')+1]
 	if _, err := w.walk(dir); err != nil {
 		return driver.Page{}, err
 	}

@@ -55,7 +55,7 @@ func TestDeletePrunesDirectories(t *testing.T) {
 	s, dir := newStore(t)
 	put(t, s, "a/b/c/k", "v", nil)
 	put(t, s, "a/keep", "v", nil)
-	if err := s.Delete(ctx, "a/b/c/k", nil); err != nil {
+	if err := s.Delete(ctx, "a/b/c/k", &driver.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a", "b")); !os.IsNotExist(err) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // maxLockWait bounds the pause between attempts to take a busy lock.
@@ -27,13 +29,13 @@ func lock(ctx context.Context, r *os.Root, op, key string, exclusive bool) (rele
 	}
 	wait := 50 * time.Microsecond
 	for {
-		busy, err := tryLock(f, exclusive)
+		busy, err := flock.TryLock(f, exclusive)
 		if err != nil {
 			f.Close()
 			return nil, mapErr(op, key, err)
 		}
 		if !busy {
-			return func() { unlock(f); f.Close() }, nil
+			return func() { flock.Unlock(f); f.Close() }, nil
 		}
 		t := time.NewTimer(wait)
 		select {

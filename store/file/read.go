@@ -16,10 +16,7 @@ func (s *Store) Get(ctx context.Context, key string, opts *driver.GetOptions) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var o driver.GetOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := *opts
 	f, info, err := s.openObject(ctx, "get", key)
 	if err != nil {
 		return nil, err

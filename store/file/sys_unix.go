@@ -5,7 +5,6 @@ package file
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"syscall"
 )
 
@@ -15,21 +14,6 @@ func inode(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
-
-// tryLock takes an flock on f without blocking; busy reports that another holder has it.
-func tryLock(f *os.File, exclusive bool) (busy bool, err error) {
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	err = syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR) {
-		return true, nil
-	}
-	return false, err
-}
-
-func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 
 func isNotExist(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)

@@ -26,10 +26,7 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *drive
 	if err := ctx.Err(); err != nil {
 		return driver.ObjectInfo{}, err
 	}
-	var o driver.PutOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := *opts
 	return s.write(ctx, "put", key, body, &o)
 }
 
@@ -39,10 +36,7 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptio
 	if err := ctx.Err(); err != nil {
 		return driver.ObjectInfo{}, err
 	}
-	var o driver.PutOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := *opts
 	f, info, err := s.openObject(ctx, "copy", src)
 	if err != nil {
 		return driver.ObjectInfo{}, err

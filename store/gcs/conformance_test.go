@@ -7,6 +7,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
@@ -61,3 +62,10 @@ func TestFakeGCSConformance(t *testing.T) {
 		LargeSize: 4*minChunk*4 + 1234, // five chunks
 	})
 }
+
+// The capabilities the portable store learns from this backend when it opens one.
+var (
+	_ driver.Bucket      = (*Bucket)(nil)
+	_ driver.Copier      = (*Bucket)(nil)
+	_ driver.BucketMaker = (*Bucket)(nil)
+)

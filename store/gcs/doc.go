@@ -5,10 +5,10 @@
 // path-style XML reads only when the Host header is its -public-host, and sends the metadata
 // headers on JSON reads too).
 //
-// It registers the scheme "gs"; only cmd/wharf imports it. A Bucket implements driver.Store,
+// It registers the scheme "gs"; only cmd/wharf imports it. A Bucket implements driver.Bucket,
 // driver.Copier (a rewrite, with generation preconditions on the destination where the server
-// honours them), driver.BucketMaker, driver.BatchDeleter (up to 16 concurrent single deletes:
-// the SDK has no batch call) and driver.Describer.
+// honours them) and driver.BucketMaker. It has no batch delete (the SDK has no batch call):
+// the portable store's DeleteMany sends single deletes, 16 at a time.
 //
 // # ETags are generations
 //

@@ -11,7 +11,6 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 
-	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -21,22 +20,15 @@ type call struct {
 	key string
 }
 
-// mapError is the one place SDK errors become store errors. A context error passes through
-// unwrapped when the caller's ctx is done; while ctx is alive it is an attempt's own timeout,
-// a transport fault. A 404 maps to ErrNotExist here: the callers that can meet a missing
-// bucket (notFound) ask the bucket before they say so. The SDK's messages hold the operation,
-// status, reason and the server's message, never a credential.
+// mapError is the one place SDK errors become store errors (see driver.MapError).
 func mapError(ctx context.Context, c call, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	var se *driver.Error
-	if errors.As(err, &se) {
-		return err
-	}
+	return driver.MapError(ctx, err, c.storeError)
+}
+
+// storeError makes an SDK error a store error. A 404 is ErrNotExist here: the callers that
+// can meet a missing bucket (notFound) ask the bucket before they say so. The SDK's messages
+// hold the operation, status, reason and the server's message, never a credential.
+func (c call) storeError(err error) error {
 	e := &driver.Error{Op: c.op, Key: c.key, Err: err}
 	var api *googleapi.Error
 	if errors.As(err, &api) {
@@ -57,32 +49,13 @@ func mapError(ctx context.Context, c call, err error) error {
 	case errors.Is(err, storage.ErrObjectNotExist):
 		e.Kind, e.Status, e.Reason = driver.ErrNotExist, http.StatusNotFound, orCode(e.Reason, "notFound")
 	case e.Status != 0:
-		e.Kind, e.Fault = classify(e.Status)
+		e.Kind, e.Fault = driver.ClassifyStatus(e.Status, true)
 	case errors.Is(err, errReopen), driver.IsTransport(err), driver.IsContext(err):
 		e.Kind, e.Fault = driver.ErrUnavailable, driver.FaultTransport
 	default:
 		e.Kind = driver.ErrUnavailable
 	}
 	return e
-}
-
-// classify maps an HTTP status to a kind and fault. GCS answers a failed generation
-// precondition with 412; 409 (a conflicting request) is a failed condition too, as the store
-// contract normalises it.
-func classify(status int) (*errcode.Code, driver.Fault) {
-	switch {
-	case status == http.StatusNotFound:
-		return driver.ErrNotExist, driver.FaultNone
-	case status == http.StatusPreconditionFailed || status == http.StatusConflict:
-		return driver.ErrPreconditionFailed, driver.FaultNone
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return driver.ErrForbidden, driver.FaultNone
-	case status == http.StatusRequestTimeout:
-		return driver.ErrUnavailable, driver.FaultTransport
-	case status == http.StatusTooManyRequests || status >= 500 && status != http.StatusNotImplemented:
-		return driver.ErrUnavailable, driver.FaultThrottled
-	}
-	return driver.ErrUnsupported, driver.FaultNone
 }
 
 // xmlCode finds the error code in an XML API answer ("<Code>PreconditionFailed</Code>").

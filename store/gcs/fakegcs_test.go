@@ -14,6 +14,7 @@ import (
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/probe"
 )
 
@@ -61,7 +62,7 @@ func TestFakeGCSRoundTrip(t *testing.T) {
 	if !errors.Is(err, store.ErrPreconditionFailed) {
 		t.Fatalf("put with an S3-style ETag: %v", err)
 	}
-	cp, err := b.Copy(ctx, "dir/a.txt", "dir/sub/b.txt", nil)
+	cp, err := b.Copy(ctx, "dir/a.txt", "dir/sub/b.txt", &driver.PutOptions{})
 	if err != nil || cp.Size != 11 || cp.Metadata["wharf-sha256"] != "abc" || cp.ETag == "" {
 		t.Fatalf("copy %+v %v", cp, err)
 	}
@@ -72,7 +73,7 @@ func TestFakeGCSRoundTrip(t *testing.T) {
 	if err := b.Delete(ctx, "dir/c.txt", &store.DeleteOptions{IfMatch: cp.ETag}); err != nil {
 		t.Fatalf("delete with the current generation: %v", err)
 	}
-	if err := b.Delete(ctx, "dir/c.txt", nil); err != nil {
+	if err := b.Delete(ctx, "dir/c.txt", &driver.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting a missing key: %v", err)
 	}
 }
@@ -128,7 +129,7 @@ func TestFakeGCSPreconditionsOnReads(t *testing.T) {
 	if !errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotExist) {
 		t.Fatalf("get pinned to a superseded generation: %v, want ErrPreconditionFailed only", err)
 	}
-	if err := b.Delete(ctx, "p", nil); err != nil {
+	if err := b.Delete(ctx, "p", &driver.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = b.Get(ctx, "p", &store.GetOptions{IfMatch: old.ETag})

@@ -62,7 +62,8 @@ func openFake(t *testing.T, extra testConfig) *Bucket {
 // removeBucket deletes every object of b and then b.
 func removeBucket(t *testing.T, b *Bucket) {
 	ctx := context.Background()
-	objs, err := store.New(b, nil).ListAll(ctx, "")
+	st := store.New(b, nil)
+	objs, err := st.ListAll(ctx, "")
 	if err != nil {
 		t.Logf("cleanup: %v", err)
 		return
@@ -71,7 +72,7 @@ func removeBucket(t *testing.T, b *Bucket) {
 	for i, o := range objs {
 		keys[i] = o.Key
 	}
-	if err := b.DeleteMany(ctx, keys); err != nil {
+	if err := st.DeleteMany(ctx, keys); err != nil {
 		t.Logf("cleanup: %v", err)
 	}
 	if err := b.bucket.Delete(ctx); err != nil {
@@ -89,6 +90,9 @@ func randomBytes(t *testing.T, n int) []byte {
 
 func readAll(t *testing.T, s objects, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
 	t.Helper()
+	if opts == nil {
+		opts = &store.GetOptions{}
+	}
 	obj, err := s.Get(context.Background(), key, opts)
 	if err != nil {
 		t.Fatalf("get %s: %v", key, err)

@@ -24,9 +24,6 @@ var listAttrs = []string{"Name", "Size", "Generation", "Updated"}
 // So a page of a truncated answer takes entries only up to its last object, and asks again
 // from there.
 func (b *Bucket) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	if opts == nil {
-		opts = &driver.ListOptions{}
-	}
 	c := call{op: "list", key: opts.Prefix}
 	pager := driver.NewPager(opts)
 	max := opts.MaxKeys

@@ -9,14 +9,9 @@ import (
 	"strings"
 
 	"cloud.google.com/go/storage"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/wharfdata/wharf/store/driver"
 )
-
-// deleteConcurrency bounds the deletes DeleteMany has in flight: the JSON API has no batch
-// delete in the SDK, so a batch is many single deletes.
-const deleteConcurrency = 16
 
 // Get opens key: one request (to the XML API on Cloud Storage, the JSON API on an emulator),
 // whose answer carries the generation, the user metadata and the content type. A pin (opts.IfMatch) asks for that generation, with the
@@ -25,9 +20,6 @@ const deleteConcurrency = 16
 // ignores the precondition). The returned Info.Size is the whole object's size, also for a
 // range read. Stored bytes are returned as stored (no decompressive transcoding).
 func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
-	if opts == nil {
-		opts = &driver.GetOptions{}
-	}
 	c := call{op: "get", key: key}
 	o := b.bucket.Object(key)
 	if b.target.xmlReads {
@@ -132,7 +124,7 @@ func (b *Bucket) head(ctx context.Context, c call) (driver.ObjectInfo, error) {
 func (b *Bucket) Delete(ctx context.Context, key string, opts *driver.DeleteOptions) error {
 	c := call{op: "delete", key: key}
 	o := b.bucket.Object(key)
-	if opts != nil && opts.IfMatch != "" {
+	if opts.IfMatch != "" {
 		gen, err := parseGeneration(c, opts.IfMatch)
 		if err != nil {
 			return err
@@ -142,30 +134,6 @@ func (b *Bucket) Delete(ctx context.Context, key string, opts *driver.DeleteOpti
 	err := b.notFound(ctx, c, mapError(ctx, c, o.Delete(ctx)))
 	if kindOf(err) == driver.ErrNotExist {
 		return nil
-	}
-	return err
-}
-
-// DeleteMany removes keys (bucket-relative: no prefix of the store's URL is added),
-// unconditionally, up to deleteConcurrency at once, each delete under the retry policy (the
-// store's wrapper hands a batch to a BatchDeleter whole). Missing keys are success; the first
-// failure stops it and names its key.
-func (b *Bucket) DeleteMany(ctx context.Context, keys []string) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(deleteConcurrency)
-	for _, k := range keys {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error {
-			return b.policy.Do(gctx, driver.Request{Op: "delete", Key: k, Replayable: true}, func(ctx context.Context) error {
-				return b.Delete(ctx, k, nil)
-			})
-		})
-	}
-	err := g.Wait()
-	if ctx.Err() != nil {
-		return ctx.Err()
 	}
 	return err
 }

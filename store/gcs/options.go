@@ -1,7 +1,6 @@
 package gcs
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -10,16 +9,7 @@ import (
 )
 
 func init() {
-	driver.Register(driver.Backend{
-		Scheme: "gs",
-		Parse: func(rest string) (driver.Location, error) {
-			return driver.SplitBucket("gs", rest, "gs://bucket/key")
-		},
-		Options: func() driver.Options { return &Options{} },
-		Open: func(ctx context.Context, loc driver.Location, o driver.Options, c *driver.Common) (driver.Bucket, error) {
-			return New(ctx, loc, o.(*Options), c)
-		},
-	})
+	driver.Register(driver.Backend{Scheme: "gs", Parse: driver.BucketURL("gs://bucket/key")}, New)
 }
 
 // The environment Google's tools read, which wharf reads the same way. (The auth library
@@ -39,11 +29,11 @@ type Options struct {
 	Endpoint string `yaml:"endpoint"`
 	// Region is the location wharf mb creates a bucket in (default: GCS's, the US
 	// multi-region).
-	Region    string `yaml:"region"`
-	Anonymous bool   `yaml:"anonymous"` // send no credentials
+	Region string `yaml:"region"`
 	// ServiceAccountFile is a reference (env://NAME or file:///path) to a service-account
-	// JSON key; without it, application default credentials.
+	// JSON key; without it, application default credentials. With Anonymous, none.
 	ServiceAccountFile string `yaml:"service_account_file" secret:"ref"`
+	Anonymous          bool   `yaml:"anonymous"`
 	// PartSize is the resumable upload's chunk (default 16 MiB, rounded up to 256 KiB).
 	PartSize int64 `yaml:"part_size" unit:"bytes"`
 

@@ -31,20 +31,13 @@ const (
 // completes an object is sent before the whole body has been read: a body that fails or comes
 // out at another size than opts.Size, or a cancelled ctx, leaves nothing at key.
 func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	if opts == nil {
-		opts = &driver.PutOptions{}
-	}
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
 	c := call{op: "put", key: key}
-	o := b.bucket.Object(key)
-	conds, err := putConditions(c, opts)
+	o, err := b.written(c, opts)
 	if err != nil {
 		return driver.ObjectInfo{}, err
-	}
-	if conds != nil {
-		o = o.If(*conds)
 	}
 	chunk := b.chunkSize(opts)
 	whole, rest, release, err := readAhead(body, opts.Size, chunk)

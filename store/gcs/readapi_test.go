@@ -8,6 +8,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // TestFakeGCSReadAPIs runs the read paths through both of the SDK's read APIs: JSON, which a
@@ -38,7 +39,7 @@ func TestFakeGCSReadAPIs(t *testing.T) {
 			t.Cleanup(func() { removeBucket(t, b) })
 			testReads(t, b)
 			missing := open(uniqueBucket() + "-missing")
-			_, err := missing.Get(context.Background(), "k", nil)
+			_, err := missing.Get(context.Background(), "k", &driver.GetOptions{})
 			if !errors.Is(err, store.ErrBucketMissing) || !strings.Contains(err.Error(), missing.name) {
 				t.Fatalf("get on a missing bucket: %v", err)
 			}
@@ -84,7 +85,7 @@ func testReads(t *testing.T, b *Bucket) {
 	if !errors.Is(err, store.ErrPreconditionFailed) {
 		t.Fatalf("empty tail pinned to the superseded generation: %v", err)
 	}
-	if _, err := b.Get(ctx, "dir/none", nil); !errors.Is(err, store.ErrNotExist) || errors.Is(err, store.ErrBucketMissing) {
+	if _, err := b.Get(ctx, "dir/none", &driver.GetOptions{}); !errors.Is(err, store.ErrNotExist) || errors.Is(err, store.ErrBucketMissing) {
 		t.Fatalf("get of a missing key: %v", err)
 	}
 	if _, err := b.Get(ctx, "dir/none", &store.GetOptions{IfMatch: cur.ETag, Offset: 2}); !errors.Is(err, store.ErrNotExist) {

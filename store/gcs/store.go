@@ -32,17 +32,9 @@ type Bucket struct {
 	// envProject is GOOGLE_CLOUD_PROJECT, which names the project first.
 	envProject string
 	location   string // where MakeBucket creates the bucket (the config's region)
-	policy     *driver.RetryPolicy
 	partSize   int64
 	log        *slog.Logger
 }
-
-var (
-	_ driver.Bucket       = (*Bucket)(nil)
-	_ driver.Copier       = (*Bucket)(nil)
-	_ driver.BucketMaker  = (*Bucket)(nil)
-	_ driver.BatchDeleter = (*Bucket)(nil)
-)
 
 // New opens the bucket of loc (a gs:// location) with o, which has passed Check. It reads the
 // service-account key, if one is given, but makes no request.
@@ -73,7 +65,6 @@ func newBucket(ctx context.Context, loc driver.Location, o *Options, c *driver.C
 		project:    cs.projectID,
 		envProject: o.project,
 		location:   o.Region,
-		policy:     c.RetryPolicy(),
 		partSize:   o.PartSize,
 		log:        c.Log(),
 	}, nil
@@ -151,17 +142,10 @@ func (b *Bucket) projectID(ctx context.Context) (string, error) {
 // them). With opts.Metadata or opts.ContentType set, they replace the source's; otherwise the
 // source's are kept. A missing src is ErrNotExist.
 func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	if opts == nil {
-		opts = &driver.PutOptions{}
-	}
 	c := call{op: "copy", key: dst}
-	dh := b.bucket.Object(dst)
-	conds, err := putConditions(c, opts)
+	dh, err := b.written(c, opts)
 	if err != nil {
 		return driver.ObjectInfo{}, err
-	}
-	if conds != nil {
-		dh = dh.If(*conds)
 	}
 	cp := dh.CopierFrom(b.bucket.Object(src))
 	if opts.Metadata != nil || opts.ContentType != "" {
@@ -175,21 +159,23 @@ func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOpti
 	return objectInfo(dst, attrs), nil
 }
 
-// putConditions returns the generation preconditions of a put or copy: DoesNotExist for
-// create-if-absent, GenerationMatch for replace-if-match; nil when unconditional. An IfMatch
-// that is not a generation matches no object: ErrPreconditionFailed without a request.
-func putConditions(c call, opts *driver.PutOptions) (*storage.Conditions, error) {
+// written returns the handle a put or copy writes c.key through, with the generation
+// precondition of opts: DoesNotExist for create-if-absent, GenerationMatch for
+// replace-if-match. An IfMatch that is not a generation matches no object:
+// ErrPreconditionFailed without a request.
+func (b *Bucket) written(c call, opts *driver.PutOptions) (*storage.ObjectHandle, error) {
+	o := b.bucket.Object(c.key)
 	switch {
 	case opts.IfNoneMatch:
-		return &storage.Conditions{DoesNotExist: true}, nil
+		return o.If(storage.Conditions{DoesNotExist: true}), nil
 	case opts.IfMatch != "":
 		gen, err := parseGeneration(c, opts.IfMatch)
 		if err != nil {
 			return nil, err
 		}
-		return &storage.Conditions{GenerationMatch: gen}, nil
+		return o.If(storage.Conditions{GenerationMatch: gen}), nil
 	}
-	return nil, nil
+	return o, nil
 }
 
 // parseGeneration reads an ETag as a GCS generation (a positive decimal number).

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/mem"
 	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
@@ -29,3 +30,10 @@ func TestConformance(t *testing.T) {
 		LargeSize: 8<<20 + 1,
 	})
 }
+
+// The capabilities the portable store learns from this backend when it opens one.
+var (
+	_ driver.Bucket      = (*mem.Store)(nil)
+	_ driver.Copier      = (*mem.Store)(nil)
+	_ driver.BucketMaker = (*mem.Store)(nil)
+)

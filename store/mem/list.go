@@ -15,21 +15,17 @@ func (s *Store) List(ctx context.Context, opts *driver.ListOptions) (driver.Page
 	if err := ctx.Err(); err != nil {
 		return driver.Page{}, err
 	}
-	var o driver.ListOptions
-	if opts != nil {
-		o = *opts
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := driver.NewPager(&o)
+	p := driver.NewPager(opts)
 	for _, key := range slices.Sorted(maps.Keys(s.objs)) {
-		if !strings.HasPrefix(key, o.Prefix) {
+		if !strings.HasPrefix(key, opts.Prefix) {
 			continue
 		}
-		if o.Delimiter != "" {
-			rest := key[len(o.Prefix):]
-			if i := strings.Index(rest, o.Delimiter); i >= 0 {
-				if !p.AddPrefix(o.Prefix + rest[:i+len(o.Delimiter)]) {
+		if opts.Delimiter != "" {
+			rest := key[len(opts.Prefix):]
+			if i := strings.Index(rest, opts.Delimiter); i >= 0 {
+				if !p.AddPrefix(opts.Prefix + rest[:i+len(opts.Delimiter)]) {
 					break
 				}
 				continue

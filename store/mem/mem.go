@@ -17,16 +17,10 @@ import (
 )
 
 func init() {
-	driver.Register(driver.Backend{
-		Scheme: "mem",
-		Parse: func(rest string) (driver.Location, error) {
-			return driver.SplitBucket("mem", rest, "mem://name/key")
-		},
-		Options: func() driver.Options { return &Options{} },
-		Open: func(_ context.Context, loc driver.Location, _ driver.Options, _ *driver.Common) (driver.Bucket, error) {
+	driver.Register(driver.Backend{Scheme: "mem", Parse: driver.BucketURL("mem://name/key")},
+		func(_ context.Context, loc driver.Location, _ *Options, _ *driver.Common) (*Store, error) {
 			return Named(loc.Bucket), nil
-		},
-	})
+		})
 }
 
 // Options are the mem store's options: it has none.
@@ -70,12 +64,6 @@ type object struct {
 	info driver.ObjectInfo
 }
 
-var (
-	_ driver.Bucket      = (*Store)(nil)
-	_ driver.Copier      = (*Store)(nil)
-	_ driver.BucketMaker = (*Store)(nil)
-)
-
 func newStore(location string) *Store {
 	return &Store{location: location, objs: map[string]*object{}}
 }
@@ -86,10 +74,7 @@ func (s *Store) Get(ctx context.Context, key string, opts *driver.GetOptions) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var o driver.GetOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := *opts
 	s.mu.Lock()
 	obj, ok := s.objs[key]
 	s.mu.Unlock()
@@ -129,10 +114,7 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *drive
 	if err != nil {
 		return driver.ObjectInfo{}, err
 	}
-	var o driver.PutOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := *opts
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check("put", key, &o); err != nil {
@@ -147,10 +129,7 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptio
 	if err := ctx.Err(); err != nil {
 		return driver.ObjectInfo{}, err
 	}
-	var o driver.PutOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := *opts
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	from, ok := s.objs[src]
@@ -177,7 +156,7 @@ func (s *Store) Delete(ctx context.Context, key string, opts *driver.DeleteOptio
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if opts != nil && opts.IfMatch != "" {
+	if opts.IfMatch != "" {
 		if err := s.check("delete", key, &driver.PutOptions{IfMatch: opts.IfMatch}); err != nil {
 			return err
 		}
@@ -234,23 +213,11 @@ func readBody(ctx context.Context, key string, body io.Reader) ([]byte, error) {
 		return []byte{}, nil
 	}
 	var buf bytes.Buffer
-	_, err := buf.ReadFrom(&ctxReader{ctx: ctx, r: body})
+	_, err := buf.ReadFrom(driver.ContextReader(ctx, body))
 	if err == nil {
 		return buf.Bytes(), nil
 	}
 	return nil, driver.BodyError(ctx, "put", key, err)
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 func cloneInfo(i driver.ObjectInfo) driver.ObjectInfo {

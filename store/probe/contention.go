@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/driver"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Contention checks, by their JSON names.

@@ -25,7 +25,7 @@ func (s ignoring) Put(ctx context.Context, key string, body io.Reader, o *driver
 }
 
 func (s ignoring) Delete(ctx context.Context, key string, o *driver.DeleteOptions) error {
-	return s.Bucket.Delete(ctx, key, nil)
+	return s.Bucket.Delete(ctx, key, &driver.DeleteOptions{})
 }
 
 func (s ignoring) Get(ctx context.Context, key string, o *driver.GetOptions) (*driver.Object, error) {

@@ -1,9 +1,10 @@
 package probe
 
 import (
+	"time"
+
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
-	"time"
 )
 
 const sectionProbe = "Probe and coordination"

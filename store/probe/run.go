@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wharfdata/wharf/errcode"
-	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/driver"
 	"io"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // localMountTypes are the file systems on which a sentinel run from this machine observes every

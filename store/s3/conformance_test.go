@@ -7,6 +7,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/probe"
 	"github.com/wharfdata/wharf/store/storetest"
 )
@@ -100,3 +101,11 @@ func TestNoConditionsConformance(t *testing.T) {
 		storetest.CapConditionalCopy: probe.No,
 	})
 }
+
+// The capabilities the portable store learns from this backend when it opens one.
+var (
+	_ driver.Bucket       = (*Bucket)(nil)
+	_ driver.Copier       = (*Bucket)(nil)
+	_ driver.BucketMaker  = (*Bucket)(nil)
+	_ driver.BatchDeleter = (*Bucket)(nil)
+)

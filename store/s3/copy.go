@@ -38,9 +38,6 @@ const copyConcurrency = 8
 // refuses the copy as too large) is copied as a multipart upload of UploadPartCopy parts,
 // each pinned to the source's ETag; any failure aborts the upload (see copyParts).
 func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	if opts == nil {
-		opts = &driver.PutOptions{}
-	}
 	if err := b.checkBucket(ctx, "copy", dst); err != nil {
 		return driver.ObjectInfo{}, err
 	}

@@ -22,17 +22,14 @@ type call struct {
 	ifMatch bool
 }
 
-// mapError is the one place SDK errors become store errors. A context error passes through
-// unwrapped when the caller's ctx is done; while ctx is alive it is an attempt's own timeout,
-// a transport fault. It never puts a credential in the error: the SDK's messages hold the
-// operation, status, code and request id, not the keys.
+// mapError is the one place SDK errors become store errors (see driver.MapError).
 func mapError(ctx context.Context, c call, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
+	return driver.MapError(ctx, err, c.storeError)
+}
+
+// storeError makes an SDK error a store error. It never puts a credential in it: the SDK's
+// messages hold the operation, status, code and request id, not the keys.
+func (c call) storeError(err error) error {
 	e := &driver.Error{Op: c.op, Key: c.key, Err: err}
 	var api smithy.APIError
 	if errors.As(err, &api) {
@@ -63,10 +60,7 @@ func mapError(ctx context.Context, c call, err error) error {
 func classify(c call, status int, code string) (*errcode.Code, driver.Fault) {
 	switch code {
 	case "NoSuchKey":
-		if c.ifMatch {
-			return driver.ErrPreconditionFailed, driver.FaultNone
-		}
-		return driver.ErrNotExist, driver.FaultNone
+		return driver.MissingObject(c.ifMatch)
 	case "NoSuchBucket":
 		return driver.ErrBucketMissing, driver.FaultNone
 	case "NoSuchUpload":
@@ -84,28 +78,9 @@ func classify(c call, status int, code string) (*errcode.Code, driver.Fault) {
 	case "RequestTimeout", "IncompleteBody":
 		return driver.ErrUnavailable, driver.FaultTransport
 	}
-	return classifyStatus(c, status, code)
-}
-
-func classifyStatus(c call, status int, code string) (*errcode.Code, driver.Fault) {
-	switch {
-	case status == 404 && (code == "" || code == "NotFound") && (c.op == "head" || c.op == "get"):
-		// A HEAD answer has no code: Get and Head ask whether the bucket is there.
-		return driver.ErrNotExist, driver.FaultNone
-	case status == 404:
-		return driver.ErrBucketMissing, driver.FaultNone
-	case status == 412 || status == 409:
-		return driver.ErrPreconditionFailed, driver.FaultNone
-	case status == 401 || status == 403:
-		return driver.ErrForbidden, driver.FaultNone
-	case status == 501 || status == 405:
-		return driver.ErrUnsupported, driver.FaultNone
-	case status == 408: // a request timeout with no S3 code (a proxy's), as GCS and Azure map it
-		return driver.ErrUnavailable, driver.FaultTransport
-	case status == 429 || status >= 500:
-		return driver.ErrUnavailable, driver.FaultThrottled
-	}
-	return driver.ErrUnsupported, driver.FaultNone
+	// A HEAD answer has no code: Get and Head ask whether the bucket is there.
+	objectRead := (code == "" || code == "NotFound") && (c.op == "head" || c.op == "get")
+	return driver.ClassifyStatus(status, objectRead)
 }
 
 func isSigningError(err error) bool {

@@ -111,6 +111,9 @@ func randomBytes(t *testing.T, n int) []byte {
 
 func readAll(t *testing.T, b driver.Bucket, key string, opts *store.GetOptions) ([]byte, store.ObjectInfo) {
 	t.Helper()
+	if opts == nil {
+		opts = &store.GetOptions{}
+	}
 	obj, err := b.Get(context.Background(), key, opts)
 	if err != nil {
 		t.Fatalf("get %s: %v", key, err)
@@ -158,22 +161,22 @@ func TestMinIORoundTrip(t *testing.T) {
 	if _, err := b.Head(ctx, "dir/missing"); !errors.Is(err, store.ErrNotExist) {
 		t.Fatalf("head missing: %v", err)
 	}
-	if _, err := b.Get(ctx, "dir/missing", nil); !errors.Is(err, store.ErrNotExist) {
+	if _, err := b.Get(ctx, "dir/missing", &driver.GetOptions{}); !errors.Is(err, store.ErrNotExist) {
 		t.Fatalf("get missing: %v", err)
 	}
 	testListAndCopy(t, b)
 	testConditions(t, b, info.ETag)
-	if err := b.Delete(ctx, "dir/a.txt", nil); err != nil {
+	if err := b.Delete(ctx, "dir/a.txt", &driver.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Delete(ctx, "dir/a.txt", nil); err != nil {
+	if err := b.Delete(ctx, "dir/a.txt", &driver.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting a missing key: %v", err)
 	}
 }
 
 func testListAndCopy(t *testing.T, b *Bucket) {
 	ctx := context.Background()
-	cp, err := b.Copy(ctx, "dir/a.txt", "dir/sub/b.txt", nil)
+	cp, err := b.Copy(ctx, "dir/a.txt", "dir/sub/b.txt", &driver.PutOptions{})
 	if err != nil || cp.Size != 11 || cp.Metadata["wharf-sha256"] != "abc" {
 		t.Fatalf("copy %+v %v", cp, err)
 	}
@@ -316,7 +319,7 @@ func TestMinIONoSuchBucket(t *testing.T) {
 	}
 	for name, s := range map[string]reader{"raw": raw, "opened": wrapped} {
 		ctx := context.Background()
-		_, err := s.Get(ctx, "k", nil)
+		_, err := s.Get(ctx, "k", &driver.GetOptions{})
 		check(t, name+" get", err, store.ErrBucketMissing)
 		_, err = s.Head(ctx, "k")
 		check(t, name+" head", err, store.ErrBucketMissing)
@@ -391,7 +394,7 @@ func BenchmarkMinIOPutGet64MiB(b *testing.B) {
 		if _, err := bk.Put(ctx, "bench", bytes.NewReader(body), &store.PutOptions{Size: int64(len(body))}); err != nil {
 			b.Fatal(err)
 		}
-		obj, err := bk.Get(ctx, "bench", nil)
+		obj, err := bk.Get(ctx, "bench", &driver.GetOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -400,7 +403,7 @@ func BenchmarkMinIOPutGet64MiB(b *testing.B) {
 		}
 		obj.Close()
 	}
-	_ = bk.Delete(ctx, "bench", nil)
+	_ = bk.Delete(ctx, "bench", &driver.DeleteOptions{})
 }
 
 // testConfig is what the tests open a Bucket with: the backend's options and the settings

@@ -22,9 +22,6 @@ const maxDeleteBatch = 1000
 // Get opens key, pinned to opts.IfMatch and limited to opts' byte range when given. The
 // returned Info.Size is the whole object's size, also for a range read.
 func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
-	if opts == nil {
-		opts = &driver.GetOptions{}
-	}
 	in := &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key), IfMatch: quoteETag(opts.IfMatch)}
 	if opts.Offset > 0 || opts.Length > 0 {
 		r := fmt.Sprintf("bytes=%d-", opts.Offset)
@@ -38,7 +35,7 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (
 		return b.getFailed(ctx, key, opts, err)
 	}
 	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata)
-	if total, ok := rangeTotal(aws.ToString(out.ContentRange)); ok {
+	if total, ok := driver.RangeTotal(aws.ToString(out.ContentRange)); ok {
 		info.Size = total
 	}
 	return &driver.Object{Info: info, ReadCloser: out.Body}, nil
@@ -106,9 +103,7 @@ func (b *Bucket) Delete(ctx context.Context, key string, opts *driver.DeleteOpti
 		return err
 	}
 	in := &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)}
-	if opts != nil {
-		in.IfMatch = quoteETag(opts.IfMatch)
-	}
+	in.IfMatch = quoteETag(opts.IfMatch)
 	_, err := b.api.DeleteObject(ctx, in)
 	err = mapError(ctx, call{op: "delete", key: key}, err)
 	var e *driver.Error
@@ -164,9 +159,6 @@ func (b *Bucket) deleteBatch(ctx context.Context, keys []string) error {
 
 // List returns one page of keys under opts.Prefix.
 func (b *Bucket) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	if opts == nil {
-		opts = &driver.ListOptions{}
-	}
 	in := &s3.ListObjectsV2Input{
 		Bucket:            aws.String(b.bucket),
 		Prefix:            optString(opts.Prefix),
@@ -208,14 +200,4 @@ func objectInfo(key string, size *int64, etag *string, mod *time.Time, ctype *st
 		}
 	}
 	return info
-}
-
-// rangeTotal parses the complete length from a Content-Range value ("bytes 0-99/1234").
-func rangeTotal(cr string) (int64, bool) {
-	_, total, ok := strings.Cut(cr, "/")
-	if !ok || total == "*" {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(total, 10, 64)
-	return n, err == nil
 }

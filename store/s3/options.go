@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -9,22 +8,8 @@ import (
 )
 
 func init() {
-	for _, scheme := range []string{"s3", "r2"} {
-		what := map[string]string{"s3": "s3://bucket/key", "r2": "r2://account-id/bucket/key"}[scheme]
-		driver.Register(driver.Backend{
-			Scheme: scheme,
-			Parse: func(rest string) (driver.Location, error) {
-				if scheme == "r2" {
-					return driver.SplitAccount(scheme, rest, what)
-				}
-				return driver.SplitBucket(scheme, rest, what)
-			},
-			Options: func() driver.Options { return &Options{} },
-			Open: func(ctx context.Context, loc driver.Location, o driver.Options, c *driver.Common) (driver.Bucket, error) {
-				return New(ctx, loc, o.(*Options), c)
-			},
-		})
-	}
+	driver.Register(driver.Backend{Scheme: "s3", Parse: driver.BucketURL("s3://bucket/key")}, New)
+	driver.Register(driver.Backend{Scheme: "r2", Parse: driver.AccountURL("r2://account-id/bucket/key")}, New)
 }
 
 // The environment S3's own tools read, which wharf reads the same way (through the getenv of
@@ -46,11 +31,11 @@ type Options struct {
 	Endpoint string `yaml:"endpoint"`
 	// Region defaults to AWS_REGION, AWS_DEFAULT_REGION, the profile's, else us-east-1 (auto
 	// for R2).
-	Region    string `yaml:"region"`
-	Anonymous bool   `yaml:"anonymous"` // send no credentials
+	Region string `yaml:"region"`
 	// Credentials is "" (the keys below, else the AWS SDK's default chain) or "role"
-	// (workload-role credentials only).
+	// (workload-role credentials only). With Anonymous, none are sent.
 	Credentials string `yaml:"credentials"`
+	Anonymous   bool   `yaml:"anonymous"`
 	// References (env://NAME, file:///path) to keys, never literals.
 	AccessKeyID     string `yaml:"access_key_id" secret:"ref"`
 	SecretAccessKey string `yaml:"secret_access_key" secret:"ref"`

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"slices"
@@ -30,9 +31,6 @@ const (
 // place), each part retried alone, the condition on CompleteMultipartUpload, the upload
 // aborted on any failure or cancellation.
 func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	if opts == nil {
-		opts = &driver.PutOptions{}
-	}
 	if err := b.checkBucket(ctx, "put", key); err != nil {
 		return driver.ObjectInfo{}, err
 	}
@@ -44,8 +42,8 @@ func (b *Bucket) engine(key string, opts *driver.PutOptions) upload.Backend {
 	return upload.Backend{
 		Policy: b.policy,
 		Limits: upload.Limits{
-			PartSize:    cmpOr(opts.PartSize, b.partSize, DefaultPartSize),
-			Concurrency: cmpOr(opts.Concurrency, b.concurrency, DefaultConcurrency),
+			PartSize:    cmp.Or(opts.PartSize, b.partSize, DefaultPartSize),
+			Concurrency: cmp.Or(opts.Concurrency, b.concurrency, DefaultConcurrency),
 			MinPart:     MinPartSize, MaxPart: maxPartSize, MaxParts: maxParts, SingleMax: singlePutMax,
 		},
 		Single: func(ctx context.Context, body io.Reader, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
@@ -57,15 +55,6 @@ func (b *Bucket) engine(key string, opts *driver.PutOptions) upload.Backend {
 		Head: func(ctx context.Context) (driver.ObjectInfo, error) { return b.Head(ctx, key) },
 		Log:  b.log,
 	}
-}
-
-func cmpOr[T int | int64](vs ...T) T {
-	for _, v := range vs {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
 }
 
 // putSingle sends body in one PutObject carrying the condition.

@@ -137,7 +137,7 @@ func TestMultipartAbortsAfterPartFails(t *testing.T) {
 		return false
 	}
 	body := bytes.Repeat([]byte("z"), 4*MinPartSize)
-	_, err := b.Put(context.Background(), "big", onlyReader{bytes.NewReader(body)}, nil)
+	_, err := b.Put(context.Background(), "big", onlyReader{bytes.NewReader(body)}, &driver.PutOptions{})
 	if !errors.Is(err, store.ErrForbidden) {
 		t.Fatalf("err = %v, want ErrForbidden", err)
 	}
@@ -160,7 +160,7 @@ func TestMultipartPartRetriedAlone(t *testing.T) {
 	}
 	body := bytes.Repeat([]byte("r"), 3*MinPartSize)
 	b.concurrency = 1
-	if _, err := b.Put(context.Background(), "big", onlyReader{bytes.NewReader(body)}, nil); err != nil {
+	if _, err := b.Put(context.Background(), "big", onlyReader{bytes.NewReader(body)}, &driver.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(f.requests("part")); n != 4 {
@@ -182,7 +182,7 @@ func TestMultipartCancelAborts(t *testing.T) {
 		return false
 	}
 	body := bytes.Repeat([]byte("c"), 5*MinPartSize)
-	_, err := b.Put(ctx, "big", onlyReader{bytes.NewReader(body)}, nil)
+	_, err := b.Put(ctx, "big", onlyReader{bytes.NewReader(body)}, &driver.PutOptions{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -197,7 +197,7 @@ func TestSDKRetriesOff(t *testing.T) {
 		s3Error(w, 500, "InternalError")
 		return true
 	}
-	_, err := b.Get(context.Background(), "k", nil)
+	_, err := b.Get(context.Background(), "k", &driver.GetOptions{})
 	var e *store.Error
 	if !errors.As(err, &e) || e.Kind != store.ErrUnavailable || e.Fault != driver.FaultThrottled || e.Status != 500 {
 		t.Fatalf("err = %#v", err)

@@ -53,13 +53,6 @@ type Bucket struct {
 	bucketSeen bool
 }
 
-var (
-	_ driver.Bucket       = (*Bucket)(nil)
-	_ driver.Copier       = (*Bucket)(nil)
-	_ driver.BucketMaker  = (*Bucket)(nil)
-	_ driver.BatchDeleter = (*Bucket)(nil)
-)
-
 // New opens the bucket of loc (an s3:// or r2:// location) with o, which has passed Check. It
 // reads credential references but makes no request.
 func New(ctx context.Context, loc driver.Location, o *Options, c *driver.Common) (*Bucket, error) {

@@ -21,10 +21,8 @@ func init() {
 			}
 			return driver.Location{Scheme: "stdout"}, nil
 		},
-		Options: func() driver.Options { return &Options{} },
-		Open: func(context.Context, driver.Location, driver.Options, *driver.Common) (driver.Bucket, error) {
-			return New(os.Stdout), nil
-		},
+	}, func(context.Context, driver.Location, *Options, *driver.Common) (*Store, error) {
+		return New(os.Stdout), nil
 	})
 }
 
@@ -69,11 +67,7 @@ func (s *Store) Delete(_ context.Context, key string, _ *driver.DeleteOptions) e
 
 // List is not supported.
 func (s *Store) List(_ context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	var prefix string
-	if opts != nil {
-		prefix = opts.Prefix
-	}
-	return driver.Page{}, unsupported("list", prefix)
+	return driver.Page{}, unsupported("list", opts.Prefix)
 }
 
 // Put copies body to the writer. Conditional puts are refused with driver.ErrUnsupported.
@@ -85,16 +79,13 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *drive
 		return driver.ObjectInfo{}, &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnsupported,
 			Err: errors.New("stdout cannot honour a conditional put")}
 	}
-	info := driver.ObjectInfo{Key: key}
-	if opts != nil {
-		info.ContentType = opts.ContentType
-	}
+	info := driver.ObjectInfo{Key: key, ContentType: opts.ContentType}
 	if body == nil {
 		return info, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := io.Copy(s.w, &ctxReader{ctx: ctx, r: body})
+	n, err := io.Copy(s.w, driver.ContextReader(ctx, body))
 	info.Size = n
 	if err != nil {
 		return driver.ObjectInfo{}, putError(ctx, key, err)
@@ -111,19 +102,6 @@ func putError(ctx context.Context, key string, err error) error {
 		return err
 	}
 	return &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnavailable, Err: err}
-}
-
-// ctxReader stops a copy when its context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Close does nothing: the writer belongs to the caller.

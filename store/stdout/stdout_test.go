@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/stdout"
 )
 
 func TestPutWritesBody(t *testing.T) {
 	var buf bytes.Buffer
 	s := stdout.New(&buf)
-	info, err := s.Put(context.Background(), "a.ndjson", strings.NewReader("one\ntwo\n"), nil)
+	info, err := s.Put(context.Background(), "a.ndjson", strings.NewReader("one\ntwo\n"), &driver.PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,9 +36,9 @@ func TestUnsupported(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"get", func() error { _, err := s.Get(ctx, "k", nil); return err }},
+		{"get", func() error { _, err := s.Get(ctx, "k", &driver.GetOptions{}); return err }},
 		{"head", func() error { _, err := s.Head(ctx, "k"); return err }},
-		{"delete", func() error { return s.Delete(ctx, "k", nil) }},
+		{"delete", func() error { return s.Delete(ctx, "k", &driver.DeleteOptions{}) }},
 		{"list", func() error { _, err := s.List(ctx, &store.ListOptions{}); return err }},
 		{"put-if-none-match", func() error {
 			_, err := s.Put(ctx, "k", strings.NewReader("x"), &store.PutOptions{IfNoneMatch: true})
@@ -71,7 +72,7 @@ func TestConcurrentPutsDoNotInterleave(t *testing.T) {
 		wg.Go(func() {
 			body := bytes.Repeat([]byte{byte('a' + i)}, size)
 			// Small reads make interleaving likely were Put not serialised.
-			if _, err := s.Put(context.Background(), "k", &slowReader{b: body}, nil); err != nil {
+			if _, err := s.Put(context.Background(), "k", &slowReader{b: body}, &driver.PutOptions{}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -104,7 +105,7 @@ func TestCancelledPut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var buf bytes.Buffer
-	_, err := stdout.New(&buf).Put(ctx, "k", strings.NewReader("x"), nil)
+	_, err := stdout.New(&buf).Put(ctx, "k", strings.NewReader("x"), &driver.PutOptions{})
 	if err != context.Canceled {
 		t.Fatalf("err = %v, want context.Canceled unwrapped", err)
 	}
@@ -115,7 +116,7 @@ func TestCancelledPut(t *testing.T) {
 
 func TestBodyErrorIsUnavailable(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := stdout.New(io.Discard).Put(context.Background(), "k", io.MultiReader(strings.NewReader("x"), errReader{boom}), nil)
+	_, err := stdout.New(io.Discard).Put(context.Background(), "k", io.MultiReader(strings.NewReader("x"), errReader{boom}), &driver.PutOptions{})
 	if !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want ErrUnavailable wrapping boom", err)
 	}

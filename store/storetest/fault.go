@@ -171,13 +171,9 @@ func (f *FaultyBucket) Delete(ctx context.Context, key string, opts *driver.Dele
 }
 
 func (f *FaultyBucket) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	prefix := ""
-	if opts != nil {
-		prefix = opts.Prefix
-	}
-	r, hit := f.match("list", prefix)
+	r, hit := f.match("list", opts.Prefix)
 	if hit {
-		return driver.Page{}, r.err("list", prefix)
+		return driver.Page{}, r.err("list", opts.Prefix)
 	}
 	return f.s.List(ctx, opts)
 }

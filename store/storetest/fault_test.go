@@ -175,14 +175,14 @@ func TestFaultyRules(t *testing.T) {
 	if f.Calls("put") != 6 || f.Faults("put") != 2 {
 		t.Errorf("put calls %d faults %d, want 6 and 2", f.Calls("put"), f.Faults("put"))
 	}
-	err := f.Delete(ctx, "a", nil)
+	err := f.Delete(ctx, "a", &driver.DeleteOptions{})
 	if driver.FaultOf(err) != driver.FaultThrottled || !errors.Is(err, ErrInjected) {
 		t.Errorf("delete: %v, want an injected throttling fault", err)
 	}
 	if _, err := m.Head(ctx, "a"); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("AfterApply delete did not reach the store: head says %v", err)
 	}
-	obj, err := f.Get(ctx, "b", nil)
+	obj, err := f.Get(ctx, "b", &driver.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

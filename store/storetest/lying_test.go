@@ -66,7 +66,7 @@ func (l *lying) Delete(ctx context.Context, key string, opts *driver.DeleteOptio
 		return l.gone("delete", key)
 	}
 	if l.lax {
-		opts = nil
+		opts = &driver.DeleteOptions{}
 	}
 	return l.Bucket.Delete(ctx, key, opts)
 }

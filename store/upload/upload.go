@@ -60,9 +60,6 @@ const abortTimeout = 30 * time.Second
 // Put writes body at key through b: in one request or in parts, as the package documentation
 // says.
 func Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions, b Backend) (driver.ObjectInfo, error) {
-	if opts == nil {
-		opts = &driver.PutOptions{}
-	}
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
