@@ -7,16 +7,17 @@
 // and does, once for every backend, what no backend repeats — key validation, the prefix of
 // a store opened below its root, the retry policy and the resumption of broken reads, and the
 // fallbacks where a capability is missing (a copy streamed through Get and Put, a batch
-// delete done one key at a time).
+// delete done as single deletes, 16 at a time).
 //
 // # Adding a backend
 //
-// A backend is a package under store/ that, in its init, calls Register with a Backend: its
-// URL scheme, a Parse that splits what follows scheme:// into the store's root and the key
-// (byte for byte), an Options constructor (a struct with yaml tags, defaults, FromEnv for the
-// store's own conventional environment, and Check), and an Open that returns a Bucket. It
-// maps its SDK's errors to the kinds in one function, turns the SDK's retries off, and sends
-// through NewHTTPClient. Its test runs the conformance suite (store/storetest) in a few
+// A backend is a package under store/ that, in its init, calls Register with a Backend (its
+// URL scheme, and a Parse that splits what follows scheme:// into the store's root and the
+// key, byte for byte; BucketURL and AccountURL make the usual ones) and its constructor, whose
+// options type (a struct with yaml tags, defaults, FromEnv for the store's own conventional
+// environment, and Check) Register reads off its signature. It maps its SDK's errors to the
+// kinds in one function framed by MapError, turns the SDK's retries off, and sends through
+// NewHTTPClient. Its test runs the conformance suite (store/storetest) in a few
 // lines. Only cmd/wharf imports backends (cmd/wharf/backends.go).
 //
 // # Errors
