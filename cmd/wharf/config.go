@@ -219,6 +219,20 @@ func (a *app) open(ctx context.Context, loc store.Location) (*store.Store, error
 	return s, err
 }
 
+// openURL opens the store raw names (a URL, a path or a named store, whole, key included as
+// the store's prefix). An error names raw. The caller closes the store.
+func (a *app) openURL(ctx context.Context, raw string) (*store.Store, error) {
+	loc, err := a.parseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.open(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	return s, nil
+}
+
 // openObject opens the store that holds the object raw names and returns it with the key.
 // An error names raw. The caller closes the store.
 func (a *app) openObject(ctx context.Context, raw string) (*store.Store, string, error) {

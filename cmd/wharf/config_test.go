@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -230,6 +231,22 @@ func TestStoreConfigEndpointChecks(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "pw@") {
 			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
+
+// Every command that takes a store URL reads the config file's named stores: probe and mb too.
+func TestNamedStoreServesEveryCommand(t *testing.T) {
+	cfg := writeConfig(t, "stores:\n  lake:\n    backend: s3\n    endpoint: https://lake.example\n")
+	a := newTestApp(map[string]string{envAllowlist: "nothing.example"}, cfg)
+	a.out = io.Discard
+	for name, open := range map[string]func() error{
+		"probe": func() error { return a.probe(t.Context(), "lake://b/") },
+		"mb":    func() error { return a.mb(t.Context(), "lake://b") },
+	} {
+		err := open()
+		if !errors.Is(err, driver.ErrEndpointNotAllowed) || !strings.Contains(err.Error(), "lake.example") {
+			t.Errorf("%s lake://b: %v, want the named store's endpoint, refused by the allow-list", name, err)
 		}
 	}
 }

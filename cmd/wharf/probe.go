@@ -68,13 +68,9 @@ every check passed, 1 when one failed (or could not be shown).`,
 }
 
 func (a *app) probe(ctx context.Context, raw string) error {
-	loc, err := store.ParseURL(raw)
+	s, err := a.openURL(ctx, raw)
 	if err != nil {
 		return err
-	}
-	s, err := a.open(ctx, loc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
 	res, err := probe.Run(ctx, s, nil)

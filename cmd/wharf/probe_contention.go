@@ -19,13 +19,9 @@ func (a *app) probeContention(ctx context.Context, raw string, writers, rounds i
 	if writers < 2 || rounds < 1 {
 		return usageErr(fmt.Errorf("probe: --contention %d --rounds %d: want at least 2 writers and 1 round", writers, rounds))
 	}
-	loc, err := store.ParseURL(raw)
+	s, err := a.openURL(ctx, raw)
 	if err != nil {
 		return err
-	}
-	s, err := a.open(ctx, loc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
 	res, err := probe.Contention(ctx, s, probe.ContentionOptions{Writers: writers, Rounds: rounds})
