@@ -51,14 +51,14 @@ type Config struct {
 	CoordinatorStore string `yaml:"coordinator_store"`
 	Node             string `yaml:"node"` // this worker's id; "" is WHARF_NODE_ID, else host-pid
 
-	MaxInFlight     int   `yaml:"max_in_flight"`                  // splits this worker reads at once
-	SplitBytes      int64 `yaml:"split_bytes" unit:"bytes"`       // target size of a split
-	SplitMaxObjects int   `yaml:"split_max_objects"`              // most objects in one split
-	MaxRecordBytes  int64 `yaml:"max_record_bytes" unit:"bytes"`  // a longer record is corruption
-	MaxAttempts     int   `yaml:"max_attempts"`                   // tries of a split before quarantine
-	ReadWindow      int64 `yaml:"read_window" unit:"bytes"`       // bytes read ahead per split
-	ReadRequest     int64 `yaml:"read_request" unit:"bytes"`      // largest ranged GET
-	ReadConcurrency int   `yaml:"read_concurrency"`               // ranged GETs in flight per split
+	MaxInFlight     int    `yaml:"max_in_flight"`                 // splits this worker reads at once
+	SplitBytes      int64  `yaml:"split_bytes" unit:"bytes"`      // target size of a split
+	SplitMaxObjects int    `yaml:"split_max_objects"`             // most objects in one split
+	MaxRecordBytes  int64  `yaml:"max_record_bytes" unit:"bytes"` // a longer record is corruption
+	MaxAttempts     int    `yaml:"max_attempts"`                  // tries of a split before quarantine
+	ReadWindow      int64  `yaml:"read_window" unit:"bytes"`      // bytes read ahead per split
+	ReadRequest     int64  `yaml:"read_request" unit:"bytes"`     // largest ranged GET
+	ReadConcurrency int    `yaml:"read_concurrency"`              // ranged GETs in flight per split
 	Compression     string `yaml:"compression"`                   // auto, none, gzip or zstd
 
 	LeaseTTL       time.Duration `yaml:"lease_ttl"`       // a split (or the leadership) unrenewed this long is taken over

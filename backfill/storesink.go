@@ -51,7 +51,7 @@ var encoderOptions = []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEnc
 
 // Open implements Sink: a part is always written from the split's start.
 func (k *StoreSink) Open(ctx context.Context, sp *Split, _ Watermark, _ Ack) (SplitWriter, Watermark, error) {
-	w := &partWriter{k: k, key: PartKey(sp.ID), raw: sha256.New(), sum: sha256.New(), done: make(chan putResult, 1)}
+	w := &partWriter{k: k, key: PartKey(sp.ID), raw: sha256.New(), sum: sha256.New(), done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	w.pw = pw
 	enc, err := zstd.NewWriter(io.MultiWriter(pw, w.sum, &w.size), encoderOptions...)
@@ -64,7 +64,8 @@ func (k *StoreSink) Open(ctx context.Context, sp *Split, _ Watermark, _ Ack) (Sp
 		info, err := k.s.Put(ctx, w.key, pr, &store.PutOptions{IfNoneMatch: true, Size: -1,
 			ContentType: "application/zstd", PartSize: k.PartSize, Concurrency: 1})
 		pr.CloseWithError(errors.Join(err, io.ErrClosedPipe))
-		w.done <- putResult{info, err}
+		w.res = putResult{info, err}
+		close(w.done)
 	}()
 	return w, Watermark{}, nil
 }
@@ -87,7 +88,8 @@ type partWriter struct {
 	sum     hash.Hash // of the part's bytes
 	size    counter
 	records int64
-	done    chan putResult
+	done    chan struct{} // closed when the put ended, with res
+	res     putResult
 	cancel  context.CancelFunc
 }
 
@@ -103,10 +105,9 @@ func (w *partWriter) Write(_ context.Context, b *Batch) error {
 // putErr reports the put's own failure when the pipe broke because of it.
 func (w *partWriter) putErr(err error) error {
 	w.cancel()
-	r := <-w.done
-	w.done <- r
-	if r.err != nil {
-		err = r.err
+	<-w.done
+	if w.res.err != nil {
+		err = w.res.err
 	}
 	return errcode.E("write", w.where(), ErrSink, err)
 }
@@ -118,7 +119,8 @@ func (w *partWriter) Close(ctx context.Context) (*PartInfo, error) {
 		return nil, w.putErr(err)
 	}
 	w.pw.Close()
-	r := <-w.done
+	<-w.done
+	r := w.res
 	w.cancel()
 	raw := hex.EncodeToString(w.raw.Sum(nil))
 	switch {
