@@ -29,7 +29,12 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/kylelemons/godebug v1.1.0 // indirect
+require (
+	github.com/kylelemons/godebug v1.1.0 // indirect
+	github.com/nats-io/nats.go v1.55.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
