@@ -137,7 +137,16 @@ func (j *Job) process(ctx context.Context, l *splitLease) error {
 		j.log.Warn("split taken over by another worker; it resumes there from the last commit", "split", short(sp.ID))
 		return nil
 	}
+	l.release(context.WithoutCancel(ctx))
 	return err
+}
+
+// release hands the split back untouched (this worker stops: a fatal error, a cancellation),
+// so that another worker resumes it from its watermark at once rather than after the TTL.
+func (l *splitLease) release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = l.write(ctx, "release", func(st *SplitState) { st.Status, st.Owner = StatusPending, "" })
 }
 
 // deliver reads the split into a writer of the sink.
