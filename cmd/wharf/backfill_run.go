@@ -49,6 +49,7 @@ func (a *app) openBackfill(ctx context.Context, cfg *backfill.Config) (w *backfi
 	w.prefix = loc.Key
 	root := loc
 	root.Key = ""
+	cfg.Store.Wrap = backfillTestWrap(a.getenv)
 	if w.src, err = store.OpenLocation(ctx, root, &cfg.Store); err != nil {
 		return nil, fmt.Errorf("source %s: %w", cfg.Source, err)
 	}
