@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -22,7 +23,8 @@ func TestAStoppedWorkersSplitResumesElsewhereFromItsWatermark(t *testing.T) {
 	// Worker A takes deliveries, commits the first two, and stops in the middle.
 	ctxA, stopA := context.WithCancel(context.Background())
 	cons := NewConsumer("api")
-	ja, err := New(cfg, Options{Coordinator: coord, Source: src, Prefix: "logs/", Sink: cons})
+	dead := &killable{Coordinator: coord}
+	ja, err := New(cfg, Options{Coordinator: dead, Source: src, Prefix: "logs/", Sink: cons})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +48,7 @@ func TestAStoppedWorkersSplitResumesElsewhereFromItsWatermark(t *testing.T) {
 		}
 		last = d
 	}
+	dead.kill() // as SIGKILL: A writes nothing more, not even a hand-back
 	stopA()
 	if err := <-doneA; !errors.Is(err, context.Canceled) {
 		t.Fatalf("worker A: %v", err)
@@ -69,9 +72,32 @@ func TestAStoppedWorkersSplitResumesElsewhereFromItsWatermark(t *testing.T) {
 	}
 	all := append(committed.Bytes(), out.Bytes()...)
 	c.check(t, all, true)
+	dead.dead.Store(false) // A's commit reaching the coordinator after all: fenced off
 	if err := last.Commit(context.Background()); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("A's late commit: %v, want ErrLeaseLost", err)
 	}
+}
+
+// killable is a coordinator that fails every call once killed: the process is gone.
+type killable struct {
+	Coordinator
+	dead atomic.Bool
+}
+
+func (k *killable) kill() { k.dead.Store(true) }
+
+func (k *killable) Get(ctx context.Context, key string) ([]byte, string, error) {
+	if k.dead.Load() {
+		return nil, "", errors.New("killed")
+	}
+	return k.Coordinator.Get(ctx, key)
+}
+
+func (k *killable) Update(ctx context.Context, key string, v []byte, rev string) (string, error) {
+	if k.dead.Load() {
+		return "", errors.New("killed")
+	}
+	return k.Coordinator.Update(ctx, key, v, rev)
 }
 
 // renamed gives a sink another URL (to join a job planned with another sink's name).
