@@ -3,7 +3,6 @@ package backfill
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -151,8 +150,6 @@ func (s *syncBuffer) Bytes() []byte {
 	defer s.mu.Unlock()
 	return slices.Clone(s.b.Bytes())
 }
-
-func sha(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b)) }
 
 // runJob runs one worker of cfg over src into sink with coordinator c.
 func runJob(ctx context.Context, t testing.TB, cfg Config, c Coordinator, src *store.Store, sink Sink, replan bool) (*Job, error) {

@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -100,5 +99,3 @@ func (r reader) drift(sp *Split, mem Member, wm Watermark, pos int64) error {
 	return &ObjectError{Split: sp.ID, Key: mem.Key, Reason: ReasonCorrupt,
 		Err: fmt.Errorf("drift: the watermark's %d records end at byte %d, but the object's end at %d", wm.Record, wm.Offset, pos)}
 }
-
-var errStop = errors.New("stop")

@@ -54,12 +54,11 @@ type Finish struct {
 // to w. Delivery is at-least-once: a split resumed elsewhere repeats the records written
 // after its last commit.
 type Stdout struct {
-	mu       sync.Mutex
-	w        *bufio.Writer
-	every    time.Duration
-	now      func() time.Time
-	failed   error
-	lastSync time.Time
+	mu     sync.Mutex
+	w      *bufio.Writer
+	every  time.Duration
+	now    func() time.Time
+	failed error
 }
 
 // NewStdout returns the sink writing to w, acknowledging every interval.

@@ -207,13 +207,6 @@ func (l *leadership) renew(ctx context.Context) error {
 	return nil
 }
 
-// held reports whether this worker leads, renewed within the TTL.
-func (l *leadership) held() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rev != "" && l.obs.now().Sub(l.renewed) < l.ttl
-}
-
 // release marks the lease released, so another worker may lead at once.
 func (l *leadership) release(ctx context.Context) {
 	l.mu.Lock()
