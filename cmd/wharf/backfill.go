@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -156,6 +157,9 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 		return err
 	}
 	defer stop()
+	// Fetched data is bounded by max_in_flight × read_window; a soft limit a little above it
+	// makes the collector reclaim decoded batches before the heap doubles past the bound.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(cfg.MaxInFlight)*cfg.ReadWindow + 48<<20))
 	bar := a.backfillProgress(j, w.stdout)
 	err = j.Run(ctx)
 	bar.finish(err == nil)
