@@ -3,7 +3,7 @@
 # versions, into a per-user cache outside the checkout. Each install lands in its own folder
 # NAME-VERSION and is reused when present, so a fresh clone on the same machine builds nothing.
 #
-#   scripts/install-servers.sh [minio] [seaweedfs] [fakegcs] [azurite] [staticcheck] [postgres]
+#   scripts/install-servers.sh [minio] [seaweedfs] [fakegcs] [azurite] [nats] [staticcheck] [postgres]
 #                                                                          (no argument: all)
 #
 # PostgreSQL comes from Debian's postgresql package (apt-get, as root) rather than the cache.
@@ -20,6 +20,7 @@ SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 STATICCHECK_VERSION=v0.8.2
 FAKEGCS_VERSION=v1.56.1
 AZURITE_VERSION=3.37.0
+NATS_SERVER_VERSION=v2.15.2
 
 log() { printf 'install-servers: %s\n' "$*" >&2; }
 
@@ -60,6 +61,10 @@ build_fakegcs() {
   GOBIN="$dest" GOFLAGS= go install "github.com/fsouza/fake-gcs-server@$FAKEGCS_VERSION"
 }
 
+build_nats() {
+  GOBIN="$dest" GOFLAGS= go install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+}
+
 build_azurite() {
   command -v npm >/dev/null || { log "npm is missing: install Debian's npm package"; return 1; }
   (cd "$dest" && npm install --silent --no-audit --no-fund --no-update-notifier \
@@ -78,13 +83,14 @@ install_postgres() {
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs fakegcs azurite postgres)
+[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs fakegcs azurite nats postgres)
 for w in "${want[@]}"; do
   case "$w" in
     minio) install minio "$MINIO_VERSION" minio build_minio ;;
     seaweedfs) install seaweedfs "$SEAWEEDFS_VERSION" weed build_seaweedfs ;;
     fakegcs) install fakegcs "$FAKEGCS_VERSION" fake-gcs-server build_fakegcs ;;
     azurite) install azurite "$AZURITE_VERSION" azurite-blob build_azurite ;;
+    nats) install nats-server "$NATS_SERVER_VERSION" nats-server build_nats ;;
     staticcheck) install staticcheck "$STATICCHECK_VERSION" staticcheck build_staticcheck ;;
     postgres) install_postgres ;;
     *) log "unknown tool $w"; exit 2 ;;

@@ -18,7 +18,7 @@ DIR=${WHARF_SERVERS_DIR:-${TMPDIR:-/tmp}/wharf-servers-$(id -u)}
 running() {
   local name pid
   [ -f "$DIR/env" ] || return 1
-  for name in minio seaweedfs fakegcs azurite postgres; do
+  for name in minio seaweedfs fakegcs azurite nats/n0 nats/n1 nats/n2 postgres; do
     pid=$(cat "$DIR/$name/pid" 2>/dev/null) || return 1
     alive "$pid" || return 1
   done
@@ -31,7 +31,7 @@ start)
     exit 0
   fi
   servers_stop "$DIR" # leftovers of a run that died
-  bash scripts/install-servers.sh minio seaweedfs fakegcs azurite postgres
+  bash scripts/install-servers.sh minio seaweedfs fakegcs azurite nats postgres
   if ! servers_start "$DIR"; then
     servers_stop "$DIR"
     exit 1
@@ -45,7 +45,7 @@ env)
 status)
   if running; then
     printf 'running in %s (pids:' "$DIR"
-    for name in minio seaweedfs fakegcs azurite postgres; do printf ' %s %s' "$name" "$(cat "$DIR/$name/pid")"; done
+    for name in minio seaweedfs fakegcs azurite nats/n0 nats/n1 nats/n2 postgres; do printf ' %s %s' "$name" "$(cat "$DIR/$name/pid")"; done
     printf ')\n'
     grep ENDPOINT "$DIR/env"
   else

@@ -41,6 +41,7 @@ const envAllowlist = "WHARF_ENDPOINT_ALLOWLIST"
 type fileConfig struct {
 	export.Config `yaml:",inline"` // state: and exports:
 	Ship          *ship.Config     `yaml:"ship"`
+	Backfill      yamlconf.Raw     `yaml:"backfill"` // decoded into backfill.Config by `wharf backfill`
 	Stores        store.Stores     `yaml:"stores"`
 	// EndpointAllowlist adds host patterns to WHARF_ENDPOINT_ALLOWLIST: every store's endpoint
 	// must match one, and an export destination's custom endpoint outside this machine needs

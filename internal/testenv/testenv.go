@@ -5,7 +5,8 @@
 // server fails the test; under a plain `go test ./...` the test is skipped with a message that
 // says how to run it.
 //
-// FakeGCS and Azurite return the cloud emulators the same way.
+// FakeGCS and Azurite return the cloud emulators the same way; NATS returns the three-node
+// JetStream cluster, with KillNode to take one node down and bring it back.
 //
 // scripts/servers.sh starts the same servers once for quick runs of `go test` while developing.
 // FaultProxy puts an internal/faultproxy proxy in front of a server; FreeLoopbackPort finds a

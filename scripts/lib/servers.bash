@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Starts and stops the real servers wharf's tests use (MinIO, SeaweedFS, fake-gcs-server, Azurite,
-# PostgreSQL), each on free loopback
+# a three-node NATS JetStream cluster, PostgreSQL), each on free loopback
 # ports with a fresh data directory under one run directory. Sourced by scripts/test.sh and
 # scripts/servers.sh; it defines functions only.
 #
@@ -19,6 +19,9 @@ SERVERS_STOP_GRACE_SEAWEEDFS=3
 SERVERS_STOP_GRACE_POSTGRES=15
 SERVERS_STOP_GRACE_FAKEGCS=5
 SERVERS_STOP_GRACE_AZURITE=5
+SERVERS_STOP_GRACE_NATS=5
+# The NATS cluster's nodes, each a directory under RUN_DIR/nats/.
+NATS_NODES=(n0 n1 n2)
 
 servers_log() { printf 'servers: %s\n' "$*" >&2; }
 
@@ -33,7 +36,7 @@ pinned() {
 # tool_path NAME BINARY: the installed binary of NAME at its pinned version.
 tool_path() {
   local name=$1 bin=$2 upper
-  upper=$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')
+  upper=$(printf '%s' "$name" | tr '[:lower:]-' '[:upper:]_')
   printf '%s/%s-%s/%s\n' "$SERVERS_TESTBIN" "$name" "$(pinned "$upper")" "$bin"
 }
 
@@ -173,6 +176,32 @@ start_azurite() {
   printf 'curl -sS -o /dev/null -m 2 http://127.0.0.1:%s/\n' "$port" >"$dir/ready"
 }
 
+# start_nats DIR: a three-node JetStream cluster on loopback, one node per DIR/nK with its pid,
+# log, data and the arguments it was started with (DIR/nK/args, one a line), so a test can
+# SIGKILL a node by its PID and start it again the same way (internal/testenv).
+start_nats() {
+  local dir=$1 p i d routes urls=() arg
+  mapfile -t p < <(free_ports 9) # per node: client, monitoring, cluster
+  routes="nats://127.0.0.1:${p[2]},nats://127.0.0.1:${p[5]},nats://127.0.0.1:${p[8]}"
+  LAUNCH_ENV=()
+  for i in 0 1 2; do
+    d="$dir/${NATS_NODES[$i]}"
+    mkdir -p "$d/data"
+    local args=(-a 127.0.0.1 -p "${p[$((i * 3))]}" -m "${p[$((i * 3 + 1))]}" -js -sd "$d/data"
+      -n "wharf-${NATS_NODES[$i]}" --cluster_name wharf-test --cluster "nats://127.0.0.1:${p[$((i * 3 + 2))]}"
+      --routes "$routes")
+    launch "$d" "$(tool_path nats-server nats-server)" "${args[@]}"
+    : >"$d/args"
+    for arg in "${args[@]}"; do printf '%s\n' "$arg" >>"$d/args"; done
+    printf 'curl -fsS -o /dev/null -m 2 "http://127.0.0.1:%s/healthz?js-enabled-only=true"\n' "${p[$((i * 3 + 1))]}" >"$d/ready"
+    urls+=("nats://127.0.0.1:${p[$((i * 3))]}")
+  done
+  {
+    printf 'export WHARF_TEST_NATS_URLS=%s\n' "$(IFS=,; echo "${urls[*]}")"
+    printf 'export WHARF_TEST_NATS_DIR=%s\n' "$dir"
+  } >"$dir/env"
+}
+
 # pg_bin: the newest installed PostgreSQL server's bin directory (Debian's postgresql package).
 pg_bin() {
   local d
@@ -234,18 +263,19 @@ wait_ready() {
 
 servers_start() {
   local run=$1 name
-  mkdir -p "$run/minio" "$run/seaweedfs" "$run/fakegcs" "$run/azurite" "$run/postgres"
+  mkdir -p "$run/minio" "$run/seaweedfs" "$run/fakegcs" "$run/azurite" "$run/nats" "$run/postgres"
   chmod 700 "$run" # the env, s3.json and ready files hold the run's keys
   start_minio "$run/minio"
   start_seaweedfs "$run/seaweedfs"
   start_fakegcs "$run/fakegcs"
   start_azurite "$run/azurite"
+  start_nats "$run/nats"
   start_postgres "$run/postgres" || return 1
-  for name in minio seaweedfs fakegcs azurite postgres; do
+  for name in minio seaweedfs fakegcs azurite "${NATS_NODES[@]/#/nats/}" postgres; do
     wait_ready "$run/$name" "$name" || return 1
   done
   { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env" "$run/fakegcs/env" \
-    "$run/azurite/env" "$run/postgres/env"; } >"$run/env"
+    "$run/azurite/env" "$run/nats/env" "$run/postgres/env"; } >"$run/env"
   chmod 600 "$run/env"
 }
 
@@ -268,12 +298,13 @@ stop_one() {
 }
 
 servers_stop() {
-  local run=$1 sock
+  local run=$1 sock node
   [ -d "$run" ] || return 0
   stop_one "$run/minio" "$SERVERS_STOP_GRACE_MINIO"
   stop_one "$run/seaweedfs" "$SERVERS_STOP_GRACE_SEAWEEDFS"
   stop_one "$run/fakegcs" "$SERVERS_STOP_GRACE_FAKEGCS"
   stop_one "$run/azurite" "$SERVERS_STOP_GRACE_AZURITE"
+  for node in "${NATS_NODES[@]}"; do stop_one "$run/nats/$node" "$SERVERS_STOP_GRACE_NATS"; done
   stop_one "$run/postgres" "$SERVERS_STOP_GRACE_POSTGRES"
   if [ -f "$run/postgres/datadir" ]; then
     rm -rf "$(cat "$run/postgres/datadir")"

@@ -1,0 +1,314 @@
+package backfill
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/wharfdata/wharf/internal/bytesize"
+	"github.com/wharfdata/wharf/store"
+)
+
+// The coordinators Config.Coordinator names; a nats:// or tls:// URL names NATS JetStream.
+const (
+	CoordinatorBucket = "bucket" // the source's bucket (or CoordinatorStore), through conditional writes
+	CoordinatorSolo   = "solo"   // in this process only: a restart replays the prefix
+)
+
+// Compression modes (Config.Compression).
+const (
+	CompressionAuto = "auto" // by extension (.gz, .gzip, .zst, .zstd), else by magic bytes
+	CompressionNone = "none"
+	CompressionGzip = "gzip"
+	CompressionZstd = "zstd"
+)
+
+// ListenOff disables the HTTP endpoints.
+const ListenOff = "off"
+
+// EnvNodeID names this worker when neither the config nor a flag does.
+const EnvNodeID = "WHARF_NODE_ID"
+
+// Config configures a backfill: the backfill: section of wharf's config file, every key of
+// which is also a flag of `wharf backfill`. DefaultConfig gives every default, FromEnv the
+// environment's, Check validates.
+type Config struct {
+	Source string `yaml:"source"` // the prefix to read: s3://bucket/prefix/, gs://…, ./dir
+	To     string `yaml:"to"`     // the sink: "-" (standard output) or a store URL
+	// Job names the job in the coordinator; "" derives it from Source and To, so the same
+	// command started on several machines shares one job.
+	Job string `yaml:"job"`
+	// Coordinator is bucket, solo, or a NATS URL (nats://host:port, several separated by
+	// commas).
+	Coordinator string `yaml:"coordinator"`
+	// CoordinatorStore is the store URL whose _wharf/backfill/<job>/ holds the job with the
+	// bucket coordinator; "" is the root of the source's bucket.
+	CoordinatorStore string `yaml:"coordinator_store"`
+	Node             string `yaml:"node"` // this worker's id; "" is WHARF_NODE_ID, else host-pid
+
+	MaxInFlight     int    `yaml:"max_in_flight"`                 // splits this worker reads at once
+	SplitBytes      int64  `yaml:"split_bytes" unit:"bytes"`      // target size of a split
+	SplitMaxObjects int    `yaml:"split_max_objects"`             // most objects in one split
+	MaxRecordBytes  int64  `yaml:"max_record_bytes" unit:"bytes"` // a longer record is corruption
+	MaxAttempts     int    `yaml:"max_attempts"`                  // tries of a split before quarantine
+	ReadWindow      int64  `yaml:"read_window" unit:"bytes"`      // bytes read ahead per split
+	ReadRequest     int64  `yaml:"read_request" unit:"bytes"`     // largest ranged GET
+	ReadConcurrency int    `yaml:"read_concurrency"`              // ranged GETs in flight per split
+	Compression     string `yaml:"compression"`                   // auto, none, gzip or zstd
+
+	LeaseTTL       time.Duration `yaml:"lease_ttl"`       // a split (or the leadership) unrenewed this long is taken over
+	CommitInterval time.Duration `yaml:"commit_interval"` // how often a streaming sink commits its watermark
+	PollInterval   time.Duration `yaml:"poll_interval"`   // how often an idle worker looks for work
+
+	Listen       string `yaml:"listen"`        // host:port of /metrics, /status; off for none
+	ListenRemote bool   `yaml:"listen_remote"` // allow a Listen address that is not loopback
+
+	NATS NATSConfig `yaml:"nats"`
+
+	// Store and ToStore say how to open Source and To: their backend's options (endpoint,
+	// region, credential references…).
+	Store   store.Config `yaml:"store"`
+	ToStore store.Config `yaml:"to_store"`
+}
+
+// NATSConfig are the options of the NATS coordinator.
+type NATSConfig struct {
+	// Replicas of the job's key-value bucket; 0 is 3 on a cluster, 1 on a single server.
+	Replicas int    `yaml:"replicas"`
+	User     string `yaml:"user"`
+	Password string `yaml:"password" secret:"ref"` // env://NAME or file:///path
+	Token    string `yaml:"token" secret:"ref"`    // env://NAME or file:///path
+}
+
+// DefaultConfig returns the defaults: the bucket coordinator, 4 splits in flight, splits of
+// 64 MiB and at most 1,000 objects, records up to 1 MiB, 3 attempts, a 16 MiB read window
+// per split in GETs of at most 4 MiB, 8 at once, a 30 s lease, commits every 5 s, a 1 s poll,
+// no HTTP endpoints.
+func DefaultConfig() Config {
+	return Config{
+		Coordinator:     CoordinatorBucket,
+		MaxInFlight:     4,
+		SplitBytes:      64 << 20,
+		SplitMaxObjects: 1000,
+		MaxRecordBytes:  1 << 20,
+		MaxAttempts:     3,
+		ReadWindow:      16 << 20,
+		ReadRequest:     4 << 20,
+		ReadConcurrency: 8,
+		Compression:     CompressionAuto,
+		LeaseTTL:        30 * time.Second,
+		CommitInterval:  5 * time.Second,
+		PollInterval:    time.Second,
+		Listen:          ListenOff,
+	}
+}
+
+// FromEnv takes the defaults the environment gives: the node id from WHARF_NODE_ID.
+func (c *Config) FromEnv(getenv func(string) string) {
+	if v := getenv(EnvNodeID); v != "" {
+		c.Node = v
+	}
+}
+
+// MaxMembers is the largest SplitMaxObjects: a member's ordinal must fit an offset.
+const MaxMembers = 1 << 20
+
+var (
+	jobPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	nodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+)
+
+// Check validates c. A failure is ErrConfig naming every key at fault.
+func (c *Config) Check() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.checkURLs(add); err != nil {
+		return err
+	}
+	if c.Job != "" && !jobPattern.MatchString(c.Job) {
+		add(fmt.Errorf("job %q: want 1 to 64 letters, digits, '_' or '-', starting with a letter or digit", c.Job))
+	}
+	if c.Node != "" && !nodePattern.MatchString(c.Node) {
+		add(fmt.Errorf("node %q: want 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", c.Node))
+	}
+	add(c.checkCoordinator())
+	add(c.checkSizes())
+	add(c.checkTimes())
+	switch c.Compression {
+	case CompressionAuto, CompressionNone, CompressionGzip, CompressionZstd:
+	default:
+		add(fmt.Errorf("compression %q: want auto, none, gzip or zstd", c.Compression))
+	}
+	add(c.checkListen())
+	if len(errs) == 0 {
+		return nil
+	}
+	return configErr("%w", errors.Join(errs...))
+}
+
+// checkURLs checks the source and the sink, and that the sink is not inside the source.
+// A store option mistake keeps its own code.
+func (c *Config) checkURLs(add func(error)) error {
+	if c.Source == "" {
+		add(errors.New("source: required (the prefix to read, such as s3://bucket/logs/)"))
+	} else if IsStdout(c.Source) {
+		add(errors.New("source: standard output cannot be read: give a store URL"))
+	} else if err := store.Check(c.Source, &c.Store); err != nil {
+		return err
+	}
+	switch {
+	case c.To == "":
+		add(errors.New("to: required (- for standard output, or a store URL)"))
+	case IsStdout(c.To):
+	default:
+		if err := store.Check(c.To, &c.ToStore); err != nil {
+			return err
+		}
+		add(c.checkOverlap())
+	}
+	return nil
+}
+
+// IsStdout reports whether a sink URL names standard output.
+func IsStdout(u string) bool { return u == "-" || strings.HasPrefix(u, "stdout:") }
+
+// checkOverlap refuses a destination inside the source prefix (or the reverse): a replan
+// would read the output as input.
+func (c *Config) checkOverlap() error {
+	src, err1 := c.Store.ParseURL(c.Source)
+	dst, err2 := c.ToStore.ParseURL(c.To)
+	if err1 != nil || err2 != nil || src.Scheme != dst.Scheme || src.Root().String() != dst.Root().String() {
+		return nil
+	}
+	a, b := dirOf(src.Key), dirOf(dst.Key)
+	if strings.HasPrefix(b, a) || strings.HasPrefix(a, b) {
+		return fmt.Errorf("to %q overlaps source %q: the parts would be read back as input; write them outside the source prefix", c.To, c.Source)
+	}
+	return nil
+}
+
+func dirOf(key string) string {
+	key = strings.Trim(key, "/")
+	if key == "" {
+		return ""
+	}
+	return key + "/"
+}
+
+func (c *Config) checkCoordinator() error {
+	switch c.Coordinator {
+	case CoordinatorBucket, CoordinatorSolo:
+		return nil
+	}
+	hosts, err := NATSServers(c.Coordinator)
+	if err != nil {
+		return err
+	}
+	secret := c.NATS.Password != "" || c.NATS.Token != ""
+	for _, h := range hosts {
+		if secret && h.plain && !loopback(h.host) {
+			return fmt.Errorf("coordinator %q: nats:// is plaintext and %s is not this machine: use tls:// so the NATS password or token is not sent in the clear", c.Coordinator, h.host)
+		}
+	}
+	if c.NATS.Replicas < 0 || c.NATS.Replicas > 5 {
+		return fmt.Errorf("nats.replicas %d: want 0 (automatic) to 5", c.NATS.Replicas)
+	}
+	return nil
+}
+
+type natsHost struct {
+	host  string
+	plain bool
+}
+
+// NATSServers parses a NATS coordinator URL list (nats://h:p,nats://h2:p2). It is an error
+// for anything else than bucket or solo that is not such a list.
+func NATSServers(v string) ([]natsHost, error) {
+	var out []natsHost
+	for part := range strings.SplitSeq(v, ",") {
+		u, err := url.Parse(strings.TrimSpace(part))
+		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" || u.User != nil {
+			return nil, fmt.Errorf("coordinator %q: want bucket, solo, or nats://host:port (tls://host:port; several separated by commas; no user:password@ — use nats.user and nats.password)", v)
+		}
+		out = append(out, natsHost{host: u.Hostname(), plain: u.Scheme == "nats"})
+	}
+	return out, nil
+}
+
+// IsNATS reports whether the coordinator is NATS.
+func (c *Config) IsNATS() bool {
+	return c.Coordinator != CoordinatorBucket && c.Coordinator != CoordinatorSolo
+}
+
+func (c *Config) checkSizes() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.MaxInFlight < 1 || c.MaxInFlight > 256 {
+		bad("max_in_flight %d: want 1 to 256", c.MaxInFlight)
+	}
+	if c.SplitBytes < 1<<20 {
+		bad("split_bytes %s: want at least 1MiB", bytesize.Format(c.SplitBytes))
+	}
+	if c.SplitMaxObjects < 1 || c.SplitMaxObjects > MaxMembers {
+		bad("split_max_objects %d: want 1 to %d", c.SplitMaxObjects, MaxMembers)
+	}
+	if c.MaxRecordBytes < 1<<10 || c.MaxRecordBytes > 256<<20 {
+		bad("max_record_bytes %s: want 1KiB to 256MiB", bytesize.Format(c.MaxRecordBytes))
+	}
+	if c.MaxAttempts < 1 || c.MaxAttempts > 100 {
+		bad("max_attempts %d: want 1 to 100", c.MaxAttempts)
+	}
+	if c.ReadRequest < 64<<10 {
+		bad("read_request %s: want at least 64KiB", bytesize.Format(c.ReadRequest))
+	}
+	if c.ReadWindow < c.ReadRequest {
+		bad("read_window %s: want at least read_request (%s)", bytesize.Format(c.ReadWindow), bytesize.Format(c.ReadRequest))
+	}
+	if c.ReadConcurrency < 1 || c.ReadConcurrency > 64 {
+		bad("read_concurrency %d: want 1 to 64", c.ReadConcurrency)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) checkTimes() error {
+	switch {
+	case c.LeaseTTL < time.Second:
+		return fmt.Errorf("lease_ttl %s: want at least 1s", c.LeaseTTL)
+	case c.CommitInterval <= 0 || c.CommitInterval > c.LeaseTTL:
+		return fmt.Errorf("commit_interval %s: want more than 0 and at most lease_ttl (%s)", c.CommitInterval, c.LeaseTTL)
+	case c.PollInterval <= 0 || c.PollInterval > c.LeaseTTL:
+		return fmt.Errorf("poll_interval %s: want more than 0 and at most lease_ttl (%s)", c.PollInterval, c.LeaseTTL)
+	}
+	return nil
+}
+
+func (c *Config) checkListen() error {
+	if c.Listen == ListenOff || c.Listen == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %q: want host:port (127.0.0.1:9465) or off", c.Listen)
+	}
+	if !c.ListenRemote && !loopback(host) {
+		return fmt.Errorf("listen %q: not a loopback address; set listen_remote: true to serve /status and /metrics beyond this machine", c.Listen)
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}

@@ -1,0 +1,123 @@
+package backfill
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/store"
+)
+
+const section = "Backfill"
+
+// The kinds of backfill failures, each an *errcode.Code found with errors.Is.
+var (
+	// ErrConfig: the job's options are invalid; the message names the key.
+	ErrConfig = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_CONFIG_INVALID", Text: "invalid backfill options",
+		Exit: errcode.ExitUsage, Standing: true, Section: section,
+		Meaning: "A key of the `backfill:` section or a flag of `wharf backfill` is invalid (a missing source, a destination inside the source prefix, a size out of range…). The message names the key.",
+		Remedy:  "Fix the key the message names; see docs/backfill.md for every key."})
+	// ErrJobMismatch: the job name is already used by a job over another source or sink.
+	ErrJobMismatch = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_JOB_MISMATCH", Text: "job name used by another backfill",
+		Exit: errcode.ExitUsage, Standing: true, Section: section,
+		Meaning: "The coordinator already holds a job of this name whose plan reads another source prefix or writes another destination. Nothing was read or written.",
+		Remedy:  "Give this backfill its own `--job` name, or point it at the source and destination the job was planned with."})
+	// ErrAlreadyComplete: the job's current plan finished successfully.
+	ErrAlreadyComplete = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_ALREADY_COMPLETE", Text: "backfill already complete",
+		Exit: errcode.ExitComplete, Standing: true, Section: section,
+		Meaning: "Every split of the job's plan is done: there is nothing to read.",
+		Remedy:  "Nothing to do. Give `--replan` to list the prefix again (objects added or overwritten since become new splits; done splits stay done)."})
+	// ErrQuarantined: the job ended with quarantined splits; the message names each object
+	// and reason.
+	ErrQuarantined = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_QUARANTINED", Text: "splits quarantined",
+		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Meaning: "The job ended, but some splits were quarantined after `max_attempts` tries: their records were not all delivered. The message names each bad object and why (deleted, overwritten, corrupt, unreadable); `wharf backfill status` lists them all. With a store sink the manifest records a failed run and `_SUCCESS` is not written.",
+		Remedy:  "Repair or restore the objects named, then run the job again with `--replan`: unchanged good splits stay done, and a replaced object is read as a new split."})
+	// ErrObject: reading one member of a split failed; Reason says why (the split is handed
+	// back and retried, not the job failed).
+	ErrObject = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_OBJECT_FAILED", Text: "object failed",
+		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Meaning: "One object of a split could not be read as records: deleted after planning, overwritten (its ETag pin failed), corrupt (bad gzip or zstd, a record over `max_record_bytes`), or unreadable past the retry budget. The split is handed back and retried, then quarantined; it appears in logs, `/status` and `wharf_backfill_objects_failed_total{reason}`.",
+		Remedy:  "See WHARF_BACKFILL_QUARANTINED."})
+	// ErrLeaseLost: another worker took over a split (or the leadership) this one held.
+	ErrLeaseLost = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_LEASE_LOST", Text: "split lease lost",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "A commit found that another worker had taken over the split (this worker stalled longer than `lease_ttl`). The records since the last commit are delivered again by the new holder. Returned by the Go API's Commit; the command itself carries on with other splits.",
+		Remedy:  "Nothing is lost. If it happens often, raise `lease_ttl` or lower the load on the workers."})
+	// ErrCoordinator: the coordinator failed or could not be reached past its retries.
+	ErrCoordinator = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_COORDINATOR_FAILED", Text: "coordinator failed",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "The coordinator (the bucket, NATS JetStream or the in-process one) could not be reached past its retries, refused access, or holds a record wharf cannot read. The message names the coordinator and the record.",
+		Remedy:  "Check the coordinator's address and credentials (for NATS, that JetStream is enabled); run the same command again: it resumes from the committed watermarks."})
+	// ErrSink: the sink refused the records (standard output closed, the destination store
+	// failing past its retries).
+	ErrSink = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_SINK_FAILED", Text: "sink failed",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "The sink did not take the records: standard output was closed, or the destination store failed past its retry policy. Records not committed are delivered again when the job runs again.",
+		Remedy:  "Fix the destination (or what reads standard output) and run the same command again."})
+	// ErrPartCollision: a part key holds other records than the split's.
+	ErrPartCollision = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_PART_COLLISION", Text: "part holds other records",
+		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Meaning: "A split's part (`part-<split-id>.ndjson.zst`) already exists at the destination with other records than the split gives: another job, or a hand, wrote it. Nothing was overwritten.",
+		Remedy:  "Write the backfill to a prefix of its own, or remove the foreign object after checking what it is."})
+)
+
+// The reasons an object poisons its split (ObjectError.Reason, the reason label of
+// wharf_backfill_objects_failed_total).
+const (
+	ReasonDeleted     = "deleted"     // the object was gone when it was read
+	ReasonOverwritten = "overwritten" // its ETag pin failed: it changed since planning
+	ReasonCorrupt     = "corrupt"     // bad gzip or zstd, or a record over max_record_bytes
+	ReasonUnreadable  = "unreadable"  // the store did not answer past the retry policy
+)
+
+// Reasons lists every reason.
+var Reasons = []string{ReasonDeleted, ReasonOverwritten, ReasonCorrupt, ReasonUnreadable}
+
+// ObjectError is the failure of one member of a split: it unwraps to ErrObject and to its
+// cause (a store error keeps its own kind reachable).
+type ObjectError struct {
+	Split  string // the split's id
+	Key    string // the object's key
+	Reason string // one of the Reason… constants
+	Err    error
+}
+
+func (e *ObjectError) Error() string {
+	return fmt.Sprintf("split %s: object %q: %s: %v", short(e.Split), e.Key, e.Reason, e.Err)
+}
+
+// Unwrap returns the code and the cause.
+func (e *ObjectError) Unwrap() []error { return []error{ErrObject, e.Err} }
+
+// classify makes err, met while reading key of split, an *ObjectError when it is the
+// object's fault, and returns it unchanged when it is fatal (credentials, configuration, a
+// missing bucket) or a cancellation.
+func classify(split, key string, err error) error {
+	var oe *ObjectError
+	switch {
+	case err == nil || store.IsContext(err) || errors.As(err, &oe):
+		return err
+	case errors.Is(err, store.ErrNotExist):
+		return &ObjectError{Split: split, Key: key, Reason: ReasonDeleted, Err: err}
+	case errors.Is(err, store.ErrPreconditionFailed):
+		return &ObjectError{Split: split, Key: key, Reason: ReasonOverwritten, Err: err}
+	case errors.Is(err, store.ErrUnavailable):
+		return &ObjectError{Split: split, Key: key, Reason: ReasonUnreadable, Err: err}
+	case errcode.Of(err) != nil:
+		return err // forbidden, bucket missing, configuration: fatal at once
+	}
+	return &ObjectError{Split: split, Key: key, Reason: ReasonCorrupt, Err: err}
+}
+
+// short is the first 12 hex digits of a split id, as messages show it.
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func configErr(format string, a ...any) error {
+	return errcode.E("config", "backfill", ErrConfig, fmt.Errorf(format, a...))
+}

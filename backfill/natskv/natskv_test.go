@@ -1,0 +1,108 @@
+package natskv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/backfill/coordtest"
+	"github.com/wharfdata/wharf/internal/testenv"
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/mem"
+)
+
+// open opens the coordinator of a fresh job on the test cluster, deleted when t ends.
+func open(t *testing.T, job string) *KV {
+	t.Helper()
+	c := testenv.NATS(t)
+	k, err := Open(context.Background(), Options{Servers: c.URL(), Job: job, RetryFor: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.DeleteBucket(context.Background()); k.Close() })
+	return k
+}
+
+func TestNATSKeepsTheCoordinatorContract(t *testing.T) {
+	k := open(t, fmt.Sprintf("conformance-%d", time.Now().UnixNano()))
+	if k.replicas() != 3 {
+		t.Fatalf("replicas %d on a three-node cluster, want 3", k.replicas())
+	}
+	coordtest.Run(t, k)
+}
+
+// slowGets delays every Get, so that a job lasts long enough to lose a NATS node midway.
+type slowGets struct{ driver.Bucket }
+
+func (s slowGets) Unwrap() driver.Bucket { return s.Bucket }
+
+func (s slowGets) Get(ctx context.Context, key string, o *driver.GetOptions) (*driver.Object, error) {
+	time.Sleep(15 * time.Millisecond)
+	return s.Bucket.Get(ctx, key, o)
+}
+
+// Two workers share a job over the cluster; one NATS node is SIGKILLed midway and started
+// again later. The job completes on both workers and every record is delivered.
+func TestAJobSurvivesTheLossOfANATSNode(t *testing.T) {
+	cluster := testenv.NATS(t)
+	job := fmt.Sprintf("nodekill-%d", time.Now().UnixNano())
+	src := store.New(slowGets{mem.New()}, nil)
+	want := map[string]bool{}
+	for i := range 160 {
+		var b bytes.Buffer
+		for r := range 50 {
+			line := fmt.Sprintf(`{"o":%d,"r":%d}`, i, r)
+			want[line] = true
+			b.WriteString(line + "\n")
+		}
+		if _, err := src.Put(context.Background(), fmt.Sprintf("logs/%04d.ndjson", i), bytes.NewReader(b.Bytes()), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := backfill.DefaultConfig()
+	cfg.Source, cfg.To, cfg.Job = "mem://src/logs/", "-", job
+	cfg.SplitMaxObjects, cfg.MaxInFlight, cfg.ReadConcurrency = 4, 2, 1
+	cfg.LeaseTTL, cfg.CommitInterval, cfg.PollInterval = 3*time.Second, 100*time.Millisecond, 50*time.Millisecond
+	outs := make([]bytes.Buffer, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for w := range 2 {
+		k := open(t, job)
+		c := cfg
+		c.Node = fmt.Sprintf("worker-%d", w)
+		j, err := backfill.New(c, backfill.Options{Coordinator: k, Source: src, Prefix: "logs/", Sink: backfill.NewStdout(&outs[w], c.CommitInterval)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { errs[w] = j.Run(context.Background()) })
+	}
+	time.Sleep(400 * time.Millisecond)
+	restart := cluster.KillNode(t, 1)
+	time.Sleep(1500 * time.Millisecond)
+	restart()
+	wg.Wait()
+	for w, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", w, err)
+		}
+	}
+	got := map[string]bool{}
+	for _, o := range outs {
+		for l := range bytes.Lines(o.Bytes()) {
+			got[string(bytes.TrimSuffix(l, []byte("\n")))] = true
+		}
+	}
+	for l := range want {
+		if !got[l] {
+			t.Fatalf("record %s never delivered (%d of %d distinct records out)", l, len(got), len(want))
+		}
+	}
+	if outs[0].Len() == 0 || outs[1].Len() == 0 {
+		t.Fatalf("one worker did everything: %d and %d bytes", outs[0].Len(), outs[1].Len())
+	}
+}

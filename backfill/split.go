@@ -1,0 +1,149 @@
+package backfill
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+// PackingVersion is part of every split id: a change to how splits are packed or read
+// changes every id, so that no new split is mistaken for an old one.
+const PackingVersion = "wharf-backfill-split/1"
+
+// Member is one object of a split, pinned: it is read only while its ETag is this one.
+type Member struct {
+	Key  string `json:"key"` // the full key in the bucket
+	Size int64  `json:"size"`
+	ETag string `json:"etag"`
+}
+
+// Split is a split's descriptor: self-contained, so that a worker reads it without listing.
+// Its ID is SplitID of its members.
+type Split struct {
+	ID      string   `json:"id"`
+	Version string   `json:"version"` // PackingVersion
+	Bytes   int64    `json:"bytes"`
+	Members []Member `json:"members"`
+}
+
+// SplitID is the hex sha256 of the packing version and each member's key and ETag, in
+// order: the same objects at the same versions always give the same id, and an overwritten
+// object gives a new one.
+func SplitID(members []Member) string {
+	h := sha256.New()
+	var n [4]byte
+	field := func(s string) {
+		binary.BigEndian.PutUint32(n[:], uint32(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field(PackingVersion)
+	for _, m := range members {
+		field(m.Key)
+		field(m.ETag)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Pack packs a sorted listing into splits of whole objects: a split closes before the object
+// that would take it past target bytes, or once it has maxObjects objects; an object larger
+// than target is a split alone.
+func Pack(objects []store.ObjectInfo, target int64, maxObjects int) []*Split {
+	var out []*Split
+	var cur []Member
+	var bytes int64
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		out = append(out, &Split{ID: SplitID(cur), Version: PackingVersion, Bytes: bytes, Members: cur})
+		cur, bytes = nil, 0
+	}
+	for _, o := range objects {
+		if len(cur) > 0 && (bytes+o.Size > target || len(cur) >= maxObjects) {
+			flush()
+		}
+		cur = append(cur, Member{Key: o.Key, Size: o.Size, ETag: o.ETag})
+		bytes += o.Size
+	}
+	flush()
+	return out
+}
+
+// StatePrefix is where the bucket coordinator keeps jobs, at the root of its store; a
+// listing of the source never includes it.
+const StatePrefix = "_wharf/"
+
+// List lists every object whose key starts with prefix (byte for byte), in sorted order,
+// leaving out wharf's own state (keys under _wharf/).
+func List(ctx context.Context, s *store.Store, prefix string) ([]store.ObjectInfo, error) {
+	var out []store.ObjectInfo
+	for o, err := range s.Walk(ctx, prefix) {
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(o.Key, StatePrefix) {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Plan is a job's plan: which splits make it. Its ID digests the split ids in order.
+type Plan struct {
+	Job       string    `json:"job"`
+	ID        string    `json:"id"`
+	Source    string    `json:"source"` // the source URL
+	Sink      string    `json:"sink"`   // "-" or the destination URL
+	PlannedAt time.Time `json:"planned_at"`
+	PlannedBy string    `json:"planned_by"`
+	Splits    int       `json:"splits"`
+	Objects   int64     `json:"objects"`
+	Bytes     int64     `json:"bytes"`
+	Pages     int       `json:"pages"`
+	ids       []string
+}
+
+// PlanID is the hex sha256 of the split ids in order.
+func PlanID(ids []string) string {
+	h := sha256.New()
+	for _, id := range ids {
+		h.Write([]byte(id))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// newPlan makes the plan of splits.
+func newPlan(job, source, sink, node string, splits []*Split, now time.Time) *Plan {
+	p := &Plan{Job: job, Source: source, Sink: sink, PlannedAt: now.UTC(), PlannedBy: node, Splits: len(splits)}
+	for _, s := range splits {
+		p.ids = append(p.ids, s.ID)
+		p.Objects += int64(len(s.Members))
+		p.Bytes += s.Bytes
+	}
+	p.ID = PlanID(p.ids)
+	p.Pages = (len(p.ids) + pageSize - 1) / pageSize
+	return p
+}
+
+// pageSize is how many split ids one page of a plan holds.
+const pageSize = 1000
+
+// Offset packs a record's position, (member ordinal within its split, record index within
+// the member), into one int64: the member in the high 23 bits, the record in the low 40.
+func Offset(member int, record int64) int64 { return int64(member)<<40 | record }
+
+// SplitOffset unpacks an Offset.
+func SplitOffset(off int64) (member int, record int64) { return int(off >> 40), off & (1<<40 - 1) }
+
+func (s *Split) String() string {
+	return fmt.Sprintf("split %s (%d objects, %d bytes)", short(s.ID), len(s.Members), s.Bytes)
+}

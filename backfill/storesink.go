@@ -1,0 +1,217 @@
+package backfill
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/store"
+)
+
+// PartKey is the key of a split's part, below the destination prefix.
+func PartKey(splitID string) string { return "part-" + splitID + ".ndjson.zst" }
+
+// StoreSink writes each split's records, whole, as one zstd-compressed NDJSON part
+// (PartKey) with a create-if-absent put: the records of a split are the same on every read
+// (each member is pinned) and their encoding is deterministic, so a replayed split rewrites
+// the same key with the same bytes, and a part already there with the same records counts as
+// written. When the job ends, the leader writes the export contract's manifest.json and then
+// _SUCCESS over the parts of the plan, so `wharf validate` certifies the output; a job with
+// quarantined splits gets a failed manifest and no _SUCCESS.
+type StoreSink struct {
+	s       *store.Store
+	url     string
+	job     string
+	version string
+	// PartSize bounds the buffers of a part's upload (two of them per split in flight).
+	PartSize int64
+}
+
+// NewStoreSink returns the sink writing to s (opened at the destination prefix, named url).
+// version is the wharf version the manifest records.
+func NewStoreSink(s *store.Store, url, job, version string) *StoreSink {
+	return &StoreSink{s: s, url: url, job: job, version: version, PartSize: 8 << 20}
+}
+
+// URL implements Sink.
+func (k *StoreSink) URL() string { return k.url }
+
+// encoderOptions are fixed: the same records always encode to the same bytes.
+var encoderOptions = []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault),
+	zstd.WithEncoderCRC(true), zstd.WithZeroFrames(true), zstd.WithWindowSize(1 << 20)}
+
+// Open implements Sink: a part is always written from the split's start.
+func (k *StoreSink) Open(ctx context.Context, sp *Split, _ Watermark, _ Ack) (SplitWriter, Watermark, error) {
+	w := &partWriter{k: k, key: PartKey(sp.ID), raw: sha256.New(), sum: sha256.New(), done: make(chan struct{})}
+	pr, pw := io.Pipe()
+	w.pw = pw
+	enc, err := zstd.NewWriter(io.MultiWriter(pw, w.sum, &w.size), encoderOptions...)
+	if err != nil {
+		return nil, Watermark{}, err
+	}
+	w.enc = enc
+	ctx, w.cancel = context.WithCancel(ctx)
+	go func() {
+		info, err := k.s.Put(ctx, w.key, pr, &store.PutOptions{IfNoneMatch: true, Size: -1,
+			ContentType: "application/zstd", PartSize: k.PartSize, Concurrency: 1})
+		pr.CloseWithError(errors.Join(err, io.ErrClosedPipe))
+		w.res = putResult{info, err}
+		close(w.done)
+	}()
+	return w, Watermark{}, nil
+}
+
+type putResult struct {
+	info store.ObjectInfo
+	err  error
+}
+
+type counter int64
+
+func (c *counter) Write(b []byte) (int, error) { *c += counter(len(b)); return len(b), nil }
+
+type partWriter struct {
+	k       *StoreSink
+	key     string
+	enc     *zstd.Encoder
+	pw      *io.PipeWriter
+	raw     hash.Hash // of the records
+	sum     hash.Hash // of the part's bytes
+	size    counter
+	records int64
+	done    chan struct{} // closed when the put ended, with res
+	res     putResult
+	cancel  context.CancelFunc
+}
+
+func (w *partWriter) Write(_ context.Context, b *Batch) error {
+	w.raw.Write(b.Data)
+	w.records += int64(b.Len())
+	if _, err := w.enc.Write(b.Data); err != nil {
+		return w.putErr(err)
+	}
+	return nil
+}
+
+// putErr reports the put's own failure when the pipe broke because of it.
+func (w *partWriter) putErr(err error) error {
+	w.cancel()
+	<-w.done
+	if w.res.err != nil {
+		err = w.res.err
+	}
+	return errcode.E("write", w.where(), ErrSink, err)
+}
+
+func (w *partWriter) where() string { return fmt.Sprintf("part %s of %s", w.key, w.k.url) }
+
+func (w *partWriter) Close(ctx context.Context) (*PartInfo, error) {
+	if err := w.enc.Close(); err != nil {
+		return nil, w.putErr(err)
+	}
+	w.pw.Close()
+	<-w.done
+	r := w.res
+	w.cancel()
+	raw := hex.EncodeToString(w.raw.Sum(nil))
+	switch {
+	case r.err == nil:
+		return &PartInfo{Key: w.key, Size: int64(w.size), SHA256: hex.EncodeToString(w.sum.Sum(nil)),
+			ETag: r.info.ETag, Records: w.records}, nil
+	case errors.Is(r.err, store.ErrPreconditionFailed) || errors.Is(r.err, store.ErrOutcomeUnknown):
+		return w.k.verify(ctx, w.key, raw, w.records)
+	}
+	return nil, errcode.E("write", w.where(), ErrSink, r.err)
+}
+
+func (w *partWriter) Abort() {
+	w.cancel()
+	w.pw.CloseWithError(context.Canceled)
+	<-w.done
+	w.enc.Reset(io.Discard)
+}
+
+// verify checks the part already at key: the same records (decompressed sha256) is success,
+// other records ErrPartCollision.
+func (k *StoreSink) verify(ctx context.Context, key, raw string, records int64) (*PartInfo, error) {
+	obj, err := k.s.Get(ctx, key, nil)
+	if err != nil {
+		return nil, errcode.E("verify", fmt.Sprintf("part %s of %s", key, k.url), ErrSink, err)
+	}
+	defer obj.Close()
+	sum, rawSum := sha256.New(), sha256.New()
+	var size counter
+	dec := zstdPool.Get().(*zstd.Decoder)
+	defer func() { _ = dec.Reset(nil); zstdPool.Put(dec) }()
+	err = dec.Reset(io.TeeReader(obj, io.MultiWriter(sum, &size)))
+	if err == nil {
+		_, err = io.Copy(rawSum, dec)
+	}
+	got := hex.EncodeToString(rawSum.Sum(nil))
+	if err != nil || got != raw {
+		why := fmt.Errorf("its records hash to sha256 %s, the split's to %s", got, raw)
+		if err != nil {
+			why = fmt.Errorf("it is not a readable zstd part: %w", err)
+		}
+		return nil, errcode.E("write", fmt.Sprintf("part %s of %s", key, k.url), ErrPartCollision, why)
+	}
+	return &PartInfo{Key: key, Size: int64(size), SHA256: hex.EncodeToString(sum.Sum(nil)), ETag: obj.Info.ETag, Records: records}, nil
+}
+
+// RunID is the run id of a plan's output in its manifest.
+func RunID(p *Plan) string { return "backfill-" + p.ID[:16] }
+
+// Finish implements Sink: manifest.json, then (when the job succeeded) _SUCCESS. Every
+// field is derived from the coordinator's records, so two leaders finishing the same plan
+// write the same bytes.
+func (k *StoreSink) Finish(ctx context.Context, f *Finish) error {
+	m := &export.Manifest{ManifestVersion: export.ManifestVersion, WharfVersion: k.version,
+		Export: "backfill:" + f.Plan.Job, RunID: RunID(f.Plan), Status: export.StatusSucceeded,
+		Source: f.Plan.Source, Relation: "prefix", Mode: export.ModeFull, Format: export.FormatNDJSON,
+		ChunkKey: "split", StartedAt: f.Plan.PlannedAt, FinishedAt: f.Finished.UTC(),
+		Schema: []export.SchemaColumn{}, Parts: []export.Part{}}
+	m.DurationMS = max(m.FinishedAt.Sub(m.StartedAt).Milliseconds(), 0)
+	m.SchemaFingerprint = export.SchemaFingerprint(m.Schema)
+	for i, st := range f.States {
+		if st.Status != StatusDone || st.Part == nil {
+			continue
+		}
+		p := st.Part
+		m.Parts = append(m.Parts, export.Part{Key: p.Key, Chunk: i, Rows: p.Records, Size: p.Size, SHA256: p.SHA256, ETag: p.ETag})
+		m.Rows += p.Records
+		m.Bytes += p.Size
+	}
+	if f.Error != nil {
+		m.Status, m.Error = export.StatusFailed, f.Error.Error()
+	}
+	b, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	where := func(key string) string { return key + " of " + k.url }
+	if f.Error != nil {
+		if err := k.s.Delete(ctx, export.SuccessKey, nil); err != nil {
+			return errcode.E("write", where(export.SuccessKey), ErrSink, err)
+		}
+	}
+	if _, err := k.s.Put(ctx, export.ManifestKey, bytes.NewReader(b), &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}); err != nil {
+		return errcode.E("write", where(export.ManifestKey), ErrSink, err)
+	}
+	if f.Error != nil {
+		return nil
+	}
+	body := export.SuccessBody(b)
+	if _, err := k.s.Put(ctx, export.SuccessKey, bytes.NewReader(body), &store.PutOptions{Size: int64(len(body)), ContentType: "text/plain"}); err != nil {
+		return errcode.E("write", where(export.SuccessKey), ErrSink, err)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package backfill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/store"
+)
+
+// parts reads every part of the manifest at dst and returns the records they hold, and the
+// parts' bytes by key.
+func parts(t *testing.T, dst *store.Store) ([]byte, map[string][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	v, err := export.Validate(ctx, dst, "out/", true)
+	if err != nil || !v.Certified {
+		t.Fatalf("validate: %v %+v", err, v)
+	}
+	var all bytes.Buffer
+	raw := map[string][]byte{}
+	for _, p := range v.Manifest.Parts {
+		obj, err := dst.Get(ctx, p.Key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(obj)
+		obj.Close()
+		raw[p.Key] = b
+		dec, _ := zstd.NewReader(bytes.NewReader(b))
+		n, err := io.Copy(&all, dec)
+		dec.Close()
+		if err != nil || int64(bytes.Count(all.Bytes()[all.Len()-int(n):], []byte("\n"))) != p.Rows {
+			t.Fatalf("part %s: %v, or not %d rows", p.Key, err, p.Rows)
+		}
+	}
+	return all.Bytes(), raw
+}
+
+func TestStoreSinkWritesCertifiedPartsExactlyOnce(t *testing.T) {
+	src, dst := memStore(), memStore()
+	c := fill(t, src, "logs/", 40, 300, "plain", "gzmulti", "zstmulti")
+	cfg := testConfig("mem://src/logs/", "mem://dst/out/")
+	out := dst.Sub("out")
+	if _, err := runJob(context.Background(), t, cfg, NewSolo(), src, NewStoreSink(out, cfg.To, cfg.Job, "test"), false); err != nil {
+		t.Fatal(err)
+	}
+	records, first := parts(t, out)
+	c.check(t, records, true)
+
+	// A replay (a fresh coordinator: every split read again) rewrites the same parts: the
+	// same keys, the same bytes, counted as written.
+	cfg.ReadRequest, cfg.ReadWindow, cfg.MaxInFlight = 100<<10, 100<<10, 1 // other reads, the same records
+	if _, err := runJob(context.Background(), t, cfg, NewSolo(), src, NewStoreSink(out, cfg.To, cfg.Job, "test"), false); err != nil {
+		t.Fatal(err)
+	}
+	_, second := parts(t, out)
+	if len(first) != len(second) || len(first) < 6 {
+		t.Fatalf("%d parts, then %d", len(first), len(second))
+	}
+	for k, b := range first {
+		if !bytes.Equal(b, second[k]) {
+			t.Fatalf("part %s changed on replay", k)
+		}
+	}
+}
+
+func TestStoreSinkRefusesAPartHoldingOtherRecords(t *testing.T) {
+	src, dst := memStore(), memStore()
+	fill(t, src, "logs/", 3, 10, "plain")
+	cfg := testConfig("mem://src/logs/", "mem://dst/out/")
+	out := dst.Sub("out")
+	objs, _ := List(context.Background(), src, "logs/")
+	sp := Pack(objs, cfg.SplitBytes, cfg.SplitMaxObjects)[0]
+	put(t, out, PartKey(sp.ID), encode(t, "zst", []string{`{"foreign":1}`}))
+	_, err := runJob(context.Background(), t, cfg, NewSolo(), src, NewStoreSink(out, cfg.To, cfg.Job, "test"), false)
+	if !errors.Is(err, ErrPartCollision) || !strings.Contains(err.Error(), PartKey(sp.ID)) {
+		t.Fatalf("Run = %v, want ErrPartCollision naming the part", err)
+	}
+}
+
+func TestQuarantineWritesAFailedManifestWithoutSuccess(t *testing.T) {
+	src, dst := memStore(), memStore()
+	fill(t, src, "logs/", 5, 10, "plain")
+	put(t, src, "logs/zz-bad.gz", []byte("not gzip at all"))
+	cfg := testConfig("mem://src/logs/", "mem://dst/out/")
+	out := dst.Sub("out")
+	_, err := runJob(context.Background(), t, cfg, NewSolo(), src, NewStoreSink(out, cfg.To, cfg.Job, "test"), false)
+	if !errors.Is(err, ErrQuarantined) {
+		t.Fatalf("Run = %v", err)
+	}
+	v, verr := export.Validate(context.Background(), out, "out/", false)
+	if verr != nil || v.Certified || v.Status != export.StatusFailed {
+		t.Fatalf("validate: %v %+v; want a failed, uncertified run", verr, v)
+	}
+	if _, err := out.Head(context.Background(), export.SuccessKey); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("_SUCCESS: %v, want none", err)
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/internal/bytesize"
+	"github.com/wharfdata/wharf/internal/yamlconf"
+)
+
+// backfillFlagKeys maps each flag of `wharf backfill` to the key of the backfill: section it
+// sets: a flag is that key given on the command line, read by the same decoder.
+var backfillFlagKeys = map[string]string{
+	"to": "to", "job": "job", "coordinator": "coordinator", "coordinator-store": "coordinator_store",
+	"node": "node", "max-in-flight": "max_in_flight", "split-bytes": "split_bytes",
+	"split-max-objects": "split_max_objects", "max-record-bytes": "max_record_bytes",
+	"max-attempts": "max_attempts", "read-window": "read_window", "read-request": "read_request",
+	"read-concurrency": "read_concurrency", "compression": "compression", "lease-ttl": "lease_ttl",
+	"commit-interval": "commit_interval", "poll-interval": "poll_interval", "listen": "listen",
+	"listen-remote": "listen_remote", "nats-replicas": "nats.replicas",
+}
+
+func (a *app) backfillCommand() *cobra.Command {
+	var replan bool
+	cmd := &cobra.Command{
+		Use:   "backfill [URL] --to DEST [--job NAME] [--coordinator bucket|nats://HOST:PORT|solo]",
+		Short: "Read every object under a prefix as NDJSON records, across a fleet of workers",
+		Long: `Read every object under the prefix URL (NDJSON, plain, gzip or zstd) as records, once,
+into DEST, as a bounded job that ends by itself. Start the same command on several machines
+and they share the job.
+
+The leader lists the prefix once and packs it into splits of whole objects (~64 MiB); each
+split has an id made of its objects' keys and ETags. Workers lease splits from the
+coordinator, read each object pinned to its ETag in ranged windows, decompress it (by
+extension or magic bytes), cut it into records, and commit a watermark once the sink has
+taken them. A worker that dies leaves its splits to the others, who resume them from the
+watermark after --lease-ttl.
+
+  --to -           NDJSON on standard output, one record a line (at-least-once)
+  --to URL         one part-<split-id>.ndjson.zst per split, then manifest.json and _SUCCESS:
+                   each record exactly once; 'wharf validate URL' certifies it
+
+Coordinators: bucket (records under _wharf/backfill/<job>/ of the source's bucket, by
+conditional writes; the store must pass 'wharf probe'), nats://HOST:PORT (NATS JetStream
+key-value), solo (this process only: a restart reads the prefix again).
+
+A deleted, overwritten, corrupt or unreadable object fails its split, which is retried
+--max-attempts times and then quarantined: the job goes on, and ends failed
+(WHARF_BACKFILL_QUARANTINED, exit 1) naming each bad object. A job already finished exits 5
+(WHARF_BACKFILL_ALREADY_COMPLETE); --replan lists the prefix again. Every key of the config
+file's backfill: section is also a flag. See docs/backfill.md.`,
+		Example: `  wharf backfill s3://logs/app/2026/ --to - | jq .level
+  wharf backfill s3://logs/app/2026/ --to s3://lake/app-2026/ --job app-2026
+  WHARF_NODE_ID=w1 wharf backfill s3://logs/app/ --to - --coordinator nats://10.0.0.5:4222 --listen 127.0.0.1:9465
+  wharf backfill status --job app-2026 s3://logs/app/2026/`,
+		Args: args(0, 1, "the source prefix URL (or source: in the config file's backfill: section)"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			cfg, err := a.backfillConfig(cmd.Flags(), argv)
+			if err != nil {
+				return err
+			}
+			return a.backfill(cmd.Context(), cfg, replan)
+		},
+	}
+	registerBackfillFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&replan, "replan", false, "list the prefix again when the job has finished (new and overwritten objects become new splits; done splits stay done)")
+	cmd.AddCommand(a.backfillStatusCommand())
+	return cmd
+}
+
+// registerBackfillFlags declares the flags that set keys of the backfill: section.
+func registerBackfillFlags(fl *pflag.FlagSet) {
+	d := backfill.DefaultConfig()
+	fl.String("to", "", "the sink: - (standard output) or a store URL for parts, a manifest and _SUCCESS")
+	fl.String("job", "", "the job's name in the coordinator (default: derived from the source and --to)")
+	fl.String("coordinator", d.Coordinator, "bucket, solo, or nats://HOST:PORT (several separated by commas)")
+	fl.String("coordinator-store", "", "with --coordinator bucket: the store URL that holds _wharf/backfill/<job>/ (default: the source's bucket)")
+	fl.String("node", "", "this worker's id (default: $"+backfill.EnvNodeID+", else host-pid)")
+	fl.Int("max-in-flight", d.MaxInFlight, "splits this worker reads at once")
+	fl.String("split-bytes", bytesize.Format(d.SplitBytes), "target size of a split (an object larger is a split alone)")
+	fl.Int("split-max-objects", d.SplitMaxObjects, "most objects in a split")
+	fl.String("max-record-bytes", bytesize.Format(d.MaxRecordBytes), "a longer record is corruption")
+	fl.Int("max-attempts", d.MaxAttempts, "tries of a split before it is quarantined")
+	fl.String("read-window", bytesize.Format(d.ReadWindow), "bytes read ahead per split")
+	fl.String("read-request", bytesize.Format(d.ReadRequest), "largest ranged GET")
+	fl.Int("read-concurrency", d.ReadConcurrency, "ranged GETs in flight per split")
+	fl.String("compression", d.Compression, "auto (by extension or magic bytes), none, gzip or zstd")
+	fl.Duration("lease-ttl", d.LeaseTTL, "a split not renewed this long is taken over by another worker")
+	fl.Duration("commit-interval", d.CommitInterval, "how often standard output's watermark is committed")
+	fl.Duration("poll-interval", d.PollInterval, "how often an idle worker looks for work")
+	fl.String("listen", d.Listen, "address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)")
+	fl.Bool("listen-remote", false, "allow a --listen address that is not loopback")
+	fl.Int("nats-replicas", 0, "replicas of the job's NATS key-value bucket (0: 3 on a cluster, else 1)")
+}
+
+// backfillConfig builds the job's config in the one order: the defaults, then the
+// environment (WHARF_NODE_ID), then the config file's backfill: section, then the flags and
+// the URL argument.
+func (a *app) backfillConfig(fl *pflag.FlagSet, argv []string) (backfill.Config, error) {
+	cfg := backfill.DefaultConfig()
+	cfg.FromEnv(a.getenv)
+	if a.configPath != "" {
+		c, err := a.configFile()
+		if err != nil {
+			return cfg, err
+		}
+		if err := c.file.Backfill.Decode(&cfg); err != nil {
+			return cfg, configErr(err)
+		}
+	}
+	dec := &yamlconf.Decoder{Getenv: a.getenv}
+	var err error
+	set := func(key, value, source string) {
+		if e := dec.DecodeKey(&cfg, key, value, source); e != nil && err == nil {
+			err = usageErr(fmt.Errorf("backfill: %w", e))
+		}
+	}
+	fl.Visit(func(f *pflag.Flag) {
+		if key, ok := backfillFlagKeys[f.Name]; ok {
+			set(key, f.Value.String(), "--"+f.Name)
+		}
+	})
+	if len(argv) == 1 {
+		cfg.Source = argv[0]
+	}
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Store = *a.storeConfig(&cfg.Store)
+	cfg.ToStore = *a.storeConfig(&cfg.ToStore)
+	if err := cfg.Check(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// backfill runs one worker of the job.
+func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) error {
+	w, err := a.openBackfill(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	j, err := backfill.New(cfg, backfill.Options{Coordinator: w.coord, Source: w.src, Prefix: w.prefix,
+		Sink: w.sink, Logger: a.log, Replan: replan})
+	if err != nil {
+		return err
+	}
+	stop, err := a.serveBackfill(ctx, cfg, j)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	// Fetched data is bounded by max_in_flight × read_window; a soft limit a little above it
+	// makes the collector reclaim decoded batches before the heap doubles past the bound.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(cfg.MaxInFlight)*cfg.ReadWindow + 48<<20))
+	bar := a.backfillProgress(j, w.stdout)
+	err = j.Run(ctx)
+	bar.finish(err == nil)
+	st := j.Status()
+	if err != nil || a.quiet {
+		return err
+	}
+	out := a.out
+	if w.stdout {
+		out = os.Stderr // the records own standard output
+		if a.format != "pretty" {
+			return nil
+		}
+		out = a.err
+	}
+	if a.format == "json" {
+		return writeJSON(out, st)
+	}
+	fmt.Fprintf(out, "backfill %s: %s; %d split(s) of plan %s, %d object(s), %s; %d record(s) by this worker (%s)\n",
+		st.Job, st.State, st.Splits.Planned, shortID(st.Plan), st.Objects, humanSize(st.Bytes), st.Records, st.Node)
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

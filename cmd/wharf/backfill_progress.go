@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/wharfdata/wharf/backfill"
+)
+
+// bfProgress draws a backfill worker's progress on a terminal: splits done of the plan (as
+// this worker knows them), records, bytes and the record rate.
+type bfProgress struct {
+	j    *backfill.Job
+	p    *mpb.Progress
+	bar  *mpb.Bar
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// backfillProgress returns the bar of j on stderr when it is a terminal and output is for
+// people, else one that draws nothing.
+func (a *app) backfillProgress(j *backfill.Job, _ bool) *bfProgress {
+	b := &bfProgress{j: j}
+	if a.quiet || a.format != "pretty" || !isTerminal(a.err) {
+		return b
+	}
+	b.start(a.err, 0)
+	return b
+}
+
+func (b *bfProgress) start(w io.Writer, width int, extra ...mpb.ContainerOption) {
+	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(progressTick)}
+	if width > 0 {
+		opts = append(opts, mpb.WithWidth(width))
+	}
+	b.p = mpb.New(append(opts, extra...)...)
+	started := time.Now()
+	info := decor.Any(func(decor.Statistics) string {
+		st := b.j.Status()
+		rate := float64(st.Records) / max(time.Since(started).Seconds(), 0.001)
+		return fmt.Sprintf("%d/%d splits  %d records  %s  %.0f rec/s", st.Splits.Done+st.Splits.Quarantined,
+			st.Splits.Planned, st.Records, humanSize(st.Bytes), rate)
+	}, decor.WCSyncSpaceR)
+	b.bar = b.p.AddBar(1, mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
+		return strings.ToUpper(b.j.Status().State[:1]) + b.j.Status().State[1:]
+	}, decor.WCSyncSpaceR), info))
+	b.stop = make(chan struct{})
+	b.done.Go(b.tick)
+}
+
+func (b *bfProgress) tick() {
+	t := time.NewTicker(progressTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			st := b.j.Status()
+			b.bar.SetTotal(int64(max(st.Splits.Planned, 1)), false)
+			b.bar.SetCurrent(int64(st.Splits.Done + st.Splits.Quarantined))
+		}
+	}
+}
+
+// finish draws the last state.
+func (b *bfProgress) finish(ok bool) {
+	if b.p == nil {
+		return
+	}
+	close(b.stop)
+	b.done.Wait()
+	if ok {
+		b.bar.SetTotal(-1, true)
+	} else {
+		b.bar.Abort(false)
+	}
+	b.p.Wait()
+}
+
+// printReport writes a job's report for people.
+func printReport(w io.Writer, r *backfill.JobReport) {
+	fmt.Fprintf(w, "job %s: %s (%s)\n", r.Job, r.State, r.Coordinator)
+	if r.Plan != nil {
+		fmt.Fprintf(w, "plan %s: %d splits, %d objects, %s; planned %s by %s\n", shortID(r.Plan.ID), r.Plan.Splits,
+			r.Plan.Objects, humanSize(r.Plan.Bytes), r.Plan.PlannedAt.Format(time.RFC3339), r.Plan.PlannedBy)
+	}
+	fmt.Fprintf(w, "splits: %d pending, %d leased, %d done, %d quarantined; %d records committed\n",
+		r.Splits[backfill.StatusPending], r.Splits[backfill.StatusLeased], r.Splits[backfill.StatusDone],
+		r.Splits[backfill.StatusQuarantined], r.Records)
+	if r.Leader != "" {
+		fmt.Fprintf(w, "leader: %s\n", r.Leader)
+	}
+	for _, h := range r.Holders {
+		fmt.Fprintf(w, "  %s holds split %s (%d records committed, %s)\n", h.Node, shortID(h.Split), h.Records, h.Updated.Format(time.RFC3339))
+	}
+	for _, q := range r.Quarantine {
+		fmt.Fprintf(w, "  quarantined split %s:\n", shortID(q.Split))
+		for _, f := range q.Failures {
+			fmt.Fprintf(w, "    attempt %d on %s: %s: %s: %s\n", f.Attempt, f.Node, f.Key, f.Reason, f.Message)
+		}
+	}
+}

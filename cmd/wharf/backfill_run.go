@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/backfill/natskv"
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
+)
+
+// backfillWorld is what a backfill worker opens: the source (at its bucket's root), the
+// sink and the coordinator.
+type backfillWorld struct {
+	src    *store.Store
+	prefix string
+	sink   backfill.Sink
+	stdout bool
+	coord  backfill.Coordinator
+	closer []func()
+}
+
+func (w *backfillWorld) close() {
+	for i := len(w.closer) - 1; i >= 0; i-- {
+		w.closer[i]()
+	}
+}
+
+// openBackfill opens the source, the sink and the coordinator of cfg (filling in the job
+// name). Anything it fails on is named; nothing is written before the coordinator is open.
+func (a *app) openBackfill(ctx context.Context, cfg *backfill.Config) (w *backfillWorld, err error) {
+	w = &backfillWorld{}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	loc, err := cfg.Store.ParseURL(cfg.Source)
+	if err != nil {
+		return nil, err
+	}
+	w.prefix = loc.Key
+	root := loc
+	root.Key = ""
+	cfg.Store.Wrap = backfillTestWrap(a.getenv)
+	if w.src, err = store.OpenLocation(ctx, root, &cfg.Store); err != nil {
+		return nil, fmt.Errorf("source %s: %w", cfg.Source, err)
+	}
+	w.closer = append(w.closer, func() { w.src.Close() })
+	if err := a.openSink(ctx, cfg, w); err != nil {
+		return nil, err
+	}
+	if cfg.Job == "" {
+		cfg.Job = backfill.DefaultJobName(cfg.Source, w.sink.URL())
+	}
+	w.coord, err = a.openCoordinator(ctx, cfg, w.src, true)
+	if err != nil {
+		return nil, err
+	}
+	w.closer = append(w.closer, func() { w.coord.Close() })
+	return w, nil
+}
+
+func (a *app) openSink(ctx context.Context, cfg *backfill.Config, w *backfillWorld) error {
+	if backfill.IsStdout(cfg.To) {
+		w.sink, w.stdout = backfill.NewStdout(a.out, cfg.CommitInterval), true
+		return nil
+	}
+	dst, err := store.Open(ctx, cfg.To, &cfg.ToStore)
+	if err != nil {
+		return fmt.Errorf("to %s: %w", cfg.To, err)
+	}
+	w.closer = append(w.closer, func() { dst.Close() })
+	w.sink = backfill.NewStoreSink(dst, cfg.To, cfg.Job, buildVersion().Version)
+	return nil
+}
+
+// openCoordinator opens the coordinator cfg names; with check, the bucket coordinator's
+// store must pass the probe (cas).
+func (a *app) openCoordinator(ctx context.Context, cfg *backfill.Config, src *store.Store, check bool) (backfill.Coordinator, error) {
+	switch {
+	case cfg.Coordinator == backfill.CoordinatorSolo:
+		return backfill.NewSolo(), nil
+	case cfg.IsNATS():
+		return a.openNATS(ctx, cfg)
+	}
+	s := src
+	if cfg.CoordinatorStore != "" {
+		var err error
+		if s, err = store.Open(ctx, cfg.CoordinatorStore, a.storeConfig(nil)); err != nil {
+			return nil, fmt.Errorf("coordinator_store %s: %w", cfg.CoordinatorStore, err)
+		}
+	}
+	if !check {
+		return backfill.NewBucket(s.Sub(backfill.BucketPrefix(cfg.Job))), nil
+	}
+	res, err := probe.Run(ctx, s, nil)
+	if err != nil {
+		return nil, fmt.Errorf("probing the bucket coordinator's store: %w", err)
+	}
+	if err := res.RequireCAS(); err != nil {
+		return nil, fmt.Errorf("the bucket coordinator needs conditional writes (or use --coordinator nats://… or solo): %w", err)
+	}
+	return backfill.NewBucket(s.Sub(backfill.BucketPrefix(cfg.Job))), nil
+}
+
+func (a *app) openNATS(ctx context.Context, cfg *backfill.Config) (backfill.Coordinator, error) {
+	o := natskv.Options{Servers: cfg.Coordinator, Job: cfg.Job, Replicas: cfg.NATS.Replicas, User: cfg.NATS.User, Logger: a.log}
+	for _, r := range []struct {
+		field, ref string
+		to         *string
+	}{{"nats.password", cfg.NATS.Password, &o.Password}, {"nats.token", cfg.NATS.Token, &o.Token}} {
+		if r.ref == "" {
+			continue
+		}
+		v, err := store.ResolveRef(r.field, r.ref, a.getenv)
+		if err != nil {
+			return nil, err
+		}
+		*r.to = v.Reveal()
+	}
+	return natskv.Open(ctx, o)
+}
+
+// serveBackfill serves /metrics, /status and /healthz on cfg.Listen; stop shuts it down.
+func (a *app) serveBackfill(ctx context.Context, cfg backfill.Config, j *backfill.Job) (stop func(), err error) {
+	if cfg.Listen == "" || cfg.Listen == backfill.ListenOff {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("backfill: listen %s: %w", cfg.Listen, err))
+	}
+	srv := &http.Server{Handler: j.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	a.log.Info("serving /metrics and /status", "listen", ln.Addr().String())
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}, nil
+}
+
+func (a *app) backfillStatusCommand() *cobra.Command {
+	var job string
+	cmd := &cobra.Command{
+		Use:   "status [URL] --job NAME [--coordinator bucket|nats://HOST:PORT]",
+		Short: "Show a backfill job from any machine: splits planned, leased, done, quarantined; who holds what",
+		Long: `Read a backfill job's records from its coordinator and show its plan, how many splits are
+pending, leased, done and quarantined, which worker holds which split and how far it got,
+and every quarantined split with the objects and reasons that failed it. With the bucket
+coordinator give the source URL (its bucket holds the job); with NATS, --coordinator. It
+reads only. Exit 0 unless the job failed (1, naming what was quarantined).`,
+		Example: `  wharf backfill status --job app-2026 s3://logs/app/2026/
+  wharf backfill status --job app-2026 --coordinator nats://10.0.0.5:4222 --format json`,
+		Args: args(0, 1, "the source prefix URL (for the bucket coordinator)"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			cfg, err := a.backfillConfig(cmd.Flags(), argv)
+			if err != nil && !errors.Is(err, backfill.ErrConfig) {
+				return err
+			}
+			if job != "" {
+				cfg.Job = job
+			}
+			if cfg.Job == "" {
+				return usageErr(errors.New("backfill status: --job is required (or job: in the backfill: section)"))
+			}
+			return a.backfillStatus(cmd.Context(), cfg)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&job, "job", "", "the job's name")
+	fl.String("coordinator", backfill.CoordinatorBucket, "bucket or nats://HOST:PORT")
+	fl.String("coordinator-store", "", "with the bucket coordinator: the store URL that holds _wharf/backfill/<job>/")
+	return cmd
+}
+
+func (a *app) backfillStatus(ctx context.Context, cfg backfill.Config) error {
+	var src *store.Store
+	if !cfg.IsNATS() && cfg.CoordinatorStore == "" {
+		if cfg.Source == "" {
+			return usageErr(errors.New("backfill status: give the source URL (its bucket holds the job) or --coordinator"))
+		}
+		loc, err := a.parseURL(cfg.Source)
+		if err != nil {
+			return err
+		}
+		loc.Key = ""
+		if src, err = a.open(ctx, loc); err != nil {
+			return err
+		}
+		defer src.Close()
+	}
+	coord, err := a.openCoordinator(ctx, &cfg, src, false)
+	if err != nil {
+		return err
+	}
+	defer coord.Close()
+	r, err := backfill.Report(ctx, coord, cfg.Job)
+	if err != nil {
+		return err
+	}
+	if a.format == "json" {
+		if err := writeJSON(a.out, r); err != nil {
+			return err
+		}
+		return r.Err()
+	}
+	printReport(a.out, r)
+	return r.Err()
+}

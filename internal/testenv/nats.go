@@ -1,0 +1,137 @@
+package testenv
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// NATSCluster is the three-node NATS JetStream cluster on loopback that scripts/test.sh
+// started (WHARF_TEST_NATS_URLS, WHARF_TEST_NATS_DIR). Each node's directory holds its pid
+// and the arguments it was started with, so a test can kill one node by its PID and start it
+// again the same way.
+type NATSCluster struct {
+	URLs []string // each node's client URL, nats://127.0.0.1:PORT
+	dir  string
+}
+
+// NATS returns the cluster, or fails/skips t (see Missing).
+func NATS(t testing.TB) NATSCluster {
+	t.Helper()
+	urls, dir := os.Getenv("WHARF_TEST_NATS_URLS"), os.Getenv("WHARF_TEST_NATS_DIR")
+	if urls == "" || dir == "" {
+		Missing(t, "nats-server")
+	}
+	return NATSCluster{URLs: strings.Split(urls, ","), dir: dir}
+}
+
+// URL is every node's URL, comma-separated (what a client is given).
+func (c NATSCluster) URL() string { return strings.Join(c.URLs, ",") }
+
+func (c NATSCluster) node(i int) string { return filepath.Join(c.dir, fmt.Sprintf("n%d", i)) }
+
+// KillNode SIGKILLs node i by its recorded PID and returns a function that starts it again
+// with the same arguments and waits until it is ready; the function also runs when t ends,
+// if the test did not call it, so the next test finds the whole cluster. Kills are
+// serialized across test processes by a lock in the cluster's directory, so that two
+// packages' tests never take two nodes (the quorum) down at once.
+func (c NATSCluster) KillNode(t testing.TB, i int) (restart func()) {
+	t.Helper()
+	lock, err := os.OpenFile(filepath.Join(c.dir, "kill.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("testenv: nats lock: %v", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("testenv: nats lock: %v", err)
+	}
+	dir := c.node(i)
+	pid := readPID(t, dir)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("testenv: kill nats node %d (pid %d): %v", i, pid, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	done := false
+	restart = func() {
+		if done {
+			return
+		}
+		done = true
+		defer lock.Close()
+		c.start(t, dir)
+	}
+	t.Cleanup(restart)
+	return restart
+}
+
+func readPID(t testing.TB, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil {
+		t.Fatalf("testenv: the nats node's pid in %s: %v %v", dir, err, perr)
+	}
+	return pid
+}
+
+// alive reports whether pid runs (a zombie counts as gone).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
+
+// start starts the node of dir again with its recorded binary and arguments, in a process
+// group of its own (scripts/test.sh stops it by the PID written back), and waits for
+// /healthz?js-enabled-only=true.
+func (c NATSCluster) start(t testing.TB, dir string) {
+	bin, err1 := os.ReadFile(filepath.Join(dir, "bin"))
+	args, err2 := os.ReadFile(filepath.Join(dir, "args"))
+	if err1 != nil || err2 != nil {
+		t.Errorf("testenv: restart the nats node in %s: %v %v", dir, err1, err2)
+		return
+	}
+	argv := strings.Split(strings.TrimRight(string(args), "\n"), "\n")
+	log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Errorf("testenv: %v", err)
+		return
+	}
+	defer log.Close()
+	cmd := exec.Command(strings.TrimSpace(string(bin)), argv...)
+	cmd.Stdout, cmd.Stderr, cmd.Dir = log, log, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Errorf("testenv: restart the nats node in %s: %v", dir, err)
+		return
+	}
+	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600)
+	go func() { _ = cmd.Wait() }() // reap it if it exits while the test runs
+	monitor := ""
+	for i, a := range argv {
+		if a == "-m" && i+1 < len(argv) {
+			monitor = argv[i+1]
+		}
+	}
+	url := "http://127.0.0.1:" + monitor + "/healthz?js-enabled-only=true"
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	t.Errorf("testenv: the nats node in %s is not ready 30s after its restart", dir)
+}
