@@ -28,8 +28,10 @@ batches of up to 1,000 where the store has batch deletes (S3 DeleteObjects), els
 a time. A prefix with nothing under it is WHARF_NOT_FOUND. A bucket that does not exist is
 WHARF_BUCKET_MISSING. --dry-run lists what would be removed and removes nothing.
 
-Output: one summary line, or {"removed":N,"dry_run":…} with --format json;
-with --dry-run each key is printed first ("would remove URL", or NDJSON {"key":…}).`,
+Output: each key as it is removed ("removed URL", or "would remove URL" with --dry-run),
+printed only once the store has confirmed its batch, then one summary line. With
+--format json, NDJSON: {"key":URL} for each key, then {"removed":N,"dry_run":…}.
+--quiet prints only a dry run's keys.`,
 		Example: `  wharf rm s3://my-bucket/tmp/scratch.csv
   wharf rm -r --dry-run s3://my-bucket/tmp/
   wharf rm -r s3://my-bucket/tmp/`,
@@ -61,12 +63,13 @@ func (a *app) rmOne(ctx context.Context, raw string, dryRun bool) error {
 	if _, err := s.Head(ctx, key); err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
-	if dryRun {
-		if err := a.rmListed(raw); err != nil {
-			return err
+	if !dryRun {
+		if err := s.Delete(ctx, key, nil); err != nil {
+			return fmt.Errorf("%s: %w", raw, err)
 		}
-	} else if err := s.Delete(ctx, key, nil); err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
+	}
+	if err := a.rmListed(raw, dryRun); err != nil {
+		return err
 	}
 	return a.rmReport(rmResult{Removed: 1, DryRun: dryRun})
 }
@@ -94,28 +97,32 @@ func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
 	return a.rmReport(rmResult{Removed: n, DryRun: dryRun})
 }
 
-// rmWalk deletes (or lists) every key under t, a batch at a time as the listing goes.
+// rmWalk deletes (or lists) every key under t, a batch at a time as the listing goes, and
+// names each key once its batch is deleted. It returns how many keys it removed.
 func (a *app) rmWalk(ctx context.Context, s *store.Store, t listTarget, dryRun bool) (int, error) {
 	var batch []string
 	n := 0
 	flush := func() error {
-		if len(batch) == 0 || dryRun {
+		if len(batch) == 0 {
 			return nil
 		}
-		err := s.DeleteMany(ctx, batch)
+		if !dryRun {
+			if err := s.DeleteMany(ctx, batch); err != nil {
+				return err
+			}
+		}
+		for _, k := range batch {
+			if err := a.rmListed(rmURL(t, k), dryRun); err != nil {
+				return err
+			}
+		}
+		n += len(batch)
 		batch = batch[:0]
-		return err
+		return nil
 	}
 	for o, err := range s.Walk(ctx, t.prefix) {
 		if err != nil {
 			return n, err
-		}
-		n++
-		if dryRun {
-			if err := a.rmListed(rmURL(t, o.Key)); err != nil {
-				return n, err
-			}
-			continue
 		}
 		if batch = append(batch, o.Key); len(batch) == rmBatch {
 			if err := flush(); err != nil {
@@ -132,13 +139,20 @@ func rmURL(t listTarget, key string) string {
 	return l.String()
 }
 
-func (a *app) rmListed(url string) error {
-	if a.format == "json" {
+// rmListed names one key removed (or, on a dry run, that would be).
+func (a *app) rmListed(url string, dryRun bool) error {
+	switch {
+	case a.format == "json":
 		return writeJSON(a.out, struct {
 			Key string `json:"key"`
 		}{url})
+	case dryRun: // what was asked for, even with --quiet
+		_, err := fmt.Fprintf(a.out, "would remove %s\n", url)
+		return err
+	case a.quiet:
+		return nil
 	}
-	_, err := fmt.Fprintf(a.out, "would remove %s\n", url)
+	_, err := fmt.Fprintf(a.out, "removed %s\n", url)
 	return err
 }
 
