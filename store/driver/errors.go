@@ -82,6 +82,10 @@ var (
 		Exit: errcode.ExitUsage, Section: sectionURLs,
 		Meaning: "A store option or the config file is invalid: an option the store's backend does not have (`--region` for a `file://` store), `anonymous: maybe`, a relative `file://` URL, a bucket name the store would refuse; an Azure account or container name Azure would refuse, an account key that is not base64, a SAS token or `AZURE_STORAGE_CONNECTION_STRING` that does not parse (named, never quoted), or no Azure credentials at all; a GCS `service_account_file` that is not a service-account JSON key (the message names the reference and the JSON field at fault, never the content), or `credentials: role` on a `gs://` URL. Or the config file (`wharf.yaml`) is unreadable, not YAML, has an unknown key, a value of the wrong type, an unset `${env:NAME}`, `${…}` in a credential field, two exports of one name. The message names the file, the line and the key.",
 		Remedy:  "Fix the option or the file; each store's options are in [stores.md](stores.md), the config file's keys in [config.md](config.md)."})
+	ErrNoCredentials = errcode.New(errcode.Def{Name: "WHARF_CREDENTIALS_MISSING", Text: "no credentials found",
+		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Meaning: "No credentials were given and none could be found where the store's own tools look: for S3, the environment (`AWS_ACCESS_KEY_ID`), the profile in the shared config and credentials files, web identity, the container endpoint and EC2 instance metadata. The message names each source tried and the last one's answer. wharf stops before sending a request without credentials.",
+		Remedy:  "Give credentials (the environment, a profile, or references in the config file), or `--anonymous` for a public bucket."})
 	ErrRoleUnavailable = errcode.New(errcode.Def{Name: "WHARF_ROLE_UNAVAILABLE", Text: "no workload-role credentials: no source answered",
 		Exit: errcode.ExitFailed, Section: sectionURLs,
 		Meaning: "`credentials: role` was asked for and no workload-role source answered (ECS container endpoint, STS web identity, IMDSv2), or the keys it had expired and no source answered a refresh (still-valid keys are kept over a failed refresh; expired ones are never used). The message names each source tried and why.",
@@ -160,7 +164,8 @@ func NewError(op, key string, kind *errcode.Code, cause error) *Error {
 
 // MapError is the frame of every backend's one mapping from SDK errors to store errors: nil
 // stays nil; once ctx is done its error passes through unwrapped (a cancel is never a kind);
-// an *Error already made (by a body or a transport of wharf's) passes as it is; anything
+// an *Error already made (by a body, a credential source or a transport of wharf's) is
+// returned as it is, out of any SDK wrapping; anything
 // else is what toStore makes of it. While ctx is alive a context error is an attempt's own
 // timeout, which toStore reports as a transport fault.
 func MapError(ctx context.Context, err error, toStore func(error) error) error {
@@ -172,7 +177,7 @@ func MapError(ctx context.Context, err error, toStore func(error) error) error {
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		return err
+		return e // the store error itself, not an SDK's wrapping of it
 	}
 	return toStore(err)
 }

@@ -1,12 +1,14 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -153,7 +155,55 @@ func credentialsFor(o *Options, c *driver.Common, awsCfg aws.Config) (aws.Creden
 	case o.AccessKeyID != "" || o.SecretAccessKey != "":
 		return staticCredentials(o, c)
 	}
-	return awsCfg.Credentials, nil
+	return &defaultChain{next: awsCfg.Credentials, getenv: c.Env}, nil
+}
+
+// defaultChain is the AWS SDK's default credential chain, which names every source it tried
+// when none has credentials: a *driver.Error of kind ErrNoCredentials, before any request is
+// sent, instead of the SDK's last source's answer (an instance-metadata 403 reads as if the
+// store had refused).
+type defaultChain struct {
+	next   aws.CredentialsProvider
+	getenv func(string) string
+}
+
+func (d *defaultChain) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	creds, err := d.next.Retrieve(ctx)
+	if err == nil || ctx.Err() != nil {
+		return creds, err
+	}
+	return creds, &driver.Error{Op: "credentials", Kind: driver.ErrNoCredentials,
+		Err: fmt.Errorf("tried %s; the last said: %w", strings.Join(d.tried(), ", "), err)}
+}
+
+// tried names the sources of the default chain, in its order, as this environment sets them.
+func (d *defaultChain) tried() []string {
+	set := func(names ...string) bool {
+		for _, n := range names {
+			if d.getenv(n) != "" {
+				return true
+			}
+		}
+		return false
+	}
+	out := []string{"the environment (AWS_ACCESS_KEY_ID unset)"}
+	if set("AWS_ACCESS_KEY_ID") {
+		out[0] = "the environment (AWS_ACCESS_KEY_ID without AWS_SECRET_ACCESS_KEY)"
+	}
+	profile := cmp.Or(d.getenv("AWS_PROFILE"), "default")
+	files := cmp.Or(d.getenv("AWS_CONFIG_FILE"), "~/.aws/config") + " and " +
+		cmp.Or(d.getenv("AWS_SHARED_CREDENTIALS_FILE"), "~/.aws/credentials")
+	out = append(out, fmt.Sprintf("profile %q in %s", profile, files))
+	if set("AWS_WEB_IDENTITY_TOKEN_FILE") {
+		out = append(out, "web identity (AWS_WEB_IDENTITY_TOKEN_FILE)")
+	}
+	if set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI") {
+		out = append(out, "the container credentials endpoint")
+	}
+	if strings.EqualFold(d.getenv("AWS_EC2_METADATA_DISABLED"), "true") {
+		return append(out, "EC2 instance metadata (off: AWS_EC2_METADATA_DISABLED=true)")
+	}
+	return append(out, "EC2 instance metadata")
 }
 
 func staticCredentials(o *Options, c *driver.Common) (aws.CredentialsProvider, error) {
