@@ -166,6 +166,33 @@ func TestSecretsNeverLeak(t *testing.T) {
 		l.run(s.c, append(ep, s.args...)...).must(t, s.code)
 	}
 
+	// A password inside an endpoint, from every place an endpoint comes from: refused before
+	// any connection (exit 2, WHARF_CREDENTIAL_LITERAL), never echoed.
+	pw := randomSecret(t, "endpoint-password-")
+	l.plant("endpoint password", pw)
+	withPW := strings.Replace(minio.Endpoint, "http://", "http://admin:"+pw+"@", 1)
+	profile := filepath.Join(t.TempDir(), "aws-config")
+	must(t, os.WriteFile(profile, []byte("[default]\nendpoint_url = "+withPW+"\n"), 0o600))
+	storesCfg := filepath.Join(t.TempDir(), "wharf.yaml")
+	must(t, os.WriteFile(storesCfg, []byte("stores:\n  s3:\n    endpoint: "+withPW+"\n"), 0o600))
+	for _, s := range []struct {
+		c    cli
+		args []string
+	}{
+		{good, []string{"--endpoint", withPW, "ls", bucket}},
+		{s3env(minio.SecretKey, "AWS_ENDPOINT_URL_S3="+withPW), []string{"ls", bucket}},
+		{s3env(minio.SecretKey, "AWS_ENDPOINT_URL="+withPW), []string{"cp", filepath.Join(local, "a.csv"), bucket + "/pw/a.csv"}},
+		{s3env(minio.SecretKey, "AWS_CONFIG_FILE="+profile), []string{"ls", bucket}},
+		{good, []string{"-c", storesCfg, "ls", bucket}},
+		{cli{env: []string{"STORAGE_EMULATOR_HOST=" + withPW}}, []string{"ls", "gs://" + randomBucket(t)}},
+		{cli{}, []string{"--endpoint", withPW, "ls", "az://devstoreaccount1/c"}},
+	} {
+		r := l.run(s.c, s.args...).must(t, 2)
+		if !strings.Contains(r.err, "[WHARF_CREDENTIAL_LITERAL]") {
+			t.Errorf("wharf %v with a password in the endpoint: %q", s.args, r.err)
+		}
+	}
+
 	// The ship service to MinIO with the real keys: its logs, summary and spool.
 	spoolDir := filepath.Join(t.TempDir(), "spool")
 	l.run(cli{}, "spool", "init", spoolDir).must(t, 0)
