@@ -275,9 +275,9 @@ func (s *Store) ListAll(ctx context.Context, prefix string) ([]ObjectInfo, error
 	return out, nil
 }
 
-// Copy copies src to dst in this store: server-side where the backend can, else streamed
-// through Get and Put (never staged on disk). The copy keeps the source's content type,
-// standard headers and metadata unless opts gives its own.
+// Copy copies src to dst in this store: server-side where the backend can, else (and always
+// when opts carries a condition) streamed through Get and Put, never staged on disk. The copy
+// keeps the source's content type, standard headers and metadata unless opts gives its own.
 func (s *Store) Copy(ctx context.Context, src, dst string, opts *PutOptions) (info ObjectInfo, err error) {
 	if err := driver.ValidateKey("copy", src); err != nil {
 		return ObjectInfo{}, err
@@ -285,7 +285,10 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *PutOptions) (in
 	if err := driver.ValidateKey("copy", dst); err != nil {
 		return ObjectInfo{}, err
 	}
-	if s.copier == nil {
+	if s.copier == nil || opts != nil && opts.Conditional() {
+		// Several servers ignore a condition on a server-side copy and overwrite (MinIO,
+		// fake-gcs-server): a conditional copy is a Get and a conditional Put instead, which
+		// every store the probe proves cas enforces.
 		return CopyStream(ctx, s, src, s, dst, opts)
 	}
 	opts, err = checkPut(dst, opts)

@@ -45,6 +45,10 @@ object at any key, no multipart upload left open, and no partial local file (loc
 are written to a temporary file beside them and renamed into place when complete). With
 --if-absent no existing object or file is ever replaced: the store itself refuses
 (If-None-Match), the other copies go on, and wharf exits 1 with WHARF_PRECONDITION_FAILED.
+A store must be proven to enforce that condition first: wharf remembers each store's probe
+verdict for a day (~/.cache/wharf/probes.json) and probes one it has none for; where the
+condition is not enforced (a proxy that drops it), cp --if-absent copies nothing and exits 1
+with WHARF_COORDINATION_UNPROVEN.
 
 A file written to a local path is on the disk before it is renamed into place (fsynced;
 small files share one flush of the file system per batch), so once cp exits 0 the files
@@ -125,6 +129,11 @@ func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error 
 	if o.dryRun {
 		return a.reportDryRun(p)
 	}
+	if o.ifAbsent && p.dst.st != nil {
+		if err := a.requireCreate(ctx, p.dst.st, p.dst.base); err != nil {
+			return err
+		}
+	}
 	return a.runPlan(ctx, p, o)
 }
 
@@ -147,6 +156,17 @@ func (a *app) cpStdio(ctx context.Context, srcRaw, dstRaw string, o cpOptions) e
 	if o.dryRun {
 		_, err := fmt.Fprintf(a.out, "would copy %s -> %s\n", src, dst)
 		return err
+	}
+	if o.ifAbsent && dst.kind == endStore {
+		s, err := a.open(ctx, dst.t.loc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", dst.raw, err)
+		}
+		err = a.requireCreate(ctx, s, dst.t.key)
+		s.Close()
+		if err != nil {
+			return err
+		}
 	}
 	res, err := a.transfer(ctx, src, dst, o.ifAbsent)
 	if err != nil {

@@ -14,6 +14,9 @@ import (
 // would.
 var wharfBin string
 
+// cacheHome is XDG_CACHE_HOME for every run: the tests never touch the developer's cache.
+var cacheHome string
+
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
 }
@@ -26,6 +29,8 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	wharfBin = filepath.Join(dir, "wharf")
+	// Probe verdicts are remembered in the user's cache directory: one of the run's own.
+	cacheHome = filepath.Join(dir, "cache")
 	// The end-to-end tests drive the test hooks (testhooks.go): build with their tag.
 	build := exec.Command("go", "build", "-tags", "wharftest", "-o", wharfBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -52,7 +57,7 @@ func baseEnv() []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	return append(env, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+	return append(env, "XDG_CACHE_HOME="+cacheHome, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
 }
 
 func (c cli) command(args ...string) *exec.Cmd {

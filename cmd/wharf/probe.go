@@ -77,6 +77,9 @@ func (a *app) probe(ctx context.Context, raw string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
+	if err := a.verdicts().Record(res); err != nil {
+		a.log.Warn("the verdict is not remembered", "err", err)
+	}
 	if a.format == "json" {
 		return writeJSON(a.out, res)
 	}

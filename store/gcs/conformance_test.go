@@ -18,7 +18,8 @@ import (
 // uploads (create and replace, single-request and resumable), serves a pinned read's
 // superseded generation as absent (the read asks for the generation, which fake-gcs-server
 // honours, beside the precondition, which it ignores), and ignores the precondition of a
-// delete (a stale generation deletes) and of a copy (a conditional copy overwrites).
+// delete (a stale generation deletes) and of a rewrite (which is why the store streams a
+// conditional copy).
 func TestFakeGCSConformance(t *testing.T) {
 	srv := testenv.FakeGCS(t)
 	cfg := emulatorConfig(srv)
@@ -49,13 +50,12 @@ func TestFakeGCSConformance(t *testing.T) {
 		// OpenUploads stays nil: a resumable upload that is never completed leaves no object
 		// and nothing to list (TestFakeGCSResumable* check the key instead).
 		Want: map[string]string{
-			probe.CapConditionalCreate:   probe.Yes, // 412 on ifGenerationMatch=0
-			probe.CapConditionalReplace:  probe.Yes, // 412 on a stale ifGenerationMatch
-			probe.CapConditionalDelete:   probe.No,  // fake-gcs-server deletes anyway
-			probe.CapPinnedRead:          probe.Yes, // a superseded generation is not found
-			probe.CapUserMetadata:        probe.Yes,
-			probe.CapListAfterWrite:      probe.Yes,
-			storetest.CapConditionalCopy: probe.No, // fake-gcs-server overwrites
+			probe.CapConditionalCreate:  probe.Yes, // 412 on ifGenerationMatch=0
+			probe.CapConditionalReplace: probe.Yes, // 412 on a stale ifGenerationMatch
+			probe.CapConditionalDelete:  probe.No,  // fake-gcs-server deletes anyway
+			probe.CapPinnedRead:         probe.Yes, // a superseded generation is not found
+			probe.CapUserMetadata:       probe.Yes,
+			probe.CapListAfterWrite:     probe.Yes,
 		},
 		Large:     true,
 		PartSize:  minChunk * 4,        // 1 MiB chunks

@@ -22,7 +22,6 @@ func TestConformance(t *testing.T) {
 			probe.CapConditionalCreate: probe.Yes, probe.CapConditionalReplace: probe.Yes,
 			probe.CapConditionalDelete: probe.Yes, probe.CapPinnedRead: probe.Yes,
 			probe.CapUserMetadata: probe.Yes, probe.CapListAfterWrite: probe.Yes,
-			storetest.CapConditionalCopy: probe.Yes,
 		},
 		// No multipart here: a body of a few MiB covers the large cases; the S3
 		// harnesses use the default size, which spans several parts.

@@ -57,17 +57,17 @@ func conformance(t *testing.T, name string, cfg testConfig, want map[string]stri
 }
 
 // TestMinIOConformance: MinIO enforces conditional create, replace and pinned reads, but
-// deletes on a DELETE with a stale If-Match and overwrites on a conditional copy.
+// deletes on a DELETE with a stale If-Match and overwrites on a conditional CopyObject (which
+// is why the store streams a conditional copy).
 func TestMinIOConformance(t *testing.T) {
 	srv := testenv.MinIO(t)
 	conformance(t, "s3-minio", minioConfig(t, srv), map[string]string{
-		probe.CapConditionalCreate:   probe.Yes,
-		probe.CapConditionalReplace:  probe.Yes,
-		probe.CapConditionalDelete:   probe.No, // MinIO deletes anyway
-		probe.CapPinnedRead:          probe.Yes,
-		probe.CapUserMetadata:        probe.Yes,
-		probe.CapListAfterWrite:      probe.Yes,
-		storetest.CapConditionalCopy: probe.No, // MinIO overwrites
+		probe.CapConditionalCreate:  probe.Yes,
+		probe.CapConditionalReplace: probe.Yes,
+		probe.CapConditionalDelete:  probe.No, // MinIO deletes anyway
+		probe.CapPinnedRead:         probe.Yes,
+		probe.CapUserMetadata:       probe.Yes,
+		probe.CapListAfterWrite:     probe.Yes,
 	})
 }
 
@@ -75,13 +75,12 @@ func TestMinIOConformance(t *testing.T) {
 func TestSeaweedFSConformance(t *testing.T) {
 	srv := testenv.SeaweedFS(t)
 	conformance(t, "s3-seaweedfs", minioConfig(t, srv), map[string]string{
-		probe.CapConditionalCreate:   probe.Yes,
-		probe.CapConditionalReplace:  probe.Yes,
-		probe.CapConditionalDelete:   probe.Yes,
-		probe.CapPinnedRead:          probe.Yes,
-		probe.CapUserMetadata:        probe.Yes,
-		probe.CapListAfterWrite:      probe.Yes,
-		storetest.CapConditionalCopy: probe.Yes,
+		probe.CapConditionalCreate:  probe.Yes,
+		probe.CapConditionalReplace: probe.Yes,
+		probe.CapConditionalDelete:  probe.Yes,
+		probe.CapPinnedRead:         probe.Yes,
+		probe.CapUserMetadata:       probe.Yes,
+		probe.CapListAfterWrite:     probe.Yes,
 	}, func(h *storetest.Harness) { h.EmptyPrefixesLinger = true }) // its filer keeps emptied directories
 }
 
@@ -92,13 +91,12 @@ func TestNoConditionsConformance(t *testing.T) {
 	proxy, srv := testenv.FaultProxy(t, testenv.MinIO(t))
 	proxy.StripConditions(true)
 	conformance(t, "s3-minio-no-conditions", minioConfig(t, srv), map[string]string{
-		probe.CapConditionalCreate:   probe.No,
-		probe.CapConditionalReplace:  probe.No,
-		probe.CapConditionalDelete:   probe.No,
-		probe.CapPinnedRead:          probe.No,
-		probe.CapUserMetadata:        probe.Yes,
-		probe.CapListAfterWrite:      probe.Yes,
-		storetest.CapConditionalCopy: probe.No,
+		probe.CapConditionalCreate:  probe.No,
+		probe.CapConditionalReplace: probe.No,
+		probe.CapConditionalDelete:  probe.No,
+		probe.CapPinnedRead:         probe.No,
+		probe.CapUserMetadata:       probe.Yes,
+		probe.CapListAfterWrite:     probe.Yes,
 	})
 }
 

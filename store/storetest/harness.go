@@ -8,11 +8,6 @@ import (
 	"github.com/wharfdata/wharf/store/probe"
 )
 
-// CapConditionalCopy is a capability the probe does not check: a Copy with IfNoneMatch onto an
-// existing key fails (Yes) or overwrites it (No, as MinIO does). Declare it in Harness.Want to
-// have the suite assert it; undeclared, the suite skips that case.
-const CapConditionalCopy = "conditional_copy"
-
 // Harness tells Run how to reach one backend.
 type Harness struct {
 	// Name labels failures ("mem", "file", "s3-minio").
@@ -35,7 +30,7 @@ type Harness struct {
 	// Probe runs the probe on a fresh store from Open. Nil means probe.Run(ctx, s, nil).
 	Probe func(ctx context.Context, s *store.Store) (*probe.Result, error)
 
-	// Want declares, by capability name (probe.CapConditionalCreate… and CapConditionalCopy),
+	// Want declares, by capability name (probe.CapConditionalCreate…),
 	// the verdict (probe.Yes or probe.No) the backend is known to give. The suite asserts that
 	// the probe agrees and that its own direct test observes the same.
 	Want map[string]string

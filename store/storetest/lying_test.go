@@ -96,7 +96,6 @@ func memHarness(lax bool) Harness {
 		probe.CapConditionalCreate: probe.Yes, probe.CapConditionalReplace: probe.Yes,
 		probe.CapConditionalDelete: probe.Yes, probe.CapPinnedRead: probe.Yes,
 		probe.CapUserMetadata: probe.Yes, probe.CapListAfterWrite: probe.Yes,
-		CapConditionalCopy: probe.Yes,
 	}
 	if lax {
 		want[probe.CapConditionalDelete], want[probe.CapPinnedRead] = probe.No, probe.No

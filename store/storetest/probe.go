@@ -61,8 +61,7 @@ func (su *suite) probe(t *testing.T) {
 }
 
 // verdict returns the verdict for capability c that the cases must observe: the probe's, or,
-// when the probe gave none (it failed, or c is CapConditionalCopy, which it does not check),
-// the harness's. It skips t when neither says.
+// when the probe gave none, the harness's.
 func (su *suite) verdict(t *testing.T, c string) string {
 	t.Helper()
 	if v, ok := su.caps[c]; ok {
@@ -70,9 +69,6 @@ func (su *suite) verdict(t *testing.T, c string) string {
 	}
 	if v, ok := su.h.Want[c]; ok {
 		return v
-	}
-	if c == CapConditionalCopy {
-		t.Skipf("%s: the harness declares no %s verdict", su.h.Name, c)
 	}
 	t.Fatalf("%s: neither the probe nor the harness gives a verdict for %s", su.h.Name, c)
 	return ""

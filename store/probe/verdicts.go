@@ -1,0 +1,136 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wharfdata/wharf/internal/atomicfile"
+	"github.com/wharfdata/wharf/store"
+)
+
+// DefaultMaxAge is how long a remembered verdict is trusted before the store is probed again.
+const DefaultMaxAge = 24 * time.Hour
+
+// Verdicts remembers what the probe found, per store: its scheme, bucket (or container,
+// or directory) and endpoint, so that a proxy in front of a server that enforces conditions
+// is a store of its own. They are kept in one small JSON file, rewritten whole; two
+// processes recording at once lose one entry, never the file. A Verdicts is for one process.
+type Verdicts struct {
+	Path   string           // the file; its directory is made when needed
+	MaxAge time.Duration    // 0 means DefaultMaxAge
+	Now    func() time.Time // nil means time.Now
+}
+
+// Verdict is what Verdicts remembers of one probe.
+type Verdict struct {
+	Store             string    `json:"store"` // StoreKey of the store probed
+	Coordination      string    `json:"coordination"`
+	ConditionalCreate string    `json:"conditional_create"` // Yes, No or Inconclusive
+	Reason            string    `json:"reason"`
+	ProbedAt          time.Time `json:"probed_at"`
+}
+
+// StoreKey names a store as Verdicts files it: the root of its location, at its endpoint.
+func StoreKey(d store.Description) string {
+	root := d.Location
+	if loc, err := store.ParseURL(d.Location); err == nil {
+		root = loc.Root().String()
+	}
+	if d.Endpoint == "" {
+		return root
+	}
+	return root + " at " + d.Endpoint
+}
+
+func (v *Verdicts) now() time.Time {
+	if v.Now != nil {
+		return v.Now()
+	}
+	return time.Now()
+}
+
+// Lookup returns the verdict remembered for d, if one is fresh.
+func (v *Verdicts) Lookup(d store.Description) (Verdict, bool) {
+	all, _ := v.load()
+	e, ok := all[StoreKey(d)]
+	maxAge := v.MaxAge
+	if maxAge == 0 {
+		maxAge = DefaultMaxAge
+	}
+	if !ok || v.now().Sub(e.ProbedAt) > maxAge || e.ProbedAt.After(v.now().Add(time.Minute)) {
+		return Verdict{}, false
+	}
+	return e, true
+}
+
+// Record remembers r.
+func (v *Verdicts) Record(r *Result) error {
+	all, err := v.load()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		all = map[string]Verdict{} // an unreadable cache is replaced, not trusted
+	}
+	if all == nil {
+		all = map[string]Verdict{}
+	}
+	key := StoreKey(r.Store)
+	all[key] = Verdict{Store: key, Coordination: r.Coordination, Reason: r.Reason,
+		ConditionalCreate: r.Capabilities[CapConditionalCreate].Verdict, ProbedAt: v.now().UTC()}
+	body, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(v.Path), 0o700); err != nil {
+		return fmt.Errorf("remembering the probe verdict: %w", err)
+	}
+	if _, err := atomicfile.Write(context.Background(), v.Path, bytes.NewReader(append(body, '\n')), false); err != nil {
+		return fmt.Errorf("remembering the probe verdict in %s: %w", v.Path, err)
+	}
+	return nil
+}
+
+func (v *Verdicts) load() (map[string]Verdict, error) {
+	b, err := os.ReadFile(v.Path)
+	if err != nil {
+		return nil, err
+	}
+	all := map[string]Verdict{}
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, fmt.Errorf("%s: %w", v.Path, err)
+	}
+	return all, nil
+}
+
+// RequireCreate returns nil when s is proven to refuse a second create-if-absent: by a fresh
+// remembered verdict, else by probing at (a store under s's bucket the caller may write, such
+// as the destination's directory) and remembering what it found (a file that cannot be
+// written only means the next run probes again). Otherwise it returns an
+// ErrCoordinationUnproven error that says what the probe saw and when. probed reports whether
+// it ran the probe.
+func (v *Verdicts) RequireCreate(ctx context.Context, s, at *store.Store) (probed bool, err error) {
+	d := s.Describe()
+	e, ok := v.Lookup(d)
+	if !ok {
+		r, err := Run(ctx, at, nil)
+		if err != nil {
+			return true, err
+		}
+		r.Store = d // filed under the bucket, whatever prefix it ran in
+		_ = v.Record(r)
+		e = Verdict{Coordination: r.Coordination, Reason: r.Reason,
+			ConditionalCreate: r.Capabilities[CapConditionalCreate].Verdict, ProbedAt: v.now().UTC()}
+		probed = true
+	}
+	if e.ConditionalCreate == Yes {
+		return probed, nil
+	}
+	return probed, &store.Error{Op: "if-absent", Key: StoreKey(d), Kind: ErrCoordinationUnproven,
+		Err: fmt.Errorf("the probe of %s found conditional_create %q (%s): a create-if-absent there may replace an existing object",
+			e.ProbedAt.Format(time.RFC3339), e.ConditionalCreate, e.Reason)}
+}

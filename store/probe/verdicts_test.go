@@ -1,0 +1,62 @@
+package probe_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+	_ "github.com/wharfdata/wharf/store/mem"
+	"github.com/wharfdata/wharf/store/probe"
+	_ "github.com/wharfdata/wharf/store/s3"
+)
+
+func TestVerdictsRememberPerStoreAndExpire(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	v := &probe.Verdicts{Path: filepath.Join(t.TempDir(), "wharf", "probes.json"), Now: func() time.Time { return now }}
+	proxied := store.Description{Scheme: "s3", Location: "s3://b/some/prefix/", Endpoint: "http://127.0.0.1:1"}
+	direct := store.Description{Scheme: "s3", Location: "s3://b/", Endpoint: "http://127.0.0.1:2"}
+	res := &probe.Result{Store: proxied, Coordination: probe.SingleWriter, Reason: "create ignored",
+		Capabilities: map[string]probe.CapabilityResult{probe.CapConditionalCreate: {Verdict: probe.No}}}
+	if err := v.Record(res); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := v.Lookup(store.Description{Scheme: "s3", Location: "s3://b/other/", Endpoint: "http://127.0.0.1:1"})
+	if !ok || got.ConditionalCreate != probe.No || got.Store != "s3://b at http://127.0.0.1:1" {
+		t.Errorf("the bucket at the same endpoint, another prefix: %+v %v", got, ok)
+	}
+	if _, ok := v.Lookup(direct); ok {
+		t.Error("a verdict for one endpoint answered for another")
+	}
+	now = now.Add(probe.DefaultMaxAge + time.Minute)
+	if _, ok := v.Lookup(proxied); ok {
+		t.Error("a stale verdict was trusted")
+	}
+}
+
+// RequireCreate trusts a remembered "no" without probing, and probes (and remembers) a store
+// it has no verdict for.
+func TestRequireCreate(t *testing.T) {
+	ctx := t.Context()
+	v := &probe.Verdicts{Path: filepath.Join(t.TempDir(), "probes.json")}
+	s, err := store.Open(ctx, "mem://verdicts-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probed, err := v.RequireCreate(ctx, s, s.Sub("dst"))
+	if err != nil || !probed {
+		t.Fatalf("a mem store, first time: probed=%v err=%v", probed, err)
+	}
+	if probed, err := v.RequireCreate(ctx, s, s); err != nil || probed {
+		t.Fatalf("a mem store, remembered: probed=%v err=%v", probed, err)
+	}
+	if err := v.Record(&probe.Result{Store: s.Describe(), Coordination: probe.SingleWriter,
+		Capabilities: map[string]probe.CapabilityResult{probe.CapConditionalCreate: {Verdict: probe.Inconclusive}}}); err != nil {
+		t.Fatal(err)
+	}
+	probed, err = v.RequireCreate(ctx, s, s)
+	if probed || !errors.Is(err, probe.ErrCoordinationUnproven) {
+		t.Fatalf("a remembered inconclusive verdict: probed=%v err=%v, want ErrCoordinationUnproven without a probe", probed, err)
+	}
+}
