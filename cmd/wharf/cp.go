@@ -102,7 +102,7 @@ type cpResult struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
 	Size        int64  `json:"size"`
-	ETag        string `json:"etag,omitempty"`
+	ETag        string `json:"etag"` // "" for a local file or standard output
 }
 
 func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {

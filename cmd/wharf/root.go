@@ -48,8 +48,25 @@ func run(ctx context.Context, args []string, s streams, getenv func(string) stri
 	err := root.ExecuteContext(ctx)
 	if err != nil && !a.started {
 		err = usageErr(err)
+		if jsonAsked(args) {
+			a.format = "json" // cobra refused before parsing flags (an unknown command)
+		}
 	}
 	return a.exit(ctx, err)
+}
+
+// jsonAsked reports whether args ask for --format json, read by hand for the failures cobra
+// reports before it parses any flag.
+func jsonAsked(args []string) bool {
+	for i, arg := range args {
+		switch {
+		case arg == "--":
+			return false
+		case arg == "--format=json", arg == "--format" && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -93,7 +110,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr(fmt.Errorf("%s%w (see '%s --help')", subcommand(c), err, c.CommandPath()))
 	})
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.CompletionOptions.HiddenDefaultCmd = false
 	f := root.PersistentFlags()
 	f.StringVar(&a.format, "format", "pretty", "output format: pretty or json")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "print only what was asked for (no progress or confirmations)")
@@ -102,8 +119,11 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	f.StringVar(&a.region, "region", "", "store region (default: AWS_REGION, AWS_DEFAULT_REGION)")
 	f.BoolVar(&a.anonymous, "anonymous", false, "send no credentials (public buckets, emulators)")
 	f.StringVarP(&a.configPath, "config", "c", "", "the config file: its stores and endpoint_allowlist serve every command (export, validate and runs read wharf.yaml without it)")
-	root.AddCommand(a.versionCommand(), a.lsCommand(), a.catCommand(), a.statCommand(),
-		a.mbCommand(), a.cpCommand(), a.rmCommand(), a.probeCommand())
+	objectTools := []*cobra.Command{a.lsCommand(), a.catCommand(), a.statCommand(),
+		a.mbCommand(), a.cpCommand(), a.rmCommand(), a.probeCommand()}
+	a.completeURLs(objectTools...)
+	root.AddCommand(a.versionCommand())
+	root.AddCommand(objectTools...)
 	root.AddCommand(a.exportCommand(), a.validateCommand(), a.runsCommand())
 	root.AddCommand(a.spoolCommand())
 	root.AddCommand(a.shipCommand())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,6 +143,14 @@ func TestRunJSONError(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.err), &e); err != nil || e.Code != "WHARF_NOT_FOUND" || !strings.Contains(e.Error, `"k"`) {
 		t.Errorf("stderr %q: %+v %v", r.err, e, err)
 	}
+	// Also for what cobra refuses before it parses a flag.
+	for _, argv := range [][]string{{"--format", "json", "frobnicate"}, {"--format=json", "frobnicate", "x"}, {"--format", "json", "ls", "--nope"}} {
+		r := wharfRun(t, "", argv...).must(t, 2)
+		var e struct{ Error, Code string }
+		if err := json.Unmarshal([]byte(r.err), &e); err != nil || e.Code != "WHARF_USAGE" {
+			t.Errorf("wharf %v: stderr %q is not a JSON usage error: %v", argv, r.err, err)
+		}
+	}
 }
 
 func TestRunVersion(t *testing.T) {
@@ -173,5 +182,27 @@ func TestRunMakeBucketAndProbeOnMem(t *testing.T) {
 	}
 	if r := wharfRun(t, "", "ls", "-r", m).must(t, 0); r.out != "" {
 		t.Errorf("probe left objects behind:\n%s", r.out)
+	}
+}
+
+// Store URLs complete one level at a time from a listing; local paths are left to the shell.
+func TestCompletion(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"logs/a.txt": "a", "logs/2024/b.txt": "b", "top.csv": "t"})
+	base := "file://" + filepath.ToSlash(dir) + "/"
+	r := wharfRun(t, "", "__complete", "ls", base+"logs/a").must(t, 0)
+	for _, want := range []string{base + "logs/2024/\n", base + "logs/a.txt\n", ":6\n"} { // NoSpace|NoFileComp
+		if !strings.Contains(r.out, want) {
+			t.Errorf("completing %slogs/a: %q lacks %q", base, r.out, want)
+		}
+	}
+	if strings.Contains(r.out, "top.csv") {
+		t.Errorf("completion listed outside the typed directory: %q", r.out)
+	}
+	if r := wharfRun(t, "", "__complete", "cp", "./loc").must(t, 0); !strings.HasSuffix(r.out, ":0\n") {
+		t.Errorf("a local path is not left to the shell: %q", r.out)
+	}
+	if r := wharfRun(t, "", "completion", "bash").must(t, 0); !strings.Contains(r.out, "__start_wharf") {
+		t.Errorf("wharf completion bash printed no script")
 	}
 }

@@ -64,7 +64,7 @@ type Result struct {
 	Reason           string                      `json:"reason"`       // why that mode
 	Capabilities     map[string]CapabilityResult `json:"capabilities"`
 	ClockSkewSeconds float64                     `json:"clock_skew_seconds"` // store clock − local clock
-	ClockSkewWarning string                      `json:"clock_skew_warning,omitempty"`
+	ClockSkewWarning string                      `json:"clock_skew_warning"` // "" when the skew is small
 	Sentinel         string                      `json:"sentinel,omitempty"` // the key used, deleted after
 	Duration         time.Duration               `json:"-"`
 }
