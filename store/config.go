@@ -275,3 +275,30 @@ func OpenLocation(ctx context.Context, loc Location, c *Config) (*Store, error) 
 	}
 	return New(bucket, common.RetryPolicy()).Sub(loc.Key), nil
 }
+
+// ListBuckets lists the buckets at loc, a location that names none (s3://, gs://,
+// az://account/; a named store's scheme too), with c's options and credentials, sorted by
+// name. A backend that has no such listing is ErrUnsupported.
+func ListBuckets(ctx context.Context, loc Location, c *Config) ([]BucketInfo, error) {
+	loc = Location{Scheme: loc.Scheme, Account: loc.Account}
+	b, opts, common, err := c.options(loc)
+	if err != nil {
+		return nil, err
+	}
+	bucket, err := b.Open(ctx, loc, opts, common)
+	if err != nil {
+		return nil, err
+	}
+	defer bucket.Close()
+	lister, ok := driver.Find[driver.BucketLister](bucket)
+	if !ok {
+		return nil, &Error{Op: "list-buckets", Key: loc.String(), Kind: ErrUnsupported, Err: errors.New("this store has no bucket listing")}
+	}
+	var out []BucketInfo
+	err = common.RetryPolicy().Do(ctx, driver.Request{Op: "list-buckets", Key: loc.String(), Replayable: true}, func(ctx context.Context) error {
+		out, err = lister.ListBuckets(ctx)
+		return err
+	})
+	slices.SortFunc(out, func(a, b BucketInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, err
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func (a *app) lsCommand() *cobra.Command {
@@ -29,10 +30,15 @@ JSON output (--format json) is NDJSON, one JSON object per line, so a long listi
 streams: an object is {"key":…,"size":…,"etag":…,"last_modified":…}, a common prefix
 is {"prefix":"name/"}.
 
+A URL that names no bucket (s3://, gs://, az://account/) lists the buckets the credentials
+can see, with their creation time where the store keeps one; --format json prints
+{"name":…,"created":…} per bucket.
+
 A URL whose bucket does not exist fails with WHARF_BUCKET_MISSING: it is never shown as
 empty. A prefix with nothing under it prints nothing and exits 0.`,
 		Example: `  wharf ls ./examples/data
   wharf ls -r ./examples/data
+  wharf ls s3://
   wharf ls s3://my-bucket/logs/2024/
   wharf ls -r --format json s3://my-bucket/logs/ | jq -r .key`,
 		Args: args(1, 1, "one URL"),
@@ -45,6 +51,9 @@ empty. A prefix with nothing under it prints nothing and exits 0.`,
 }
 
 func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
+	if at, ok := a.bucketsAt(raw); ok {
+		return a.lsBuckets(ctx, raw, at)
+	}
 	t, err := a.splitList(raw)
 	if err != nil {
 		return err
@@ -102,4 +111,46 @@ func (a *app) writePage(w io.Writer, page store.Page, base string) error {
 		}
 	}
 	return nil
+}
+
+// bucketsAt reports whether raw names a place above the buckets: scheme:// alone (s3://,
+// gs://, or a named store's), or scheme://account/ for a store whose URLs begin with an
+// account (az://, r2://).
+func (a *app) bucketsAt(raw string) (store.Location, bool) {
+	scheme, rest, ok := driver.SplitScheme(raw)
+	if !ok {
+		return store.Location{}, false
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" {
+		return store.Location{Scheme: scheme}, true
+	}
+	if strings.Contains(rest, "/") {
+		return store.Location{}, false
+	}
+	below, err := a.parseURL(scheme + "://" + rest + "/bucket/")
+	if err != nil || below.Account != rest {
+		return store.Location{}, false // rest is a bucket
+	}
+	return store.Location{Scheme: scheme, Account: rest}, true
+}
+
+// lsBuckets lists the buckets at at.
+func (a *app) lsBuckets(ctx context.Context, raw string, at store.Location) error {
+	buckets, err := store.ListBuckets(ctx, at, a.storeConfig(nil))
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	w := bufio.NewWriter(a.out)
+	for _, b := range buckets {
+		if a.format == "json" {
+			err = writeJSON(w, b)
+		} else {
+			_, err = fmt.Fprintf(w, "%19s %s\n", formatTime(b.Created), b.Name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/wharfdata/wharf/internal/secret"
 	"github.com/wharfdata/wharf/store/driver"
@@ -222,25 +222,25 @@ func serviceURL(loc driver.Location, o *Options, common *driver.Common, c creds)
 	return "https://" + loc.Account + ".blob.core.windows.net", nil
 }
 
-// newContainerClient builds the SDK client for the container: the SDK's retries off (the
-// store's RetryPolicy is the only one), the HTTP client of driver.NewHTTPClient, and the
-// credentials c.
-func newContainerClient(containerURL, account string, c creds, p *driver.RetryPolicy) (*container.Client, error) {
-	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{
+// newServiceClient builds the SDK client for the account's blob service: the SDK's retries
+// off (the store's RetryPolicy is the only one), the HTTP client of driver.NewHTTPClient, and
+// the credentials c. Its NewContainerClient carries the same credentials and options.
+func newServiceClient(serviceURL, account string, c creds, p *driver.RetryPolicy) (*service.Client, error) {
+	opts := &service.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Transport: driver.NewHTTPClient(p),
 		Retry:     policy.RetryOptions{MaxRetries: -1},
 	}}
 	switch c.mode {
 	case modeSharedKey:
-		cred, err := container.NewSharedKeyCredential(account, c.key.Reveal())
+		cred, err := service.NewSharedKeyCredential(account, c.key.Reveal())
 		if err != nil {
 			return nil, errors.New("the account key is not valid base64")
 		}
-		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
+		return service.NewClientWithSharedKeyCredential(serviceURL+"/", cred, opts)
 	case modeSAS:
-		return container.NewClientWithNoCredential(containerURL+"?"+c.sas.Reveal(), opts)
+		return service.NewClientWithNoCredential(serviceURL+"/?"+c.sas.Reveal(), opts)
 	}
-	return container.NewClientWithNoCredential(containerURL, opts)
+	return service.NewClientWithNoCredential(serviceURL+"/", opts)
 }
 
 // validContainer reports whether s is a valid container name: 3 to 63 lowercase letters, digits

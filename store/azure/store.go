@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/wharfdata/wharf/internal/secret"
 	"github.com/wharfdata/wharf/store/driver"
@@ -19,6 +20,7 @@ import (
 // request per SDK call: retries are the store's RetryPolicy, applied by driver.Open's wrapper
 // and, inside a staged upload, by Container itself to each block.
 type Container struct {
+	service     *service.Client
 	client      *container.Client
 	account     string
 	container   string
@@ -40,7 +42,7 @@ func New(_ context.Context, loc driver.Location, o *Options, c *driver.Common) (
 		return nil, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("account %q: a storage account name is 3 to 24 lowercase letters and digits", loc.Account)}
 	}
-	if !validContainer(loc.Bucket) {
+	if loc.Bucket != "" && !validContainer(loc.Bucket) { // none: for ListBuckets only
 		return nil, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("container %q: a container name is 3 to 63 lowercase letters, digits and single dashes, starting and ending with a letter or digit", loc.Bucket)}
 	}
@@ -52,13 +54,14 @@ func New(_ context.Context, loc driver.Location, o *Options, c *driver.Common) (
 	if err != nil {
 		return nil, err
 	}
-	client, err := newContainerClient(svc+"/"+loc.Bucket, loc.Account, cr, c.RetryPolicy())
+	sc, err := newServiceClient(svc, loc.Account, cr, c.RetryPolicy())
 	if err != nil {
 		return nil, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("%s: %w", cr.source, err)}
 	}
 	return &Container{
-		client:      client,
+		service:     sc,
+		client:      sc.NewContainerClient(loc.Bucket),
 		account:     loc.Account,
 		container:   loc.Bucket,
 		loc:         loc,

@@ -85,6 +85,19 @@ type BucketMaker interface {
 	MakeBucket(ctx context.Context) error
 }
 
+// BucketLister lists the buckets (containers) its credentials can see where it was opened
+// without one: at an S3 endpoint, in a GCS project, in an Azure account. It is the only
+// method a bucket opened that way may be asked.
+type BucketLister interface {
+	ListBuckets(ctx context.Context) ([]BucketInfo, error)
+}
+
+// BucketInfo is one bucket of a listing.
+type BucketInfo struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created,omitzero"`
+}
+
 // Wrapper is implemented by decorators: Unwrap returns the bucket they wrap.
 type Wrapper interface {
 	Unwrap() Bucket
