@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"os"
 	"path/filepath"
@@ -89,26 +88,11 @@ func (a *app) writeDest(ctx context.Context, e endpoint, src *source, ifAbsent b
 			return store.ObjectInfo{}, fmt.Errorf("%s: %w", e.raw, err)
 		}
 	}
-	opts := &store.PutOptions{
-		IfNoneMatch: ifAbsent,
-		Size:        src.info.Size,
-		ContentType: src.info.ContentType,
-		Metadata:    carriedMetadata(src.info.Metadata),
-	}
+	opts := &store.PutOptions{IfNoneMatch: ifAbsent, Size: src.info.Size}
+	store.Carry(opts, src.info) // content type, standard headers, metadata but the put-id
 	info, err := s.Put(ctx, e.t.key, src, opts)
 	if err != nil {
 		return info, fmt.Errorf("%s: %w", e.raw, err)
 	}
 	return info, nil
-}
-
-// carriedMetadata is the user metadata a copy carries over: all of it except the put-id,
-// which belongs to the write that made the source.
-func carriedMetadata(md map[string]string) map[string]string {
-	if len(md) == 0 {
-		return nil
-	}
-	out := maps.Clone(md)
-	delete(out, store.MetaPutID)
-	return out
 }
