@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"mime"
 	"os"
-	"path/filepath"
 
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
@@ -26,7 +24,8 @@ func (a *app) openSource(ctx context.Context, e endpoint) (*source, error) {
 	switch e.kind {
 	case endStdio:
 		nop := func() error { return nil }
-		return &source{Reader: cancelable(ctx, a.in), info: store.ObjectInfo{Size: -1}, close: nop}, nil
+		info := store.ObjectInfo{Size: -1, ContentType: transfer.DefaultContentType}
+		return &source{Reader: cancelable(ctx, a.in), info: info, close: nop}, nil
 	case endLocal:
 		return openLocal(e.path)
 	}
@@ -63,7 +62,7 @@ func openLocal(path string) (*source, error) {
 		f.Close()
 		return nil, usageErr(fmt.Errorf("cp: %s is a directory: cp copies one file", path))
 	}
-	info := store.ObjectInfo{Size: fi.Size(), ContentType: mime.TypeByExtension(filepath.Ext(path))}
+	info := store.ObjectInfo{Size: fi.Size(), ContentType: transfer.ContentTypeOf(path)}
 	return &source{Reader: f, info: info, close: f.Close}, nil
 }
 
