@@ -460,4 +460,22 @@ func TestCopyReplacingPinsTheSource(t *testing.T) {
 			t.Errorf("replacing copy: %s = %q, want %q", name, got, want)
 		}
 	}
+
+	// The source replaced between the head and the copy: the pin fails, naming the source.
+	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
+		switch kind {
+		case "head":
+			w.Header().Set("ETag", `"v1"`)
+		case "copy":
+			s3Error(w, http.StatusPreconditionFailed, "PreconditionFailed")
+		default:
+			return false
+		}
+		return true
+	}
+	_, err := b.Copy(ctx, "src", "stale", &store.PutOptions{ContentType: "text/plain"})
+	var se *store.Error
+	if !errors.Is(err, store.ErrPreconditionFailed) || !errors.As(err, &se) || se.Key != "src" {
+		t.Errorf("a replacing copy of a source replaced meanwhile: %v; want a failed precondition naming src", err)
+	}
 }
