@@ -133,7 +133,7 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *PutOp
 	if err := driver.ValidateKey("put", key); err != nil {
 		return ObjectInfo{}, err
 	}
-	opts, err = checkPut(key, opts)
+	opts, err = checkPut(key, opts, true)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -168,8 +168,8 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *PutOp
 	return info, err
 }
 
-// checkPut validates the options of a put and gives a conditional put its put-id.
-func checkPut(key string, opts *PutOptions) (*PutOptions, error) {
+// checkPut validates the options of a put and, with putID, gives a conditional put its put-id.
+func checkPut(key string, opts *PutOptions, putID bool) (*PutOptions, error) {
 	if opts == nil {
 		return &PutOptions{}, nil
 	}
@@ -182,7 +182,7 @@ func checkPut(key string, opts *PutOptions) (*PutOptions, error) {
 	if err := driver.ValidateMetadata("put", key, opts.Metadata); err != nil {
 		return nil, err
 	}
-	if opts.Conditional() && opts.Metadata[MetaPutID] == "" {
+	if putID && opts.Conditional() && opts.Metadata[MetaPutID] == "" {
 		o := *opts
 		o.Metadata = maps.Clone(opts.Metadata)
 		if o.Metadata == nil {
@@ -277,7 +277,9 @@ func (s *Store) ListAll(ctx context.Context, prefix string) ([]ObjectInfo, error
 
 // Copy copies src to dst in this store: server-side where the backend can, else (and always
 // when opts carries a condition) streamed through Get and Put, never staged on disk. The copy
-// keeps the source's content type, standard headers and metadata unless opts gives its own.
+// keeps the source's content type, standard headers and metadata, each unless opts gives its
+// own (see Carry). A streamed copy's put gets a fresh put-id like any conditional put; a
+// server-side copy adds one only to metadata opts gives.
 func (s *Store) Copy(ctx context.Context, src, dst string, opts *PutOptions) (info ObjectInfo, err error) {
 	if err := driver.ValidateKey("copy", src); err != nil {
 		return ObjectInfo{}, err
@@ -291,7 +293,7 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *PutOptions) (in
 		// every store the probe proves cas enforces.
 		return CopyStream(ctx, s, src, s, dst, opts)
 	}
-	opts, err = checkPut(dst, opts)
+	opts, err = checkPut(dst, opts, opts != nil && opts.Metadata != nil)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -322,19 +324,10 @@ func CopyStream(ctx context.Context, from *Store, src string, to *Store, dst str
 	return to.Put(ctx, dst, obj, &o)
 }
 
-// Carry fills what o leaves unset from the source object: content type, standard headers and
-// metadata, as a copy keeps them.
-func Carry(o *PutOptions, src ObjectInfo) {
-	if o.Metadata == nil {
-		o.Metadata = src.Metadata
-	}
-	if o.ContentType == "" {
-		o.ContentType = src.ContentType
-	}
-	if o.Headers.IsZero() {
-		o.Headers = src.Headers
-	}
-}
+// Carry fills what o leaves unset from the source object, as a copy keeps it, field by field:
+// the content type, the standard headers (any set in o replace all of the source's) and the
+// user metadata (without the source's wharf-put-id). See driver.Carry.
+func Carry(o *PutOptions, src ObjectInfo) { driver.Carry(o, src) }
 
 // deleteConcurrency bounds the single deletes DeleteMany has in flight on a backend without
 // batch deletes.

@@ -29,6 +29,9 @@
 //     inodes to the disk as a few merged writes instead of two small writes per file. Run
 //     returns only once every commit has finished; once the run fails or is cancelled, files
 //     still queued are removed, not renamed.
+//   - What the object carries: a copy into a store keeps the source's content type, standard
+//     headers and user metadata (store.Carry; never its wharf-put-id). A local file has a
+//     content type from its extension, else application/octet-stream (ContentTypeOf).
 //   - With Options.IfAbsent every put is a conditional create: an existing destination is never
 //     replaced. Such refusals do not stop the other copies; Run returns
 //     store.ErrPreconditionFailed naming the first one and how many there were.

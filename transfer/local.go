@@ -71,8 +71,24 @@ func (l *Local) Path(key string) (string, error) {
 	return filepath.Join(l.root, p), nil
 }
 
+// DefaultContentType is the content type of local bytes whose name says none: standard input,
+// or a file whose extension the mime package does not know. It is the registered type of
+// arbitrary bytes (RFC 2046); left unnamed, servers pick their own (MinIO records
+// application/octet-stream for a single PutObject and binary/octet-stream for a multipart
+// upload).
+const DefaultContentType = "application/octet-stream"
+
+// ContentTypeOf is the content type of the local file name: from its extension
+// (mime.TypeByExtension), else DefaultContentType.
+func ContentTypeOf(name string) string {
+	if t := mime.TypeByExtension(filepath.Ext(name)); t != "" {
+		return t
+	}
+	return DefaultContentType
+}
+
 // Get opens the file at key. Its Info has the size (-1 for a named pipe or a device, read to
-// its end) and a content type guessed from the extension.
+// its end) and its content type (ContentTypeOf).
 func (l *Local) Get(ctx context.Context, key string, opts *store.GetOptions) (*store.Object, error) {
 	path, err := l.Path(key)
 	if err != nil {
@@ -91,8 +107,7 @@ func (l *Local) Get(ctx context.Context, key string, opts *store.GetOptions) (*s
 		f.Close()
 		return nil, &store.Error{Op: "open", Key: path, Kind: store.ErrNotExist, Err: errors.New("is a directory")}
 	}
-	info := store.ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime(),
-		ContentType: mime.TypeByExtension(filepath.Ext(path))}
+	info := store.ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime(), ContentType: ContentTypeOf(path)}
 	var rc io.ReadCloser = f
 	if !fi.Mode().IsRegular() {
 		info.Size = -1 // a pipe or a device: read to its end

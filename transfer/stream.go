@@ -72,8 +72,7 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 	}
 	body := newCounter(obj.ReadCloser, r.o.Progress)
 	opts := r.putOptions(size)
-	opts.ContentType = obj.Info.ContentType
-	opts.Metadata = carried(obj.Info.Metadata)
+	store.Carry(opts, obj.Info) // content type, standard headers, metadata but the put-id
 	info, err := r.dst.Put(ctx, t.Dst, body.reader(), opts)
 	if errors.Is(err, store.ErrOutcomeUnknown) {
 		info, err = r.resolve(ctx, t.Dst, err)
@@ -157,21 +156,6 @@ func (r *runner) acquire(ctx context.Context) error {
 }
 
 func (r *runner) release() { <-r.large }
-
-// carried is the user metadata a copy carries over: all of it but the put-id, which belongs to
-// the write that made the source.
-func carried(md map[string]string) map[string]string {
-	if len(md) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(md))
-	for k, v := range md {
-		if k != store.MetaPutID {
-			out[k] = v
-		}
-	}
-	return out
-}
 
 // counter counts the bytes read through it and reports them as progress.
 type counter struct {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"mime"
 	"os"
-	"path/filepath"
 
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
@@ -27,7 +24,8 @@ func (a *app) openSource(ctx context.Context, e endpoint) (*source, error) {
 	switch e.kind {
 	case endStdio:
 		nop := func() error { return nil }
-		return &source{Reader: cancelable(ctx, a.in), info: store.ObjectInfo{Size: -1}, close: nop}, nil
+		info := store.ObjectInfo{Size: -1, ContentType: transfer.DefaultContentType}
+		return &source{Reader: cancelable(ctx, a.in), info: info, close: nop}, nil
 	case endLocal:
 		return openLocal(e.path)
 	}
@@ -64,7 +62,7 @@ func openLocal(path string) (*source, error) {
 		f.Close()
 		return nil, usageErr(fmt.Errorf("cp: %s is a directory: cp copies one file", path))
 	}
-	info := store.ObjectInfo{Size: fi.Size(), ContentType: mime.TypeByExtension(filepath.Ext(path))}
+	info := store.ObjectInfo{Size: fi.Size(), ContentType: transfer.ContentTypeOf(path)}
 	return &source{Reader: f, info: info, close: f.Close}, nil
 }
 
@@ -89,26 +87,11 @@ func (a *app) writeDest(ctx context.Context, e endpoint, src *source, ifAbsent b
 			return store.ObjectInfo{}, fmt.Errorf("%s: %w", e.raw, err)
 		}
 	}
-	opts := &store.PutOptions{
-		IfNoneMatch: ifAbsent,
-		Size:        src.info.Size,
-		ContentType: src.info.ContentType,
-		Metadata:    carriedMetadata(src.info.Metadata),
-	}
+	opts := &store.PutOptions{IfNoneMatch: ifAbsent, Size: src.info.Size}
+	store.Carry(opts, src.info) // content type, standard headers, metadata but the put-id
 	info, err := s.Put(ctx, e.t.key, src, opts)
 	if err != nil {
 		return info, fmt.Errorf("%s: %w", e.raw, err)
 	}
 	return info, nil
-}
-
-// carriedMetadata is the user metadata a copy carries over: all of it except the put-id,
-// which belongs to the write that made the source.
-func carriedMetadata(md map[string]string) map[string]string {
-	if len(md) == 0 {
-		return nil
-	}
-	out := maps.Clone(md)
-	delete(out, store.MetaPutID)
-	return out
 }

@@ -77,9 +77,28 @@ func writeStat(w io.Writer, url string, o store.ObjectInfo) error {
 	row("etag", orDash(o.ETag))
 	row("last-modified", modified)
 	row("content-type", orDash(o.ContentType))
+	writeHeaders(&b, o.Headers)
 	writeMetadata(&b, o.Metadata)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeHeaders writes the standard headers the object carries, one a line, in the form they
+// take on the wire.
+func writeHeaders(b *strings.Builder, h store.Headers) {
+	if h.IsZero() {
+		fmt.Fprintf(b, "%-14s %s\n", "headers:", "-")
+		return
+	}
+	fmt.Fprintf(b, "headers:\n")
+	for _, kv := range [][2]string{
+		{"Cache-Control", h.CacheControl}, {"Content-Disposition", h.ContentDisposition},
+		{"Content-Encoding", h.ContentEncoding}, {"Content-Language", h.ContentLanguage},
+	} {
+		if kv[1] != "" {
+			fmt.Fprintf(b, "  %s: %s\n", kv[0], kv[1])
+		}
+	}
 }
 
 func writeMetadata(b *strings.Builder, md map[string]string) {

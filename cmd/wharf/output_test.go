@@ -70,6 +70,15 @@ func TestWriteStat(t *testing.T) {
 			t.Errorf("stat output lacks %q:\n%s", want, b.String())
 		}
 	}
+	if !strings.Contains(b.String(), "headers:       -\n") {
+		t.Errorf("no headers not shown as '-':\n%s", b.String())
+	}
+	b.Reset()
+	info.Headers = store.Headers{ContentEncoding: "gzip", CacheControl: "no-store"}
+	_ = writeStat(&b, "s3://b/k", info)
+	if want := "headers:\n  Cache-Control: no-store\n  Content-Encoding: gzip\nmetadata:\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("stat output lacks %q:\n%s", want, b.String())
+	}
 	b.Reset()
 	_ = writeStat(&b, "x", store.ObjectInfo{Key: "k"})
 	if !strings.Contains(b.String(), "last-modified: -\n") || !strings.Contains(b.String(), "metadata:      -\n") {

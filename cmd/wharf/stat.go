@@ -10,13 +10,15 @@ import (
 func (a *app) statCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "stat URL",
-		Short: "Show an object's size, ETag, last-modified time, content type and metadata",
+		Short: "Show an object's size, ETag, last-modified time, content type, headers and metadata",
 		Long: `Show what the store records about one object, without reading its body: size,
-ETag (the generation on GCS), last-modified time, content type and user metadata (keys
-lowercase, such as wharf-sha256).
+ETag (the generation on GCS), last-modified time, content type, the standard headers it
+carries (cache-control, content-disposition, content-encoding, content-language) and user
+metadata (keys lowercase, such as wharf-sha256).
 
 JSON output (--format json) is one object: {"key","size","etag","last_modified",
-"content_type","metadata"}; fields the store does not record are left out.`,
+"content_type","headers","metadata"}, headers as {"cache_control","content_disposition",
+"content_encoding","content_language"}; fields the store does not record are left out.`,
 		Example: `  wharf stat ./examples/data/orders/2024-01-01.csv
   wharf stat s3://my-bucket/exports/orders/manifest.json
   wharf stat --format json s3://my-bucket/key | jq -r .etag`,

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -223,11 +224,12 @@ func serviceURL(loc driver.Location, o *Options, common *driver.Common, c creds)
 }
 
 // newServiceClient builds the SDK client for the account's blob service: the SDK's retries
-// off (the store's RetryPolicy is the only one), the HTTP client of driver.NewHTTPClient, and
-// the credentials c. Its NewContainerClient carries the same credentials and options.
+// off (the store's RetryPolicy is the only one), the HTTP client of driver.NewHTTPClient
+// asking for every answer as stored (asIs), and the credentials c. Its NewContainerClient
+// carries the same credentials and options.
 func newServiceClient(serviceURL, account string, c creds, p *driver.RetryPolicy) (*service.Client, error) {
 	opts := &service.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: driver.NewHTTPClient(p),
+		Transport: asIs{driver.NewHTTPClient(p)},
 		Retry:     policy.RetryOptions{MaxRetries: -1},
 	}}
 	switch c.mode {
@@ -259,4 +261,17 @@ const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
 // and digits.
 func validAccount(s string) bool {
 	return len(s) >= 3 && len(s) <= 24 && strings.Trim(s, lowerDigits) == ""
+}
+
+// asIs sends each request asking for no content coding (Accept-Encoding: identity). Azure
+// never compresses an answer itself, but Go's transport, left to ask for gzip on its own,
+// would decompress a blob stored with Content-Encoding: gzip and return other bytes than the
+// ones stored, without that header.
+type asIs struct{ hc *http.Client }
+
+func (a asIs) Do(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Accept-Encoding") == "" {
+		req.Header.Set("Accept-Encoding", "identity")
+	}
+	return a.hc.Do(req)
 }

@@ -8,7 +8,11 @@
 //
 // The SDK's own retries are off: a Container makes one HTTP request per SDK call, over the HTTP
 // client of driver.NewHTTPClient (so each attempt's response timeout applies), and driver.Open's
-// wrapper applies the one retry policy. A put whose known size fits in one block (PartSize,
+// wrapper applies the one retry policy. Every request asks for no content coding: Go's transport
+// would otherwise decompress a blob stored with Content-Encoding: gzip. The standard headers go
+// with the content type on Put Blob and Put Block List and come back from Get and Head; Copy
+// Blob keeps them but cannot set them, so a copy that gives headers or a content type streams
+// through Get and Put. A put whose known size fits in one block (PartSize,
 // default 16 MiB, at least 1 MiB) goes in one Put Blob, streamed; a larger or unknown-size body
 // is staged in blocks (Put Block): Concurrency blocks (default 4) in flight, memory bounded by
 // Concurrency × PartSize, each block retried alone; then one Put Block List commits them,

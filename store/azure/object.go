@@ -27,6 +27,7 @@ func (c *Container) Get(ctx context.Context, key string, opts *driver.GetOptions
 		return c.getFailed(ctx, key, opts, err)
 	}
 	info := objectInfo(key, resp.ContentLength, resp.ETag, resp.LastModified, resp.ContentType, resp.Metadata)
+	info.Headers = standardHeaders(resp.CacheControl, resp.ContentDisposition, resp.ContentEncoding, resp.ContentLanguage)
 	if total, ok := driver.RangeTotal(deref(resp.ContentRange)); ok {
 		info.Size = total
 	}
@@ -62,7 +63,9 @@ func (c *Container) Head(ctx context.Context, key string) (driver.ObjectInfo, er
 	if err != nil {
 		return driver.ObjectInfo{}, c.mapError(ctx, call{op: "head", key: key}, err)
 	}
-	return objectInfo(key, p.ContentLength, p.ETag, p.LastModified, p.ContentType, p.Metadata), nil
+	info := objectInfo(key, p.ContentLength, p.ETag, p.LastModified, p.ContentType, p.Metadata)
+	info.Headers = standardHeaders(p.CacheControl, p.ContentDisposition, p.ContentEncoding, p.ContentLanguage)
+	return info, nil
 }
 
 // Delete removes key and its snapshots; a missing key is success. opts.IfMatch makes it
@@ -192,11 +195,13 @@ func (c *Container) deleteBatch(ctx context.Context, keys []string) error {
 }
 
 // Copy copies src to dst server-side (Copy Blob), waiting while the service reports the copy
-// pending. opts.IfNoneMatch and opts.IfMatch apply to dst. With opts.Metadata set it replaces
-// the source's; Copy Blob cannot set a content type, so with opts.ContentType set the copy is
-// streamed through Get and Put instead. A missing src is ErrNotExist.
+// pending; the copy keeps the source's content type and standard headers. opts.IfNoneMatch
+// and opts.IfMatch apply to dst. With opts.Metadata set it replaces the source's; Copy Blob
+// cannot set a content type or a header, so with either in opts the copy is streamed through
+// Get and Put instead, keeping the rest of the source's (driver.Carry). A missing src is
+// ErrNotExist.
 func (c *Container) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	if opts.ContentType != "" {
+	if opts.ContentType != "" || !opts.Headers.IsZero() {
 		return c.copyStream(ctx, src, dst, opts)
 	}
 	o := &blob.StartCopyFromURLOptions{AccessConditions: putConditions(opts)}
@@ -261,9 +266,7 @@ func (c *Container) copyStream(ctx context.Context, src, dst string, opts *drive
 	defer obj.Close()
 	o := *opts
 	o.Size = obj.Info.Size
-	if o.Metadata == nil {
-		o.Metadata = obj.Info.Metadata
-	}
+	driver.Carry(&o, obj.Info)
 	return c.Put(ctx, dst, obj, &o)
 }
 
@@ -272,6 +275,14 @@ func objectInfo(key string, size *int64, etag *azcore.ETag, mod *time.Time, ctyp
 		Key: key, Size: deref(size), ETag: etagString(etag),
 		LastModified: deref(mod), ContentType: deref(ctype),
 		Metadata: decodeMetadata(md),
+	}
+}
+
+// standardHeaders returns the standard headers of an answer.
+func standardHeaders(cacheControl, disposition, encoding, language *string) driver.Headers {
+	return driver.Headers{
+		CacheControl: deref(cacheControl), ContentDisposition: deref(disposition),
+		ContentEncoding: deref(encoding), ContentLanguage: deref(language),
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
@@ -71,15 +70,25 @@ func (c *Container) putSingle(ctx context.Context, key string, body *sizedBody, 
 	return putInfo(key, size, etagString(resp.ETag), deref(resp.LastModified), opts), nil
 }
 
+// httpHeaders returns the blob properties of a put: its content type and standard headers,
+// or nil when it has none.
 func httpHeaders(opts *driver.PutOptions) *blob.HTTPHeaders {
-	if opts.ContentType == "" {
+	if opts.ContentType == "" && opts.Headers.IsZero() {
 		return nil
 	}
-	return &blob.HTTPHeaders{BlobContentType: to.Ptr(opts.ContentType)}
+	h := opts.Headers
+	return &blob.HTTPHeaders{
+		BlobContentType:        optString(opts.ContentType),
+		BlobCacheControl:       optString(h.CacheControl),
+		BlobContentDisposition: optString(h.ContentDisposition),
+		BlobContentEncoding:    optString(h.ContentEncoding),
+		BlobContentLanguage:    optString(h.ContentLanguage),
+	}
 }
 
 func putInfo(key string, size int64, etag string, mod time.Time, opts *driver.PutOptions) driver.ObjectInfo {
-	return driver.ObjectInfo{Key: key, Size: size, ETag: etag, LastModified: mod, ContentType: opts.ContentType, Metadata: opts.Metadata}
+	return driver.ObjectInfo{Key: key, Size: size, ETag: etag, LastModified: mod, ContentType: opts.ContentType,
+		Headers: opts.Headers, Metadata: opts.Metadata}
 }
 
 // sizedBody presents the next size bytes of r as the io.ReadSeekCloser the SDK wants: it
@@ -182,7 +191,7 @@ func (u *blocks) Send(ctx context.Context, n int, body io.ReadSeeker, _ int64) e
 	return u.c.mapError(ctx, call{op: "put", key: u.key}, err)
 }
 
-// Commit commits blocks 1 to n with the put's content type, metadata and condition
+// Commit commits blocks 1 to n with the put's content type, headers, metadata and condition
 // (If-None-Match * or If-Match): a create-if-absent stays one at its last step.
 func (u *blocks) Commit(ctx context.Context, n int, size int64) (driver.ObjectInfo, error) {
 	ids := make([]string, n)

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"io"
+	"maps"
 	"time"
 )
 
@@ -64,10 +65,11 @@ type Bucket interface {
 
 // Copier copies server-side.
 type Copier interface {
-	// Copy copies src to dst within the bucket, keeping the source's content type, standard
-	// headers and metadata unless opts gives its own. opts.IfNoneMatch/IfMatch apply to dst
+	// Copy copies src to dst within the bucket. What opts sets of the content type, the
+	// standard headers and the user metadata replaces the source's; what it leaves unset is
+	// the source's (Carry says how, field by field). opts.IfNoneMatch/IfMatch apply to dst
 	// where the server honours them (MinIO ignores them on copy; the probe does not claim
-	// otherwise).
+	// otherwise). A missing src is ErrNotExist.
 	Copy(ctx context.Context, src, dst string, opts *PutOptions) (ObjectInfo, error)
 }
 
@@ -175,6 +177,32 @@ type PutOptions struct {
 
 // Conditional reports whether the put carries a condition.
 func (o *PutOptions) Conditional() bool { return o != nil && (o.IfNoneMatch || o.IfMatch != "") }
+
+// Replaces reports whether a copy with these options sets any of what it otherwise keeps from
+// its source: the content type, the standard headers or the user metadata.
+func (o *PutOptions) Replaces() bool {
+	return o.ContentType != "" || !o.Headers.IsZero() || o.Metadata != nil
+}
+
+// Carry fills what o leaves unset from src, as a copy keeps it, field by field: the content
+// type when o has none; the standard headers when o sets none (any header set in o replaces
+// all four of src's); the user metadata when o.Metadata is nil (a non-nil map, even empty,
+// replaces src's), without src's wharf-put-id, which names the write that made src.
+func Carry(o *PutOptions, src ObjectInfo) {
+	if o.ContentType == "" {
+		o.ContentType = src.ContentType
+	}
+	if o.Headers.IsZero() {
+		o.Headers = src.Headers
+	}
+	if o.Metadata == nil && len(src.Metadata) > 0 {
+		md := maps.Clone(src.Metadata)
+		delete(md, MetaPutID)
+		if len(md) > 0 {
+			o.Metadata = md
+		}
+	}
+}
 
 // DeleteOptions modify Delete.
 type DeleteOptions struct {

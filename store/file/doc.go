@@ -9,7 +9,8 @@
 // no temporary file. A process killed mid-write cannot remove its temporary file: the first
 // write through a Store removes those not modified for a day.
 //
-// Content type and user metadata are kept in a sidecar JSON file per object under
+// Content type, standard headers (Cache-Control, Content-Disposition, Content-Encoding,
+// Content-Language) and user metadata are kept in a sidecar JSON file per object under
 // .wharf-meta/obj, written the same way. The sidecar records the file's size, modification time
 // and inode; a sidecar that no longer matches its file (the file was edited or replaced by
 // something other than wharf) is ignored, and the object then has an ETag derived from those

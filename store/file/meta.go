@@ -22,6 +22,7 @@ type sidecar struct {
 	MtimeNs     int64             `json:"mtime_ns"`
 	Ino         uint64            `json:"ino"`
 	ContentType string            `json:"content_type,omitempty"`
+	Headers     driver.Headers    `json:"headers,omitzero"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
 }
 
@@ -62,6 +63,7 @@ func infoOf(r *os.Root, key string, fi fs.FileInfo, withMeta bool) driver.Object
 		info.ETag = sc.ETag
 		if withMeta {
 			info.ContentType = sc.ContentType
+			info.Headers = sc.Headers
 			info.Metadata = maps.Clone(sc.Metadata)
 		}
 	}

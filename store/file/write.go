@@ -30,8 +30,8 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *drive
 	return s.write(ctx, "put", key, body, &o)
 }
 
-// Copy streams src into a new file at dst; opts' condition applies to dst. Metadata and
-// content type come from opts when given, from src otherwise.
+// Copy streams src into a new file at dst; opts' condition applies to dst. The content type,
+// headers and metadata opts gives replace src's; the rest are src's (driver.Carry).
 func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return driver.ObjectInfo{}, err
@@ -42,12 +42,7 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptio
 		return driver.ObjectInfo{}, err
 	}
 	defer f.Close()
-	if o.Metadata == nil {
-		o.Metadata = info.Metadata
-	}
-	if o.ContentType == "" {
-		o.ContentType = info.ContentType
-	}
+	driver.Carry(&o, info)
 	o.Size = info.Size
 	return s.write(ctx, "copy", dst, f, &o)
 }
@@ -116,7 +111,7 @@ func (w *writer) info() driver.ObjectInfo {
 	return driver.ObjectInfo{
 		Key: w.key, Size: w.sc.Size, ETag: w.sc.ETag,
 		LastModified: time.Unix(0, w.sc.MtimeNs).UTC(),
-		ContentType:  w.sc.ContentType, Metadata: maps.Clone(w.sc.Metadata),
+		ContentType:  w.sc.ContentType, Headers: w.sc.Headers, Metadata: maps.Clone(w.sc.Metadata),
 	}
 }
 
@@ -195,6 +190,7 @@ func newETag(h hash.Hash) string {
 // prepareSidecar writes the sidecar to a synced temporary file, ready to be renamed.
 func (w *writer) prepareSidecar(o *driver.PutOptions) error {
 	w.sc.ContentType = o.ContentType
+	w.sc.Headers = o.Headers
 	w.sc.Metadata = maps.Clone(o.Metadata)
 	b, err := json.Marshal(&w.sc)
 	if err != nil {

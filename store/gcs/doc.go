@@ -3,7 +3,12 @@
 // of Cloud Storage go through the XML API, whose answer carries the user metadata (a JSON API
 // read's does not); reads of an emulator go through the JSON API (fake-gcs-server serves
 // path-style XML reads only when the Host header is its -public-host, and sends the metadata
-// headers on JSON reads too).
+// headers on JSON reads too). Every read asks for gzip itself, so that neither GCS (which
+// decompresses a Content-Encoding: gzip object for a client that does not accept gzip) nor Go's
+// transport transcodes it: the bytes come back as stored. The standard headers are written
+// with the object, reported by Head and, from the read's response, by Get. A rewrite takes the
+// source's value for any attribute its request leaves empty, so a copy that must remove a
+// header or metadata key the source has is streamed through Get and Put.
 //
 // It registers the scheme "gs"; only cmd/wharf imports it. A Bucket implements driver.Bucket,
 // driver.Copier (a rewrite, with generation preconditions on the destination where the server

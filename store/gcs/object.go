@@ -23,8 +23,8 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (
 	c := call{op: "get", key: key}
 	o := b.bucket.Object(key)
 	if b.target.xmlReads {
-		// Stored bytes as stored, no decompressive transcoding. (The JSON API refuses the
-		// Accept-Encoding this sets; emulators read through it, without transcoding.)
+		// Stored bytes as stored, no decompressive transcoding. (The SDK refuses the
+		// Accept-Encoding this sets on a JSON API read; guardTransport sets it there.)
 		o = o.ReadCompressed(true)
 	}
 	var pin int64
@@ -47,7 +47,7 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (
 	}
 	info := driver.ObjectInfo{
 		Key: key, Size: r.Attrs.Size, ETag: etag(r.Attrs.Generation), LastModified: seconds(r.Attrs.LastModified),
-		ContentType: r.Attrs.ContentType, Metadata: lowerKeys(r.Metadata()),
+		ContentType: r.Attrs.ContentType, Headers: guard.headers(), Metadata: lowerKeys(r.Metadata()),
 	}
 	return &driver.Object{Info: info, ReadCloser: &objectBody{r: r, guard: guard, ctx: ctx, key: key}}, nil
 }

@@ -51,6 +51,8 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *driv
 	w.ContentType = opts.ContentType
 	w.ForceEmptyContentType = opts.ContentType == "" // no sniffing: GCS records application/octet-stream
 	w.Metadata = opts.Metadata
+	w.CacheControl, w.ContentDisposition = opts.Headers.CacheControl, opts.Headers.ContentDisposition
+	w.ContentEncoding, w.ContentLanguage = opts.Headers.ContentEncoding, opts.Headers.ContentLanguage
 	ww := &startedWriter{w: w}
 	n := int64(len(whole))
 	if whole != nil {

@@ -139,24 +139,80 @@ func (b *Bucket) projectID(ctx context.Context) (string, error) {
 
 // Copy copies src to dst server-side (a rewrite). opts.IfNoneMatch and opts.IfMatch become
 // generation preconditions on dst, where the server honours them (fake-gcs-server ignores
-// them). With opts.Metadata or opts.ContentType set, they replace the source's; otherwise the
-// source's are kept. A missing src is ErrNotExist.
+// them). Without a content type, headers or metadata in opts the copy keeps the source's. With
+// any of them, the source is read first (one request) for what opts leaves unset
+// (driver.Carry), and the rewrite is pinned to that generation and sets every attribute. A
+// rewrite takes the source's value for an attribute its request leaves empty, so a copy that
+// must remove one the source has (a header, a metadata key) is streamed through Get and Put
+// instead. A missing src is ErrNotExist.
 func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	c := call{op: "copy", key: dst}
 	dh, err := b.written(c, opts)
 	if err != nil {
 		return driver.ObjectInfo{}, err
 	}
-	cp := dh.CopierFrom(b.bucket.Object(src))
-	if opts.Metadata != nil || opts.ContentType != "" {
-		cp.Metadata = opts.Metadata
-		cp.ContentType = opts.ContentType
+	from := b.bucket.Object(src)
+	var o driver.PutOptions
+	if opts.Replaces() {
+		head, err := b.head(ctx, call{op: "copy", key: src})
+		if err != nil {
+			return driver.ObjectInfo{}, err
+		}
+		o = *opts
+		driver.Carry(&o, head)
+		if removes(&o, head) {
+			return b.copyStream(ctx, src, dst, head, &o)
+		}
+		gen, _ := strconv.ParseInt(head.ETag, 10, 64)
+		from = from.Generation(gen)
 	}
+	cp := dh.CopierFrom(from)
+	cp.ContentType, cp.Metadata = o.ContentType, o.Metadata
+	cp.CacheControl, cp.ContentDisposition = o.Headers.CacheControl, o.Headers.ContentDisposition
+	cp.ContentEncoding, cp.ContentLanguage = o.Headers.ContentEncoding, o.Headers.ContentLanguage
 	attrs, err := cp.Run(ctx)
 	if err != nil {
 		return driver.ObjectInfo{}, b.notFound(ctx, c, mapError(ctx, c, err))
 	}
 	return objectInfo(dst, attrs), nil
+}
+
+// removes reports whether writing o over a copy of head removes an attribute head has, which a
+// rewrite cannot do: a standard header, or a metadata key (but a put-id, which a rewrite may
+// keep as a plain copy does).
+func removes(o *driver.PutOptions, head driver.ObjectInfo) bool {
+	h, was := o.Headers, head.Headers
+	if h.CacheControl == "" && was.CacheControl != "" || h.ContentDisposition == "" && was.ContentDisposition != "" ||
+		h.ContentEncoding == "" && was.ContentEncoding != "" || h.ContentLanguage == "" && was.ContentLanguage != "" {
+		return true
+	}
+	for k := range head.Metadata {
+		if _, ok := o.Metadata[k]; !ok && k != driver.MetaPutID {
+			return true
+		}
+	}
+	return false
+}
+
+// copyStream copies the generation of src that head describes to dst through Get and Put,
+// with o's attributes and condition, never staging it on disk.
+func (b *Bucket) copyStream(ctx context.Context, src, dst string, head driver.ObjectInfo, o *driver.PutOptions) (driver.ObjectInfo, error) {
+	obj, err := b.Get(ctx, src, &driver.GetOptions{IfMatch: head.ETag})
+	if err != nil {
+		var e *driver.Error
+		if errors.As(err, &e) {
+			e.Op = "copy"
+		}
+		return driver.ObjectInfo{}, err
+	}
+	defer obj.Close()
+	o.Size = obj.Info.Size
+	info, err := b.Put(ctx, dst, obj, o)
+	var e *driver.Error
+	if errors.As(err, &e) {
+		e.Op = "copy"
+	}
+	return info, err
 }
 
 // written returns the handle a put or copy writes c.key through, with the generation
@@ -202,6 +258,10 @@ func objectInfo(key string, a *storage.ObjectAttrs) driver.ObjectInfo {
 	return driver.ObjectInfo{
 		Key: key, Size: a.Size, ETag: etag(a.Generation), LastModified: seconds(a.Updated),
 		ContentType: a.ContentType, Metadata: lowerKeys(a.Metadata),
+		Headers: driver.Headers{
+			CacheControl: a.CacheControl, ContentDisposition: a.ContentDisposition,
+			ContentEncoding: a.ContentEncoding, ContentLanguage: a.ContentLanguage,
+		},
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"sync"
+
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // readGuardKey marks the context of a Get with its *readGuard.
@@ -22,6 +24,7 @@ type readGuard struct {
 	mu      sync.Mutex
 	sent    bool
 	bodyErr error
+	header  http.Header // the response's, for what the SDK's reader does not report
 }
 
 func withReadGuard(ctx context.Context) (context.Context, *readGuard) {
@@ -53,7 +56,8 @@ func (g *readGuard) fault() error {
 	return g.bodyErr
 }
 
-// guardTransport enforces each request's readGuard, if it has one.
+// guardTransport enforces each request's readGuard, if it has one, and makes a guarded read
+// ask for the object's bytes as stored.
 type guardTransport struct{ base http.RoundTripper }
 
 func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -67,12 +71,35 @@ func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, errReopen
 	}
+	if req.Header.Get("Accept-Encoding") == "" {
+		// A read asks for the stored bytes as stored: a server asked for no encoding
+		// transcodes a gzip object (Cloud Storage and fake-gcs-server decompress it), and Go's
+		// transport, left to ask for gzip itself, would decompress the answer.
+		req = req.Clone(req.Context())
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
+	g.mu.Lock()
+	g.header = resp.Header
+	g.mu.Unlock()
 	resp.Body = &guardedBody{ReadCloser: resp.Body, g: g}
 	return resp, nil
+}
+
+// headers returns the standard headers of the guarded read's response: the SDK's reader
+// reports only Cache-Control and Content-Encoding of them.
+func (g *readGuard) headers() driver.Headers {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return driver.Headers{
+		CacheControl:       g.header.Get("Cache-Control"),
+		ContentDisposition: g.header.Get("Content-Disposition"),
+		ContentEncoding:    g.header.Get("Content-Encoding"),
+		ContentLanguage:    g.header.Get("Content-Language"),
+	}
 }
 
 // guardedBody records the first error other than io.EOF its body fails with.

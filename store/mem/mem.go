@@ -120,11 +120,11 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *drive
 	if err := s.check("put", key, &o); err != nil {
 		return driver.ObjectInfo{}, err
 	}
-	return s.store(key, data, o.ContentType, o.Metadata), nil
+	return s.store(key, data, &o), nil
 }
 
-// Copy copies src to dst; opts' condition applies to dst. Metadata and content type come from
-// opts when given, from src otherwise.
+// Copy copies src to dst; opts' condition applies to dst. The content type, headers and
+// metadata opts gives replace src's; the rest are src's (driver.Carry).
 func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return driver.ObjectInfo{}, err
@@ -139,13 +139,8 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptio
 	if err := s.check("copy", dst, &o); err != nil {
 		return driver.ObjectInfo{}, err
 	}
-	if o.Metadata == nil {
-		o.Metadata = from.info.Metadata
-	}
-	if o.ContentType == "" {
-		o.ContentType = from.info.ContentType
-	}
-	return s.store(dst, from.data, o.ContentType, o.Metadata), nil
+	driver.Carry(&o, from.info)
+	return s.store(dst, from.data, &o), nil
 }
 
 // Delete removes key; with opts.IfMatch only when key holds that ETag (a missing key then
@@ -190,8 +185,9 @@ func (s *Store) check(op, key string, o *driver.PutOptions) error {
 	return nil
 }
 
-// store records data at key with a fresh ETag; s.mu is held.
-func (s *Store) store(key string, data []byte, contentType string, md map[string]string) driver.ObjectInfo {
+// store records data at key with a fresh ETag and o's content type, headers and metadata;
+// s.mu is held.
+func (s *Store) store(key string, data []byte, o *driver.PutOptions) driver.ObjectInfo {
 	s.seq++
 	h := sha256.New()
 	h.Write(data)
@@ -201,8 +197,9 @@ func (s *Store) store(key string, data []byte, contentType string, md map[string
 		Size:         int64(len(data)),
 		ETag:         hex.EncodeToString(h.Sum(nil)[:16]),
 		LastModified: time.Now().UTC(),
-		ContentType:  contentType,
-		Metadata:     maps.Clone(md),
+		ContentType:  o.ContentType,
+		Headers:      o.Headers,
+		Metadata:     maps.Clone(o.Metadata),
 	}
 	s.objs[key] = &object{data: data, info: info}
 	return cloneInfo(info)

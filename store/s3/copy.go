@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"strings"
 	"sync"
@@ -31,8 +30,12 @@ var (
 const copyConcurrency = 8
 
 // Copy copies src to dst server-side. opts.IfNoneMatch and opts.IfMatch go on the copy
-// (MinIO ignores them on a single CopyObject). With opts.Metadata or opts.ContentType set,
-// they replace the source's; otherwise the source's are kept. A missing src is ErrNotExist.
+// (MinIO ignores them on a single CopyObject). Without a content type, headers or metadata in
+// opts the copy keeps the source's (MetadataDirective COPY). With any of them, S3 replaces all
+// together (REPLACE): the source is read first (one HeadObject) for what opts leaves unset
+// (driver.Carry), and the copy is pinned to the version read (x-amz-copy-source-if-match), so
+// that the attributes of one version never land on the bytes of another. A missing src is
+// ErrNotExist.
 //
 // One CopyObject copies at most 5 GiB. A larger source (opts.Size says so, or the server
 // refuses the copy as too large) is copied as a multipart upload of UploadPartCopy parts,
@@ -53,17 +56,21 @@ func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOpti
 	if opts.IfNoneMatch {
 		in.IfNoneMatch = aws.String("*")
 	}
-	if opts.Metadata != nil || opts.ContentType != "" {
-		in.MetadataDirective = types.MetadataDirectiveReplace
-		in.Metadata = opts.Metadata
-		in.ContentType = optString(opts.ContentType)
+	if opts.Replaces() {
+		if err := b.replacing(ctx, src, opts, in); err != nil {
+			return driver.ObjectInfo{}, err
+		}
 	}
 	out, err := b.api.CopyObject(ctx, in)
 	if err != nil {
 		if tooLargeToCopy(err) {
 			return b.copyParts(ctx, src, dst, opts)
 		}
-		return driver.ObjectInfo{}, mapError(ctx, call{op: "copy", key: dst, ifMatch: opts.IfMatch != ""}, err)
+		mapped := mapError(ctx, call{op: "copy", key: dst, ifMatch: opts.IfMatch != ""}, err)
+		if in.CopySourceIfMatch != nil && !opts.Conditional() && errors.Is(mapped, driver.ErrPreconditionFailed) {
+			return driver.ObjectInfo{}, sourceChanged(src, err)
+		}
+		return driver.ObjectInfo{}, mapped
 	}
 	info := driver.ObjectInfo{Key: dst}
 	if r := out.CopyObjectResult; r != nil {
@@ -74,6 +81,34 @@ func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOpti
 		info = head
 	}
 	return info, nil
+}
+
+// replacing makes in a copy that replaces the content type, headers and metadata: opts' where
+// it gives them, else those of src as a HeadObject finds it now, the copy pinned to that
+// version.
+func (b *Bucket) replacing(ctx context.Context, src string, opts *driver.PutOptions, in *s3.CopyObjectInput) error {
+	head, err := b.Head(ctx, src)
+	if err != nil {
+		var e *driver.Error
+		if errors.As(err, &e) {
+			e.Op = "copy"
+		}
+		return err
+	}
+	o := *opts
+	driver.Carry(&o, head)
+	in.MetadataDirective = types.MetadataDirectiveReplace
+	in.ContentType = optString(o.ContentType)
+	in.Metadata = o.Metadata
+	setHeaders(o.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
+	in.CopySourceIfMatch = quoteETag(head.ETag)
+	return nil
+}
+
+// sourceChanged is the failure of a copy pinned to a version of src that is no longer there.
+func sourceChanged(src string, err error) error {
+	return &driver.Error{Op: "copy", Key: src, Kind: driver.ErrPreconditionFailed,
+		Err: fmt.Errorf("the source changed while it was being copied: %w", err)}
 }
 
 // escapeKey escapes a key for the CopySource header, keeping its slashes.
@@ -100,7 +135,8 @@ func tooLargeToCopy(err error) bool {
 // copyParts copies src to dst as a multipart upload of UploadPartCopy parts, copyConcurrency
 // at a time, each retried alone and pinned to the ETag src had when the copy began: a source
 // replaced meanwhile fails the copy (ErrPreconditionFailed naming src) instead of splicing
-// two versions. The commit carries opts' condition. Any failure or cancellation aborts the
+// two versions. The upload takes the content type, headers and metadata that opts gives and
+// the source's for the rest (driver.Carry). The commit carries opts' condition. Any failure or cancellation aborts the
 // upload; errors leave with Fault None, so the copy as a whole is not replayed.
 func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	var head driver.ObjectInfo
@@ -113,10 +149,7 @@ func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *driver.Pu
 		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
 	popts := *opts
-	if opts.Metadata == nil && opts.ContentType == "" {
-		popts.Metadata, popts.ContentType = maps.Clone(head.Metadata), head.ContentType
-		delete(popts.Metadata, driver.MetaPutID) // the source's write, not this one
-	}
+	driver.Carry(&popts, head) // without the source's put-id: that names the write that made it
 	popts = *upload.WithPutID(&popts)
 	eng := b.engine(dst, &popts)
 	var u *multipart
@@ -193,8 +226,7 @@ func (u *multipart) copyPart(ctx context.Context, n int, src, etag string, first
 		if err != nil {
 			mapped := mapError(ctx, call{op: "copy", key: u.key}, err)
 			if errors.Is(mapped, driver.ErrPreconditionFailed) {
-				return &driver.Error{Op: "copy", Key: src, Kind: driver.ErrPreconditionFailed,
-					Err: fmt.Errorf("the source changed while it was being copied: %w", err)}
+				return sourceChanged(src, err)
 			}
 			return mapped
 		}

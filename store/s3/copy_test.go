@@ -38,7 +38,8 @@ func TestSeaweedFSCopyInParts(t *testing.T) {
 }
 
 // testCopyInParts copies a 13 MiB object as three UploadPartCopy parts: the bytes, content
-// type and metadata arrive whole (or the metadata given replaces the source's); a condition
+// type, standard headers and metadata arrive whole (or what the copy gives replaces the
+// source's, field by field); a condition
 // on the destination holds; a source that changed since the copy began fails it naming the
 // source; no upload is left open.
 func testCopyInParts(t *testing.T, b *Bucket) {
@@ -47,8 +48,10 @@ func testCopyInParts(t *testing.T, b *Bucket) {
 	want := sha256.Sum256(body)
 	size := int64(len(body))
 	src := "dir/source with space.bin"
+	headers := store.Headers{CacheControl: "max-age=60", ContentDisposition: "inline",
+		ContentEncoding: "identity", ContentLanguage: "en"}
 	if _, err := b.Put(ctx, src, bytes.NewReader(body), &store.PutOptions{Size: size,
-		ContentType: "application/x-test", Metadata: map[string]string{"wharf-range": "1-9"}}); err != nil {
+		ContentType: "application/x-test", Headers: headers, Metadata: map[string]string{"wharf-range": "1-9"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -63,16 +66,25 @@ func testCopyInParts(t *testing.T, b *Bucket) {
 	if sha256.Sum256(data) != want {
 		t.Fatalf("copied bytes differ (%d bytes)", len(data))
 	}
-	if got.ContentType != "application/x-test" || got.Metadata["wharf-range"] != "1-9" {
-		t.Errorf("content type %q, metadata %v: want the source's", got.ContentType, got.Metadata)
+	if got.ContentType != "application/x-test" || got.Headers != headers || got.Metadata["wharf-range"] != "1-9" {
+		t.Errorf("content type %q, headers %+v, metadata %v: want the source's", got.ContentType, got.Headers, got.Metadata)
 	}
 
 	if _, err := b.Copy(ctx, src, "copy/replaced", &store.PutOptions{Size: size,
 		Metadata: map[string]string{"wharf-node": "n1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, got := readAll(t, b, "copy/replaced", nil); got.Metadata["wharf-node"] != "n1" || got.Metadata["wharf-range"] != "" {
-		t.Errorf("metadata %v: want only the one given", got.Metadata)
+	if _, got := readAll(t, b, "copy/replaced", nil); got.Metadata["wharf-node"] != "n1" || got.Metadata["wharf-range"] != "" ||
+		got.ContentType != "application/x-test" || got.Headers != headers {
+		t.Errorf("content type %q, headers %+v, metadata %v: want the source's but for the metadata given",
+			got.ContentType, got.Headers, got.Metadata)
+	}
+	given := store.Headers{CacheControl: "no-cache"}
+	if _, err := b.Copy(ctx, src, "copy/headers", &store.PutOptions{Size: size, Headers: given}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := readAll(t, b, "copy/headers", nil); got.Headers != given || got.ContentType != "application/x-test" {
+		t.Errorf("content type %q, headers %+v: want the source's type and only the headers given", got.ContentType, got.Headers)
 	}
 
 	_, err = b.Copy(ctx, src, "copy/kept", &store.PutOptions{Size: size, IfNoneMatch: true})

@@ -18,6 +18,13 @@
 // with an unsigned payload (no per-byte hashing); checksums are computed only where an
 // operation requires them.
 //
+// The standard headers (Cache-Control, Content-Disposition, Content-Encoding,
+// Content-Language) go with the content type on PutObject and CreateMultipartUpload, and Get
+// and Head report them. A CopyObject keeps them with the rest (COPY); one that gives any
+// attribute must replace them all (REPLACE), so it heads the source for the others and is
+// pinned to the version it read (x-amz-copy-source-if-match). Reads ask for no content coding,
+// so a gzip object comes back as stored.
+//
 // # URLs
 //
 //	s3://bucket/prefix                    AWS S3; region from the config, else the SDK's

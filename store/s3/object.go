@@ -35,6 +35,7 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (
 		return b.getFailed(ctx, key, opts, err)
 	}
 	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata)
+	info.Headers = headersOf(out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage)
 	if total, ok := driver.RangeTotal(aws.ToString(out.ContentRange)); ok {
 		info.Size = total
 	}
@@ -69,7 +70,9 @@ func (b *Bucket) Head(ctx context.Context, key string) (driver.ObjectInfo, error
 	if err != nil {
 		return driver.ObjectInfo{}, b.notFound(ctx, call{op: "head", key: key}, err)
 	}
-	return objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata), nil
+	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata)
+	info.Headers = headersOf(out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage)
+	return info, nil
 }
 
 // notFound maps err; a not-found without the NoSuchKey code (every HEAD 404) is checked

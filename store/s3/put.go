@@ -68,6 +68,7 @@ func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size
 		Metadata:      opts.Metadata,
 		IfMatch:       quoteETag(opts.IfMatch),
 	}
+	setHeaders(opts.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
 	if opts.IfNoneMatch {
 		in.IfNoneMatch = aws.String("*")
 	}
@@ -79,7 +80,27 @@ func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size
 }
 
 func putInfo(key string, size int64, etag *string, opts *driver.PutOptions) driver.ObjectInfo {
-	return driver.ObjectInfo{Key: key, Size: size, ETag: unquote(etag), ContentType: opts.ContentType, Metadata: opts.Metadata}
+	return driver.ObjectInfo{Key: key, Size: size, ETag: unquote(etag), ContentType: opts.ContentType,
+		Headers: opts.Headers, Metadata: opts.Metadata}
+}
+
+// setHeaders sets the request fields of the standard headers to h's, leaving unset those h
+// does not give.
+func setHeaders(h driver.Headers, cacheControl, disposition, encoding, language **string) {
+	*cacheControl = optString(h.CacheControl)
+	*disposition = optString(h.ContentDisposition)
+	*encoding = optString(h.ContentEncoding)
+	*language = optString(h.ContentLanguage)
+}
+
+// headersOf returns the standard headers of a response.
+func headersOf(cacheControl, disposition, encoding, language *string) driver.Headers {
+	return driver.Headers{
+		CacheControl:       aws.ToString(cacheControl),
+		ContentDisposition: aws.ToString(disposition),
+		ContentEncoding:    aws.ToString(encoding),
+		ContentLanguage:    aws.ToString(language),
+	}
 }
 
 // multipart is one S3 multipart upload: the engine's Parts.
@@ -95,14 +116,17 @@ type multipart struct {
 
 var _ upload.Parts = (*multipart)(nil)
 
-// startUpload creates a multipart upload with opts' content type and metadata (one request).
+// startUpload creates a multipart upload with opts' content type, headers and metadata (one
+// request).
 func (b *Bucket) startUpload(ctx context.Context, key string, opts *driver.PutOptions) (*multipart, error) {
-	out, err := b.api.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
+	in := &s3.CreateMultipartUploadInput{
 		Bucket:      aws.String(b.bucket),
 		Key:         aws.String(key),
 		ContentType: optString(opts.ContentType),
 		Metadata:    opts.Metadata,
-	})
+	}
+	setHeaders(opts.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
+	out, err := b.api.CreateMultipartUpload(ctx, in)
 	if err != nil {
 		return nil, mapError(ctx, call{op: "put", key: key}, err)
 	}

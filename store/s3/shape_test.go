@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -406,5 +407,75 @@ func TestMultipartInPlaceShortFileIsNotCommitted(t *testing.T) {
 	}
 	if len(f.requests("complete")) != 0 || len(f.requests("abort")) != 1 {
 		t.Fatalf("complete %d abort %d, want 0 and 1", len(f.requests("complete")), len(f.requests("abort")))
+	}
+}
+
+// TestCopyReplacingPinsTheSource: a copy that gives a header replaces all of the source's
+// attributes (REPLACE), so it reads the source first for what it does not give, and pins the
+// copy to the version it read; a copy that gives nothing keeps them server-side, in one request.
+func TestCopyReplacingPinsTheSource(t *testing.T) {
+	f, b := newFake(t, testConfig{})
+	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
+		switch kind {
+		case "head":
+			w.Header().Set("ETag", `"v1"`)
+			w.Header().Set("Content-Type", "text/csv")
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("X-Amz-Meta-Origin", "src")
+			w.Header().Set("X-Amz-Meta-Wharf-Put-Id", "the-source-write")
+		case "copy":
+			fmt.Fprint(w, `<CopyObjectResult><ETag>"c1"</ETag></CopyObjectResult>`)
+		default:
+			return false
+		}
+		return true
+	}
+	ctx := context.Background()
+	if _, err := b.Copy(ctx, "src", "plain", &store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	copies := f.requests("copy")
+	if len(copies) != 1 || len(f.requests("head")) != 1 { // the head after the copy, for its size
+		t.Fatalf("a plain copy made %d copies and %d heads, want 1 and 1 (after it)", len(copies), len(f.requests("head")))
+	}
+	if h := copies[0].header; h.Get("X-Amz-Metadata-Directive") != "" || h.Get("X-Amz-Copy-Source-If-Match") != "" {
+		t.Errorf("a plain copy sent directive %q, source pin %q; want neither", h.Get("X-Amz-Metadata-Directive"),
+			h.Get("X-Amz-Copy-Source-If-Match"))
+	}
+
+	if _, err := b.Copy(ctx, "src", "replaced", &store.PutOptions{Headers: store.Headers{CacheControl: "no-store"}}); err != nil {
+		t.Fatal(err)
+	}
+	copies = f.requests("copy")
+	if len(copies) != 2 {
+		t.Fatalf("%d copies, want 2", len(copies))
+	}
+	h := copies[1].header
+	for name, want := range map[string]string{
+		"X-Amz-Metadata-Directive": "REPLACE", "X-Amz-Copy-Source-If-Match": `"v1"`,
+		"Content-Type": "text/csv", "Cache-Control": "no-store", "Content-Encoding": "",
+		"X-Amz-Meta-Origin": "src", "X-Amz-Meta-Wharf-Put-Id": "",
+	} {
+		if got := h.Get(name); got != want {
+			t.Errorf("replacing copy: %s = %q, want %q", name, got, want)
+		}
+	}
+
+	// The source replaced between the head and the copy: the pin fails, naming the source.
+	f.hook = func(w http.ResponseWriter, r *http.Request, kind string, n int) bool {
+		switch kind {
+		case "head":
+			w.Header().Set("ETag", `"v1"`)
+		case "copy":
+			s3Error(w, http.StatusPreconditionFailed, "PreconditionFailed")
+		default:
+			return false
+		}
+		return true
+	}
+	_, err := b.Copy(ctx, "src", "stale", &store.PutOptions{ContentType: "text/plain"})
+	var se *store.Error
+	if !errors.Is(err, store.ErrPreconditionFailed) || !errors.As(err, &se) || se.Key != "src" {
+		t.Errorf("a replacing copy of a source replaced meanwhile: %v; want a failed precondition naming src", err)
 	}
 }

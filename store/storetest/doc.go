@@ -29,6 +29,12 @@
 //     untouched, exactly when the probe says the store enforces them — so a store that ignores
 //     a condition it claims is caught. Races of 8 writers have one winner per round, and 4
 //     writers incrementing one counter under If-Match lose no update.
+//   - Headers: the content type, the four standard headers (Cache-Control,
+//     Content-Disposition, Content-Encoding, Content-Language) and metadata come back from Head
+//     and Get as written, on a put in one request and in parts; store.Copy (plain and
+//     conditional) and store.CopyStream to another store keep them; what a copy's options give
+//     replaces them field by field (headers as one). The body is gzip and is read back byte
+//     for byte, so a client or server that transcodes Content-Encoding: gzip fails.
 //   - Delete, List (sorted, prefixes, delimiters, pages past 1,000 keys, odd keys), Errors
 //     (ErrNotExist naming op and key, ErrKeyInvalid before any write, ErrBucketMissing on every
 //     op and never an empty listing, the bare context error when cancelled), Copy, and with

@@ -89,6 +89,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("List", su.testList)
 	t.Run("Errors", su.testErrors)
 	t.Run("Copy", su.testCopy)
+	t.Run("Headers", su.testHeaders)
 	t.Run("Multipart", su.testMultipart)
 	t.Run("Portable", su.testPortable)
 }
