@@ -114,7 +114,7 @@ func TestFailureAfterPartsRemovesSuccessAndNamesParts(t *testing.T) {
 	o := f.opts()
 	o.Parallel = 1
 	res, err := f.run(t, o)
-	if !errors.Is(err, ErrSourceRead) || !strings.Contains(err.Error(), `"price"`) {
+	if !errors.Is(err, ErrValueRefused) || !strings.Contains(err.Error(), `"price"`) || !strings.Contains(err.Error(), "key 55") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(f.prefix(), SuccessKey)); !os.IsNotExist(err) {

@@ -2,6 +2,7 @@ package export
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/wharfdata/wharf/store"
 )
@@ -37,7 +38,47 @@ var (
 	ErrState = newKind("WHARF_STATE_ERROR", "state file error")
 	// ErrWrite: writing a part, the manifest or _SUCCESS failed (the store error is wrapped too).
 	ErrWrite = newKind("WHARF_EXPORT_WRITE_FAILED", "writing the export failed")
+	// ErrValueRefused: a source value cannot be written exactly as its column's type (text
+	// that is not UTF-8, a timestamp whose unit is not stated, a number that does not fit its
+	// decimal, an infinite date…). The message names the table, the column, the row's chunk
+	// key and the value; errors.As finds a *ValueError with the reason.
+	ErrValueRefused = newKind("WHARF_EXPORT_VALUE_REFUSED", "a value cannot be written exactly")
+	// ErrSchemaChanged: a resumed run's source columns are not those the interrupted run
+	// wrote its parts with (a column added, dropped or retyped since).
+	ErrSchemaChanged = newKind("WHARF_EXPORT_SCHEMA_CHANGED", "the source's columns changed during the run")
 )
+
+// The reasons a value is refused: a *ValueError unwraps to one of them.
+var (
+	ErrNotUTF8    = errors.New("not valid UTF-8")
+	ErrInexact    = errors.New("does not fit the column's type exactly")
+	ErrNoTimeUnit = errors.New("a number in a date or timestamp column needs its unit in time_units")
+	ErrBadTime    = errors.New("not an ISO-8601 date or timestamp")
+	ErrOutOfRange = errors.New("out of the column type's range")
+	ErrInfinite   = errors.New("infinite date or timestamp (see the infinity option)")
+	ErrWrongType  = errors.New("not a value of the column's type")
+	ErrBadValue   = errors.New("malformed value")
+)
+
+// ValueError is a value refused by name: the column, the row (its chunk key) and the value.
+type ValueError struct {
+	Column string // the column's name
+	Row    string // the row's chunk key, as text ("NULL" for the NULL-key chunk)
+	Value  string // the value, quoted or in hex, shortened when long
+	Reason error  // one of ErrNotUTF8, ErrInexact, ErrNoTimeUnit, …
+	Detail string // what exactly, when the reason alone does not say
+}
+
+func (e *ValueError) Error() string {
+	s := fmt.Sprintf("column %q, row with key %s: value %s: %v", e.Column, e.Row, e.Value, e.Reason)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Unwrap returns the reason.
+func (e *ValueError) Unwrap() error { return e.Reason }
 
 // Error is an export failure: what was being done, on what, the kind and the cause. It unwraps
 // to both the kind and the cause (a store error keeps its own kind reachable).

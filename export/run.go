@@ -164,6 +164,9 @@ func (r *runner) export(ctx context.Context) error {
 	if err := r.setWindow(ctx); err != nil {
 		return err
 	}
+	if err := r.settleSchema(ctx); err != nil {
+		return err
+	}
 	p, err := r.plan(ctx)
 	if err != nil {
 		return err
