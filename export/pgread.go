@@ -67,7 +67,7 @@ func (s *source) readPgx(ctx context.Context, pc *pgx.Conn, e *Export, cols []Co
 	q, args := s.query(e, cols, r, w)
 	rows, err := pc.Query(ctx, q, append([]any{pgBinaryOIDs}, args...)...)
 	if err != nil {
-		return 0, s.d.classify(err, s.what(e))
+		return 0, s.readErr(ctx, e, cols, r, w, err)
 	}
 	defer rows.Close()
 	b := array.NewRecordBuilder(arrowMem, schemaOf(cols))
@@ -109,12 +109,23 @@ func (s *source) readPgx(ctx context.Context, pc *pgx.Conn, e *Export, cols []Co
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return total, s.d.classify(err, s.what(e))
+		rows.Close() // free the connection for the search below
+		return total, s.readErr(ctx, e, cols, r, w, err)
 	}
 	if n > 0 || total == 0 {
 		return total, emitBatch(b, emit)
 	}
 	return total, nil
+}
+
+// readErr classifies a failed read; when PostgreSQL refused to send text that is not UTF-8
+// (a SQL_ASCII database's), it finds and names the value instead.
+func (s *source) readErr(ctx context.Context, e *Export, cols []Column, r Range, w window, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "22021" && s.pg != nil && s.pg.checkUTF8 {
+		return s.locateNotUTF8(ctx, e, cols, r, w, s.d.classify(err, s.what(e)))
+	}
+	return s.d.classify(err, s.what(e))
 }
 
 func emitBatch(b *array.RecordBuilder, emit func(arrow.RecordBatch) error) error {

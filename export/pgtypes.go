@@ -100,7 +100,7 @@ func (s *source) describeQuery(ctx context.Context, query string) ([]Column, err
 func pgTypeNames(ctx context.Context, pc *pgx.Conn, oids []uint32, mods []int32, rels []uint32, atts []int16) ([]string, error) {
 	rows, err := pc.Query(ctx, `SELECT coalesce(format_type(a.atttypid, a.atttypmod), format_type(f.t, f.m))
 FROM unnest($1::oid[], $2::int4[], $3::oid[], $4::int2[]) WITH ORDINALITY AS f(t, m, rel, att, i)
-LEFT JOIN pg_attribute a ON f.rel <> 0 AND a.attrelid = f.rel AND a.attnum = f.att AND a.atttypid = f.t
+LEFT JOIN pg_attribute a ON f.rel <> 0 AND a.attrelid = f.rel AND a.attnum = f.att
 ORDER BY f.i`, oids, mods, rels, atts)
 	if err != nil {
 		return nil, err

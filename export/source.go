@@ -295,6 +295,9 @@ func (s *source) query(e *Export, cols []Column, r Range, w window) (string, []a
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = s.d.selectExpr(quoteIdent(c.Name))
+		if c.rawBytes {
+			names[i] = sqlASCIIBytes(quoteIdent(c.Name))
+		}
 	}
 	return fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s", strings.Join(names, ", "), relation(e), clause, k), args
 }

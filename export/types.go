@@ -20,6 +20,7 @@ type Column struct {
 	unit        TimeUnit // SQLite: the unit of numbers in this date or timestamp column
 	oid         uint32   // PostgreSQL: the type on the wire
 	money       bool     // PostgreSQL money: read as its integer of the smallest unit
+	rawBytes    bool     // PostgreSQL SQL_ASCII text written as binary: read as its bytes
 }
 
 // keyKind says whether a column can chunk the rows.
