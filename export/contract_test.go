@@ -57,7 +57,7 @@ func TestValidateDeepFindsRewriteWithSameETag(t *testing.T) {
 	s := store.Validate(memStore(t))
 	body := []byte("parquet bytes")
 	info, _ := s.Put(context.Background(), "p1", strings.NewReader(string(body)), nil)
-	m := &Manifest{ManifestVersion: 1, RunID: "r", Status: StatusSucceeded,
+	m := &Manifest{ManifestVersion: 1, RunID: "r", Status: StatusSucceeded, SchemaFingerprint: SchemaFingerprint(nil),
 		Parts: []Part{{Key: "p1", Size: info.Size, ETag: info.ETag, SHA256: strings.Repeat("0", 64)}}}
 	must(t, putManifest(context.Background(), s, m))
 	v, err := Validate(context.Background(), s, "mem://x", false)

@@ -188,3 +188,14 @@ func readParquet(t *testing.T, path string) arrow.RecordBatch {
 	rec.Retain()
 	return rec
 }
+
+// openFileStore opens the file store rooted at dir.
+func openFileStore(t *testing.T, dir string) store.Store {
+	t.Helper()
+	s, err := store.OpenURL(context.Background(), "file://"+dir+"/", store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
