@@ -113,6 +113,24 @@ func newErr(op, what string, kind *Kind, cause error) error {
 	return &Error{Op: op, What: what, Kind: kind, Err: cause}
 }
 
+// ConfigError reports whether err is a configuration error: one that running again unchanged
+// meets again, found before anything was attempted (the CLI's exit 2). A run that ends with one
+// is not journaled and writes nothing at the prefix: an export's invalid options or chunk key,
+// a store URL or credential refused before any connection.
+func ConfigError(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, k := range []error{ErrConfig, ErrChunkKey, store.ErrConfig, store.ErrKeyInvalid, store.ErrEndpointUnsupported,
+		store.ErrEndpointInsecure, store.ErrEndpointNotAllowed, store.ErrCredentialLiteral, store.ErrCredentialUnbound,
+		store.ErrCredentialConflict} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // Code returns the code of the first export kind in err's chain, or "".
 func Code(err error) string {
 	var e *Error

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -83,6 +85,9 @@ func (j *Journal) fail(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if strings.Contains(err.Error(), "disk is full") { // SQLITE_FULL
+		err = fmt.Errorf("%w: no space left on %s", err, describeDisk(filepath.Dir(j.path)))
+	}
 	return newErr("state", j.path, ErrState, err)
 }
 
@@ -108,6 +113,16 @@ func (j *Journal) StartRun(ctx context.Context, r *RunRecord) error {
 VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, error = '', attempts = attempts + 1, finished_at = ''`,
 		r.RunID, r.Export, StatusRunning, r.Prefix, ts(r.StartedAt), mustJSON(r.Window))
+	return j.fail(err)
+}
+
+// AbandonRuns marks the export's runs still recorded running, but for keep, abandoned: a
+// process that was killed never finished them, and a later run is starting. (A run of the
+// export still going on in another process is recorded again when it finishes.)
+func (j *Journal) AbandonRuns(ctx context.Context, export, keep string) error {
+	_, err := j.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = ? WHERE export = ? AND status = ? AND run_id <> ?`,
+		StatusAbandoned, "never finished (its process was stopped) before a later run of the export started",
+		export, StatusRunning, keep)
 	return j.fail(err)
 }
 

@@ -25,6 +25,9 @@ const (
 	StatusRunning   = "running"
 	StatusSucceeded = "succeeded"
 	StatusFailed    = "failed"
+	// StatusAbandoned is a journaled run that was still running (killed, never resumed) when a
+	// later run of its export started; only the journal records it.
+	StatusAbandoned = "abandoned"
 )
 
 // ManifestVersion is the version of the manifest's layout.
@@ -127,7 +130,7 @@ func putManifest(ctx context.Context, s store.Store, m *Manifest) error {
 	}
 	opts := &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}
 	if _, err := s.Put(ctx, ManifestKey, bytes.NewReader(b), opts); err != nil {
-		return newErr("manifest", ManifestKey, ErrWrite, err)
+		return newErr("manifest", ManifestKey, ErrWrite, explainDiskFull(err, s, ManifestKey))
 	}
 	if m.Status != StatusSucceeded {
 		return nil
@@ -135,7 +138,7 @@ func putManifest(ctx context.Context, s store.Store, m *Manifest) error {
 	body := SuccessBody(b)
 	opts = &store.PutOptions{Size: int64(len(body)), ContentType: "text/plain"}
 	if _, err := s.Put(ctx, SuccessKey, bytes.NewReader(body), opts); err != nil {
-		return newErr("manifest", SuccessKey, ErrWrite, err)
+		return newErr("manifest", SuccessKey, ErrWrite, explainDiskFull(err, s, SuccessKey))
 	}
 	return nil
 }

@@ -90,6 +90,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	}
 	r.res = Result{RunID: r.rec.RunID, Export: r.e.Name, Prefix: r.rec.Prefix, Resumed: r.res.Resumed, StartedAt: start}
 	if r.dst, err = store.OpenURL(ctx, r.rec.Prefix, r.e.Store); err != nil {
+		if ConfigError(err) {
+			return nil, err // nothing was attempted: no run to journal
+		}
 		return r.failEarly(ctx, err)
 	}
 	if r.o.WrapStore != nil {
@@ -99,12 +102,25 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if err := r.checkComplete(ctx, prev); err != nil {
 		return nil, err
 	}
+	err = r.prepare(ctx)
+	defer func() {
+		if r.src != nil {
+			r.src.Close()
+		}
+	}()
+	if ConfigError(err) {
+		return nil, err // a chunk key that cannot chunk, a time unit for no such column…
+	}
+	if !r.res.Resumed {
+		if err := r.j.AbandonRuns(ctx, r.e.Name, r.rec.RunID); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.j.StartRun(ctx, &r.rec); err != nil {
 		return nil, err
 	}
-	err = r.export(ctx)
-	if r.src != nil {
-		r.src.Close()
+	if err == nil {
+		err = r.export(ctx)
 	}
 	if err != nil {
 		return r.fail(ctx, err)
@@ -152,8 +168,10 @@ func (r *runner) failEarly(ctx context.Context, cause error) (*Result, error) {
 	return &r.res, cause
 }
 
-// export does the work of a run between StartRun and FinishRun.
-func (r *runner) export(ctx context.Context) error {
+// prepare opens the source and fixes what the run reads, before the run is journaled: its
+// columns, delta window and schema. A configuration error found here (ConfigError) ends the
+// run unjournaled, with nothing written.
+func (r *runner) prepare(ctx context.Context) error {
 	var err error
 	if r.src, err = openSource(ctx, r.e, r.parallel()); err != nil {
 		return err
@@ -164,9 +182,11 @@ func (r *runner) export(ctx context.Context) error {
 	if err := r.setWindow(ctx); err != nil {
 		return err
 	}
-	if err := r.settleSchema(ctx); err != nil {
-		return err
-	}
+	return r.settleSchema(ctx)
+}
+
+// export does the work of a run between StartRun and FinishRun.
+func (r *runner) export(ctx context.Context) error {
 	p, err := r.plan(ctx)
 	if err != nil {
 		return err

@@ -117,6 +117,28 @@ func TestE2EExportUnknownKey(t *testing.T) {
 	}
 }
 
+// TestE2EExportConfigErrorAttemptsNothing: an export refused with exit 2 (a chunk key that is
+// not an integer or timestamp column) is not journaled as a run and writes nothing, not even
+// a failed manifest on a prefix that has none; a zero chunk_rows is refused at load.
+func TestE2EExportConfigErrorAttemptsNothing(t *testing.T) {
+	cfg := quickstart(t, "chunk_key: id ", "chunk_key: customer ")
+	dir := filepath.Dir(cfg)
+	r := wharf(t, "export", "-c", cfg).must(t, 2)
+	if !strings.Contains(r.err, "WHARF_CHUNK_KEY_INVALID") || !strings.Contains(r.err, `"customer"`) {
+		t.Errorf("stderr %q", r.err)
+	}
+	if runs := runRecords(t, cfg); len(runs) != 0 {
+		t.Errorf("journaled %+v", runs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("the failed run wrote %v", treeSnapshot(t, filepath.Join(dir, "out")))
+	}
+	r = wharf(t, "export", "-c", quickstart(t, "chunk_rows: 250", "chunk_rows: 0")).must(t, 2)
+	if !strings.Contains(r.err, "chunk_rows: 0") || !strings.Contains(r.err, "WHARF_CONFIG_INVALID") {
+		t.Errorf("chunk_rows: 0: %q", r.err)
+	}
+}
+
 func TestE2EExportResumeComplete(t *testing.T) {
 	cfg := quickstart(t)
 	wharf(t, "export", "-c", cfg, "--resume").must(t, 0) // nothing to resume yet: a plain run

@@ -106,8 +106,8 @@ func (a *app) exportOne(ctx context.Context, cfg *exportConfig, e configuredExpo
 	res, err := export.Run(ctx, e.Export, opts)
 	bar.finish(err == nil)
 	if err != nil {
-		if res != nil && !a.quiet && a.format == "pretty" {
-			fmt.Fprintf(a.err, "wharf: export %s: run %s %s at %s\n", e.Name, res.RunID, res.Status, res.Prefix)
+		if res != nil { // one line: the run, where, and why
+			return fmt.Errorf("export %s: run %s %s at %s: %w", e.Name, res.RunID, res.Status, shortPrefix(res.Prefix), err)
 		}
 		return fmt.Errorf("export %s: %w", e.Name, err)
 	}

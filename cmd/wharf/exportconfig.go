@@ -43,12 +43,17 @@ type fileExport struct {
 	Table        string    `yaml:"table"`
 	Query        string    `yaml:"query"`
 	ChunkKey     string    `yaml:"chunk_key"`
-	ChunkRows    int       `yaml:"chunk_rows"`
+	ChunkRows    *int      `yaml:"chunk_rows"` // nil: the default; 0 is refused`
 	Mode         string    `yaml:"mode"`
 	CursorColumn string    `yaml:"cursor_column"`
 	Format       string    `yaml:"format"`
 	Destination  string    `yaml:"destination"`
 	Store        fileStore `yaml:"store"`
+
+	InvalidUTF8 export.UTF8Policy          `yaml:"invalid_utf8"`
+	TimeUnits   map[string]export.TimeUnit `yaml:"time_units"`
+	Infinity    export.InfinityPolicy      `yaml:"infinity"`
+	Superseded  export.SupersededPolicy    `yaml:"superseded"`
 }
 
 type fileStore struct {
@@ -225,10 +230,17 @@ func (c *exportConfig) resolve(a *app, doc *yaml.Node, fc *fileConfig) error {
 		line := exportLine(doc, i)
 		e := configuredExport{demo: fe.Demo, validate: fe.Validate, Export: export.Export{
 			Name: fe.Name, Source: c.sourceURL(fe.Source), Password: fe.Password, Table: fe.Table,
-			Query: fe.Query, ChunkKey: fe.ChunkKey, ChunkRows: fe.ChunkRows, Mode: export.Mode(fe.Mode),
+			Query: fe.Query, ChunkKey: fe.ChunkKey, Mode: export.Mode(fe.Mode),
 			CursorColumn: fe.CursorColumn, Format: export.Format(fe.Format),
 			Destination: c.destination(fe.Destination),
+			InvalidUTF8: fe.InvalidUTF8, TimeUnits: fe.TimeUnits, Infinity: fe.Infinity, Superseded: fe.Superseded,
 		}}
+		if fe.ChunkRows != nil {
+			if *fe.ChunkRows == 0 {
+				return c.errAt(line, "exports[%d].chunk_rows: 0: want a positive number of rows (leave it out for the default, %d)", i, export.DefaultChunkRows)
+			}
+			e.ChunkRows = *fe.ChunkRows
+		}
 		if seen[fe.Name] {
 			return c.errAt(line, "exports[%d]: a second export named %q", i, fe.Name)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -127,6 +128,13 @@ func TestConfigRefusesBadExports(t *testing.T) {
 		{"no chunk key", strings.Replace(minimalExport, "    chunk_key: id\n", "", 1), "chunk_key", store.ErrConfig.Code()},
 		{"literal secret", minimalExport + "    store:\n      secret_access_key: abc\n", "literal", store.ErrCredentialLiteral.Code()},
 		{"wrong type", minimalExport + "    chunk_rows: many\n", "line 7", store.ErrConfig.Code()},
+		{"zero chunk rows", minimalExport + "    chunk_rows: 0\n", "chunk_rows: 0", store.ErrConfig.Code()},
+		{"negative chunk rows", minimalExport + "    chunk_rows: -5\n", "chunk_rows", store.ErrConfig.Code()},
+		{"an unknown infinity policy", minimalExport + "    infinity: maybe\n", "infinity", store.ErrConfig.Code()},
+		{"an unknown time unit", minimalExport + "    time_units: {at: fortnights}\n", "time_units.at", store.ErrConfig.Code()},
+		{"an unknown UTF-8 policy", minimalExport + "    invalid_utf8: replace\n", "invalid_utf8", store.ErrConfig.Code()},
+		{"an unknown retention", minimalExport + "    superseded: delete\n", "superseded", store.ErrConfig.Code()},
+		{"an unclosed quote", strings.Replace(minimalExport, "table: orders", `table: '"orders'`, 1), "not closed", store.ErrConfig.Code()},
 		{"exports not a list", "exports: {}\n", "want a list", store.ErrConfig.Code()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +146,25 @@ func TestConfigRefusesBadExports(t *testing.T) {
 				t.Errorf("code %s (exit %d), want %s (exit 2)", got, codeExit(got), tc.code)
 			}
 		})
+	}
+}
+
+// The value options reach the export as written.
+func TestConfigValueOptions(t *testing.T) {
+	c, _, err := loadYAML(t, minimalExport+`    invalid_utf8: binary
+    infinity: clamp
+    superseded: move
+    time_units:
+      created: unix_millis
+      day: unix_days
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.exports[0]
+	if e.InvalidUTF8 != export.UTF8Binary || e.Infinity != export.InfinityClamp || e.Superseded != export.SupersededMove ||
+		e.TimeUnits["created"] != export.UnitMillis || e.TimeUnits["day"] != export.UnitDays {
+		t.Errorf("loaded %+v", e.Export)
 	}
 }
 
