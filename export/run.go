@@ -24,6 +24,7 @@ type Result struct {
 	Parts       []Part    `json:"parts"`
 	Skipped     []string  `json:"skipped,omitempty"`     // parts kept from an earlier attempt
 	Quarantined []string  `json:"quarantined,omitempty"` // where untracked or corrupt objects went
+	Superseded  []string  `json:"superseded,omitempty"`  // where earlier runs' parts went (superseded: move)
 	StartedAt   time.Time `json:"started_at"`
 	FinishedAt  time.Time `json:"finished_at"`
 }
@@ -125,7 +126,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	return &r.res, nil
+	return &r.res, r.retire(ctx)
 }
 
 // checkComplete refuses a resume over a prefix holding _SUCCESS (M8), unless the journal's

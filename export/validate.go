@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/wharfdata/wharf/store"
 )
@@ -202,6 +203,21 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// PartURLs returns the URL of every part the manifest lists, in chunk order: what a reader
+// reads to read exactly the certified dataset (and no earlier run's parts beside it). prefix
+// is the prefix's URL (or a local directory).
+func (v *Validation) PartURLs(prefix string) []string {
+	if v.Manifest == nil {
+		return nil
+	}
+	base := strings.TrimSuffix(prefix, "/") + "/"
+	out := make([]string, len(v.Manifest.Parts))
+	for i, p := range v.Manifest.Parts {
+		out[i] = base + p.Key
+	}
+	return out
 }
 
 // NotCertified returns nil for a certified validation, and otherwise an ErrNotCertified error

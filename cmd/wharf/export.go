@@ -150,7 +150,7 @@ func (a *app) reportExport(e configuredExport, cfg *exportConfig, o exportOutcom
 	if v := o.Validation; v != nil {
 		row("validate", "%s", validationSummary(v))
 	}
-	if q := queryHint(e.Format, r); q != "" {
+	if q := queryHint(e.Format, r, cfg, e.Name); q != "" {
 		row("query it", "%s", q)
 	}
 	row("journal", "wharf runs -c %s", displayPath(cfg.path))
@@ -165,16 +165,38 @@ func validationSummary(v *export.Validation) string {
 	return fmt.Sprintf("NOT certified: %d problem(s)", len(v.Problems))
 }
 
-// queryHint is a DuckDB one-liner that reads this run's parts.
-func queryHint(f export.Format, r *export.Result) string {
+// queryHint is a DuckDB one-liner that reads exactly this run's parts (the manifest's list,
+// not a glob: earlier runs' parts, or any stray file, may sit beside them), or, for a run of
+// more than a few parts, the command that lists them.
+func queryHint(f export.Format, r *export.Result, cfg *exportConfig, name string) string {
 	if len(r.Parts) == 0 {
 		return ""
 	}
 	reader := map[export.Format]string{export.FormatParquet: "read_parquet", export.FormatNDJSON: "read_json_auto",
 		export.FormatCSV: "read_csv_auto"}[f]
-	glob := strings.TrimSuffix(shortPrefix(r.Prefix), "/") + "/part-" + r.RunID + "-*" + f.Ext()
-	return fmt.Sprintf(`duckdb -c "SELECT count(*) FROM %s('%s')"`, reader, glob)
+	if len(r.Parts) > maxHintParts {
+		return fmt.Sprintf(`duckdb -c "SELECT count(*) FROM %s([$(wharf parts -c %s --export %s --prefix %s | sed "s/.*/'&'/" | paste -sd,)])"`,
+			reader, displayPath(cfg.path), name, shellPrefix(r.Prefix))
+	}
+	base := strings.TrimSuffix(shortPrefix(r.Prefix), "/") + "/"
+	files := make([]string, len(r.Parts))
+	for i, p := range r.Parts {
+		files[i] = "'" + base + p.Key + "'"
+	}
+	return fmt.Sprintf(`duckdb -c "SELECT count(*) FROM %s([%s])"`, reader, strings.Join(files, ", "))
 }
+
+// shellPrefix is shortPrefix as a command's argument: a relative directory starts with ./
+func shellPrefix(prefix string) string {
+	p := shortPrefix(prefix)
+	if strings.Contains(p, "://") || filepath.IsAbs(p) || strings.HasPrefix(p, ".") {
+		return p
+	}
+	return "./" + p
+}
+
+// maxHintParts is how many parts the query hint names one by one.
+const maxHintParts = 8
 
 // displayPrefix shows a local prefix as a directory path (which a shell and DuckDB take),
 // other prefixes as their URL.

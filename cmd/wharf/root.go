@@ -95,6 +95,7 @@ code such as [WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
 	root.AddCommand(a.versionCommand(), a.lsCommand(), a.catCommand(), a.statCommand(),
 		a.mbCommand(), a.cpCommand(), a.rmCommand(), a.probeCommand())
 	root.AddCommand(a.exportCommand(), a.validateCommand(), a.runsCommand())
+	root.AddCommand(a.partsCommand())
 	root.AddCommand(a.spoolCommand())
 	root.AddCommand(a.shipCommand())
 	return root
