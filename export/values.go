@@ -229,7 +229,7 @@ func exactDecimal(v any) (decimalText, error) {
 	var ok bool
 	switch x := v.(type) {
 	case int64:
-		d, ok = parseDecimal(strconv.FormatInt(x, 10))
+		d, _ = parseDecimal(strconv.FormatInt(x, 10)) // digits always parse
 	case float64:
 		if d, ok = floatDecimal(x); !ok {
 			return d, refuse(ErrOutOfRange, "%v is not a decimal number", x)
