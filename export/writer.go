@@ -53,20 +53,56 @@ func newPartWriter(f Format, schema *arrow.Schema, w io.Writer) (partWriter, err
 	case FormatCSV:
 		return newCSVWriter(schema, w)
 	}
+	return newParquetWriter(schema, w, dictText)
+}
+
+// dictPolicy says which columns a Parquet part keeps dictionaries for.
+type dictPolicy int
+
+const (
+	dictAll  dictPolicy = iota // every column (arrow-go's default)
+	dictText                   // text and binary columns only
+)
+
+func newParquetWriter(schema *arrow.Schema, w io.Writer, dict dictPolicy) (partWriter, error) {
 	useKeptZstd()
-	props := parquet.NewWriterProperties(
+	useRecycler()
+	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(zstdLevel),
 		parquet.WithMaxRowGroupLength(maxRowGroup),
 		parquet.WithDictionaryPageSizeLimit(maxDictPage),
 		parquet.WithCreatedBy("wharf"),
 		parquet.WithAllocator(arrowMem),
-	)
+	}
+	if dict == dictText {
+		for _, f := range schema.Fields() {
+			if !keepsDictionary(f.Type) {
+				opts = append(opts, parquet.WithDictionaryFor(f.Name, false))
+			}
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(arrowMem)))
 	if err != nil {
 		return nil, err
 	}
 	return &parquetWriter{fw: fw}, nil
+}
+
+// keepsDictionary reports whether a column of type t keeps a dictionary: text and binary
+// columns do (names, codes, statuses repeat); numbers, dates, timestamps, decimals and UUIDs do
+// not. Their dictionaries mostly fell back to plain encoding within a row group anyway, after
+// hashing every value, which took a sixth of an export's CPU; zstd compresses their repeats as
+// well (the bench table's parts got smaller).
+func keepsDictionary(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+		return true
+	case arrow.EXTENSION:
+		return keepsDictionary(t.(arrow.ExtensionType).StorageType())
+	}
+	return false
 }
 
 type parquetWriter struct{ fw *pqarrow.FileWriter }
