@@ -57,9 +57,8 @@ func benchBatches(tb testing.TB, n int) (*arrow.Schema, []arrow.RecordBatch) {
 // with zstd at its fastest level, row groups of maxRowGroup rows and the Arrow schema stored
 // as ARROW:schema (as arrow-go stores it).
 type parquetGoWriter struct {
-	w       *pq.Writer
+	w       *pq.GenericWriter[any]
 	vals    []pq.Value
-	dec     [][16]byte
 	inGroup int
 }
 
@@ -90,7 +89,7 @@ func newParquetGoWriter(schema *arrow.Schema, out io.Writer) (*parquetGoWriter, 
 		group[f.Name] = pq.Optional(n)
 	}
 	// pq.Group orders its fields by name; keep the Arrow order by writing columns by name.
-	w := pq.NewWriter(out, pq.NewSchema("wharf", group), pq.Compression(&pqzstd.Codec{Level: pqzstd.SpeedFastest}),
+	w := pq.NewGenericWriter[any](out, pq.NewSchema("wharf", group), pq.Compression(&pqzstd.Codec{Level: pqzstd.SpeedFastest}),
 		pq.MaxRowsPerRowGroup(maxRowGroup), pq.CreatedBy("wharf", "", ""), pq.PageBufferSize(1<<20))
 	return &parquetGoWriter{w: w}, nil
 }
