@@ -88,7 +88,7 @@ func (s *source) readPgx(ctx context.Context, pc *pgx.Conn, e *Export, cols []Co
 	}
 	reserve()
 	var total int64
-	n := 0
+	n, size := 0, 0
 	for rows.Next() {
 		for i, raw := range rows.RawValues() {
 			if raw == nil {
@@ -98,13 +98,14 @@ func (s *source) readPgx(ctx context.Context, pc *pgx.Conn, e *Export, cols []Co
 			if err := decs[i](b.Field(i), raw); err != nil {
 				return total, s.valueErr(e, cols[i], pgRowKey(fds, rows.RawValues(), key), pgValueText(fds[i], raw), err)
 			}
+			size += len(raw)
 		}
 		total++
-		if n++; n >= batchRows {
+		if n++; n >= batchRows || size >= maxBatchBytes {
 			if err := emitBatch(b, emit); err != nil {
 				return total, err
 			}
-			n = 0
+			n, size = 0, 0
 			reserve()
 		}
 	}

@@ -36,6 +36,11 @@ func (f Format) contentType() string {
 // maxRowGroup bounds a Parquet row group, and so the encoded data buffered per chunk in flight.
 const maxRowGroup = 64 * 1024
 
+// maxRowGroupBytes bounds a row group's buffered pages too, so that a table of wide rows does
+// not hold 64 Ki of them per chunk in flight: a row group is closed once its compressed pages
+// reach it. (A variable for the test that shows it.)
+var maxRowGroupBytes int64 = 32 << 20
+
 // maxDictPage bounds a column's dictionary per row group: a low-cardinality column stays
 // dictionary-encoded, and a high-cardinality one (a key, a timestamp, a price) falls back to
 // plain encoding after a few thousand values instead of growing hash tables through the whole
@@ -105,10 +110,26 @@ func keepsDictionary(t arrow.DataType) bool {
 	return false
 }
 
-type parquetWriter struct{ fw *pqarrow.FileWriter }
+type parquetWriter struct {
+	fw  *pqarrow.FileWriter
+	cut bool // the current row group reached maxRowGroupBytes: the next batch starts another
+}
 
-func (p *parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
-func (p *parquetWriter) Close() error                      { return p.fw.Close() }
+func (p *parquetWriter) Write(rec arrow.RecordBatch) error {
+	if p.cut {
+		p.cut = false
+		if err := p.fw.NewBufferedRowGroupChecked(); err != nil {
+			return err
+		}
+	}
+	if err := p.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	p.cut = p.fw.RowGroupTotalCompressedBytes() >= maxRowGroupBytes
+	return nil
+}
+
+func (p *parquetWriter) Close() error { return p.fw.Close() }
 
 // cellText is the text of row i of a, for CSV and the non-numeric NDJSON values. ok is false
 // for NULL.
