@@ -8,8 +8,9 @@
 //
 // Rows are read over ranges of a chunking key (an integer or timestamp column; rows whose key
 // is NULL form one more chunk), Options.Parallel chunks in flight, each streamed through a
-// pipe into store.Put in record batches of Options.BatchRows rows, so memory is bounded by
-// the batch and one Parquet row group per chunk in flight, whatever the table's size. Each
+// pipe into store.Put in record batches of Options.BatchRows rows (or 8 MiB of values), so
+// memory is bounded by the batch and one Parquet row group (64 Ki rows or 32 MiB of pages)
+// per chunk in flight, whatever the table's size and the width of its rows. Each
 // chunk is one part, named part-<run_id>-<chunk>.<ext>: a resume rewrites the same key, and
 // a later run's parts land beside an earlier run's, never over them. The chunk plan is made
 // while chunks are written, one range ahead of them, and each range is journaled before its
