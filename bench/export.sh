@@ -3,12 +3,20 @@
 # the source's own ceiling measured in the same run: `COPY t TO STDOUT (FORMAT binary)` to
 # /dev/null (a benchmark, not a test: it asserts nothing). See bench/README.md, "export".
 #
-#   bench/export.sh             10 million rows, --parallel 2, default chunk_rows
+#   bench/export.sh                                   10 million rows, --parallel 2, default chunk_rows
+#   ROUNDS=3 WHARF_BINS="old=/tmp/wharf-old" bench/export.sh   this build against another, interleaved
 #
 # Environment: ROWS (default 10000000), PARALLEL (default 2), CHUNK_ROWS (default: wharf's
-# default), COPY_RUNS (COPYs timed; the median is the ceiling; default 3), BENCH_DIR (scratch
-# space, default a fresh temp dir; needs ~2 GiB for 10M rows), WHARF_BIN (a wharf binary to
-# use instead of building ./cmd/wharf).
+# default), ROUNDS (default 1), COPY_RUNS (COPYs timed before the rounds; default 3),
+# BENCH_DIR (scratch space, default a fresh temp dir; needs ~2 GiB for 10M rows), WHARF_BIN (a
+# wharf binary to use instead of building ./cmd/wharf), WHARF_BINS (more binaries to time in the
+# same rounds, as NAME=PATH separated by spaces; the build under test is named "this").
+#
+# On a shared machine one COPY alone moves by half from run to run, so each round times one
+# COPY and then each binary's export to each store, the order of the binaries turning round by
+# round; a round's ratio is its COPY time over the export's, and the summary gives, per binary
+# and store, the median of the rounds' ratios, the median time and the largest peak RSS, and
+# the load average before and after.
 #
 # It starts its own PostgreSQL (Debian's package) and MinIO on free loopback ports under
 # BENCH_DIR/servers with scripts/lib/servers.bash, and stops both by PID on exit.
@@ -23,6 +31,8 @@ ROWS=${ROWS:-10000000}
 PARALLEL=${PARALLEL:-2}
 CHUNK_ROWS=${CHUNK_ROWS:-}
 COPY_RUNS=${COPY_RUNS:-3}
+ROUNDS=${ROUNDS:-1}
+WHARF_BINS=${WHARF_BINS:-}
 
 install_time
 bash scripts/install-servers.sh minio >/dev/null
@@ -116,20 +126,52 @@ write_config minio "s3://bench/{export}/{run_id}/" "    store:
       access_key_id: file://$RUN_DIR/minio-key
       secret_access_key: file://$RUN_DIR/minio-secret"
 
-printf 'rows %d, table %.0f MiB in PostgreSQL, --parallel %s, chunk_rows %s\n' "$ROWS" "$table_mb" \
-  "$PARALLEL" "${CHUNK_ROWS:-default}"
-printf '%-22s %8.2fs  %10.0f rows/s  peak RSS %6.1f MiB (psql)  median of %s: %s\n' "COPY binary > /dev/null" \
+names=(this)
+bins=("$WHARF")
+for nb in $WHARF_BINS; do
+  names+=("${nb%%=*}")
+  bins+=("${nb#*=}")
+done
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+printf 'rows %d, table %.0f MiB in PostgreSQL, --parallel %s, chunk_rows %s, %s round(s); load average %s\n' "$ROWS" "$table_mb" \
+  "$PARALLEL" "${CHUNK_ROWS:-default}" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-28s %8.2fs  %10.0f rows/s  peak RSS %6.1f MiB (psql)  median of %s: %s\n' "COPY binary > /dev/null" \
   "$copy_s" "$(echo "$ROWS / $copy_s" | bc -l)" "$(rss_mib "$WORK/time-copy.txt")" "$COPY_RUNS" "$(printf '%.2fs ' "${copies[@]}")"
-for dest in file minio; do
-  sync
-  secs=$(timed "$WORK/time-$dest.txt" "$WORK/run-$dest.json" "$WHARF" export -c "$WORK/$dest.yaml" \
-    --parallel "$PARALLEL" --format json)
-  rows=$(jq -r .rows "$WORK/run-$dest.json")
-  bytes=$(jq -r '[.parts[].size] | add' "$WORK/run-$dest.json")
-  parts=$(jq -r '.parts | length' "$WORK/run-$dest.json")
-  [ "$rows" = "$ROWS" ] || log "$dest: exported $rows rows, want $ROWS"
-  "$WHARF" validate -c "$WORK/$dest.yaml" >/dev/null || log "$dest: the dataset is not certified"
-  printf '%-22s %8.2fs  %10.0f rows/s  %7.1f MB/s Parquet (%d parts, %.1f MiB)  peak RSS %6.1f MiB  ratio to COPY %.2f\n' \
-    "wharf export -> $dest" "$secs" "$(echo "$rows / $secs" | bc -l)" "$(echo "$bytes / 1000000 / $secs" | bc -l)" \
-    "$parts" "$(echo "$bytes / 1048576" | bc -l)" "$(rss_mib "$WORK/time-$dest.txt")" "$(echo "$copy_s / $secs" | bc -l)"
+: >"$WORK/results.txt"
+for round in $(seq 1 "$ROUNDS"); do
+  round_copy=$(timed "$WORK/time-copy.txt" /dev/null "${PSQL[@]}" -c "COPY t TO STDOUT (FORMAT binary)")
+  printf 'round %d: %-19s %8.2fs  load average %s\n' "$round" "COPY" "$round_copy" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  order=("${!bins[@]}")
+  [ $((round % 2)) -eq 0 ] && mapfile -t order < <(printf '%s\n' "${!bins[@]}" | sort -rn)
+  for dest in file minio; do
+    for i in "${order[@]}"; do
+      sync
+      out="$WORK/run-${names[$i]}-$dest.json"
+      secs=$(timed "$WORK/time-$dest.txt" "$out" "${bins[$i]}" export -c "$WORK/$dest.yaml" \
+        --parallel "$PARALLEL" --format json)
+      rows=$(jq -r .rows "$out")
+      bytes=$(jq -r '[.parts[].size] | add' "$out")
+      parts=$(jq -r '.parts | length' "$out")
+      [ "$rows" = "$ROWS" ] || log "${names[$i]} -> $dest: exported $rows rows, want $ROWS"
+      "$WHARF" validate -c "$WORK/$dest.yaml" >/dev/null || log "${names[$i]} -> $dest: the dataset is not certified"
+      rss=$(rss_mib "$WORK/time-$dest.txt")
+      ratio=$(echo "$round_copy / $secs" | bc -l)
+      printf 'round %d: %-19s %8.2fs  %10.0f rows/s  %7.1f MB/s Parquet (%d parts, %.1f MiB)  peak RSS %6.1f MiB  ratio to COPY %.2f\n' \
+        "$round" "${names[$i]} -> $dest" "$secs" "$(echo "$rows / $secs" | bc -l)" "$(echo "$bytes / 1000000 / $secs" | bc -l)" \
+        "$parts" "$(echo "$bytes / 1048576" | bc -l)" "$rss" "$ratio"
+      printf '%s %s %s %s %s\n' "${names[$i]}" "$dest" "$secs" "$rss" "$ratio" >>"$WORK/results.txt"
+      if [ "$dest" = file ]; then # room for the next round: the dataset is validated
+        rm -rf "$WORK/out/$dest/$(jq -r .run_id "$out")"
+      fi
+    done
+  done
+done
+printf 'median over %d round(s); load average %s\n' "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+for i in "${!bins[@]}"; do
+  for dest in file minio; do
+    sel() { awk -v n="${names[$i]}" -v d="$dest" -v c="$1" '$1 == n && $2 == d {print $c}' "$WORK/results.txt"; }
+    printf '%-28s %8.2fs  ratio to COPY %.2f (rounds: %s)  peak RSS %6.1f MiB (largest)\n' "${names[$i]} -> $dest" \
+      "$(sel 3 | median)" "$(sel 5 | median)" "$(sel 5 | xargs printf '%.2f ' | sed 's/ $//')" "$(sel 4 | sort -g | tail -n 1)"
+  done
 done

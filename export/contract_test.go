@@ -58,7 +58,7 @@ func TestValidateDeepFindsRewriteWithSameETag(t *testing.T) {
 	s := memStore(t)
 	body := []byte("parquet bytes")
 	info, _ := s.Put(context.Background(), "p1", strings.NewReader(string(body)), nil)
-	m := &Manifest{ManifestVersion: 1, RunID: "r", Status: StatusSucceeded,
+	m := &Manifest{ManifestVersion: 1, RunID: "r", Status: StatusSucceeded, SchemaFingerprint: SchemaFingerprint(nil),
 		Parts: []Part{{Key: "p1", Size: info.Size, ETag: info.ETag, SHA256: strings.Repeat("0", 64)}}}
 	must(t, putManifest(context.Background(), s, m))
 	v, err := Validate(context.Background(), s, "mem://x", false)
@@ -115,7 +115,7 @@ func TestFailureAfterPartsRemovesSuccessAndNamesParts(t *testing.T) {
 	o := f.opts()
 	o.Parallel = 1
 	res, err := f.run(t, o)
-	if !errors.Is(err, ErrSourceRead) || !strings.Contains(err.Error(), `"price"`) {
+	if !errors.Is(err, ErrValueRefused) || !strings.Contains(err.Error(), `"price"`) || !strings.Contains(err.Error(), "key 55") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(f.prefix(), SuccessKey)); !os.IsNotExist(err) {

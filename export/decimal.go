@@ -1,8 +1,6 @@
 package export
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -19,17 +17,24 @@ var pow10 = func() (p [19]int64) {
 
 // appendDecimalText appends a decimal in its text form. The common case (at most 18 digits,
 // no more fractional digits than the scale, within the precision) is parsed here without
-// allocating; anything else goes through decimal128.FromString as before.
+// allocating; anything else is parsed exactly, and refused when it does not fit (NaN, or a
+// value with more digits than the column keeps), never rounded.
 func appendDecimalText(b *array.Decimal128Builder, raw []byte) error {
 	dt := b.Type().(*arrow.Decimal128Type)
 	if n, ok := parseDecimalFast(raw, dt.Precision, dt.Scale); ok {
 		b.Append(decimal128.FromI64(n))
 		return nil
 	}
-	n, err := decimal128.FromString(string(raw), dt.Precision, dt.Scale)
+	d, ok := parseDecimal(string(raw))
+	if !ok {
+		return refuse(ErrWrongType, "not a decimal(%d,%d)", dt.Precision, dt.Scale)
+	}
+	if !d.fits(dt.Precision, dt.Scale) {
+		return refuse(ErrInexact, "%s is not a decimal(%d,%d): %s", d, dt.Precision, dt.Scale, misfit(d, dt.Precision, dt.Scale))
+	}
+	n, err := d.decimal128(dt.Scale)
 	if err != nil {
-		b.AppendNull()
-		return fmt.Errorf("decimal(%d,%d) %q: %w", dt.Precision, dt.Scale, raw, err)
+		return refuse(ErrInexact, "%s: %v", d, err)
 	}
 	b.Append(n)
 	return nil

@@ -8,8 +8,9 @@
 //
 // Rows are read over ranges of a chunking key (an integer or timestamp column; rows whose key
 // is NULL form one more chunk), Options.Parallel chunks in flight, each streamed through a
-// pipe into store.Put in record batches of Options.BatchRows rows, so memory is bounded by
-// the batch and one Parquet row group per chunk in flight, whatever the table's size. Each
+// pipe into store.Put in record batches of Options.BatchRows rows (or 8 MiB of values), so
+// memory is bounded by the batch and one Parquet row group (64 Ki rows or 32 MiB of pages)
+// per chunk in flight, whatever the table's size and the width of its rows. Each
 // chunk is one part, named part-<run_id>-<chunk>.<ext>: a resume rewrites the same key, and
 // a later run's parts land beside an earlier run's, never over them. The chunk plan is made
 // while chunks are written, one range ahead of them, and each range is journaled before its
@@ -27,10 +28,13 @@
 //     first write of a run removes _SUCCESS; a run that wrote and then failed writes a failed
 //     manifest naming the parts it wrote.
 //   - M5–M7: Validate reads _SUCCESS and manifest.json, compares the marker with the manifest's
-//     hash, and HEADs every part: a deleted, truncated or rewritten part (another size or ETag)
-//     is named; Deep re-hashes every part. A prefix without a manifest is a legacy run (also a
-//     Spark/Hadoop empty _SUCCESS), never certified; a prefix that cannot be read (a missing
-//     bucket) is ErrVerifyManifestRead, never legacy.
+//     hash and the manifest with itself (fingerprint, row total), and HEADs every part: a
+//     deleted, truncated or rewritten part (another size or ETag), or one the store refuses to
+//     read, is named; Deep reads every part whole, re-hashes it and decodes every row as a
+//     reader would, so a part whose rows, schema or strings (UTF-8) a reader would not take is
+//     never certified. A prefix without a manifest is a legacy run (also a Spark/Hadoop empty
+//     _SUCCESS), never certified; a prefix that cannot be read (a missing bucket) is
+//     ErrVerifyManifestRead, never legacy.
 //   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
 //     the journal's last run of the export did not succeed, or Force.
 //   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
@@ -39,24 +43,42 @@
 //     belongs that the journal does not vouch for (copied verbatim to
 //     _quarantine/<run_id>/<key>, then deleted; never a plain delete), then rewrite it.
 //
+// Earlier runs' parts stay at the prefix; Validation.PartURLs lists exactly a certified run's,
+// and Export.Superseded = SupersededMove moves the others under _superseded/<run_id>/ once a
+// run is certified, for readers of a whole directory. A configuration error (ConfigError) ends
+// a run before it is journaled, with nothing written.
+//
 // In delta mode a run exports rows whose cursor column is past the cursor of the last
 // successful run and at most the cursor's largest value when the run started; the cursor
 // advances only when the run succeeds, in the same transaction that journals the success.
 //
 // # Types
 //
-// Integers keep their width; float4/float8 and REAL are floats; numeric(p,s) and DECIMAL(p,s)
-// with p ≤ 38 are decimal128(p,s), an unconstrained or wider numeric is its exact text; text
-// is utf8, bytea/BLOB binary, boolean bool, date date32, timestamp a microsecond timestamp
-// (timestamptz in UTC), uuid the arrow.uuid extension (Parquet UUID), json/jsonb the
-// arrow.json extension (a string with the Parquet JSON logical type). Other types are written
-// as their text. Every column is nullable and NULLs are kept.
+// Every value is written exactly or refused by name: a value that does not fit its column's
+// type exactly stops the run with ErrValueRefused and a *ValueError naming the column, the row
+// (its chunking key) and the value, and the reason; nothing is rounded, truncated, wrapped or
+// guessed. Integers keep their width; float4/float8 and REAL are floats; numeric(p,s) and
+// DECIMAL(p,s) with p ≤ 38 are decimal128(p,s) (a value with more digits is refused), an
+// unconstrained or wider numeric is its exact text (never a float); money is a decimal at its
+// currency's scale; text is utf8 and must be UTF-8 (Export.InvalidUTF8 may write a column
+// holding other bytes as binary instead, decided before the first part); bytea/BLOB binary;
+// boolean bool (SQLite: 0 or 1); date date32; timestamp a microsecond timestamp (timestamptz
+// and SQLite's TIMESTAMPTZ in UTC), refused past the microseconds an int64 holds; PostgreSQL's
+// ±infinity follow Export.Infinity; SQLite dates and timestamps are ISO-8601 text, or numbers
+// in the unit Export.TimeUnits states for the column (never guessed); uuid the arrow.uuid
+// extension (Parquet UUID), json/jsonb the arrow.json extension (a string with the Parquet
+// JSON logical type). Other PostgreSQL types are written as their text, in a session whose
+// settings (DateStyle, IntervalStyle, TimeZone, extra_float_digits, client_encoding,
+// lc_monetary) every connection pins and the manifest records. Every column is nullable and
+// NULLs are kept. docs/export.md has the table for both sources.
 //
 // # Errors
 //
 // Failures are *Error values whose kind is one of ErrConfig, ErrSourceUnavailable,
-// ErrSourceNotFound, ErrChunkKey, ErrSourceRead, ErrWrite, ErrState, ErrDestAlreadyComplete,
-// ErrVerifyManifestRead and ErrNotCertified (each with a WHARF_… code that store.Code finds);
-// a store failure inside keeps its own kind reachable with errors.Is. Messages name the table,
-// column, host, file or key at fault, never a password. A cancelled context passes through.
+// ErrSourceNotFound, ErrChunkKey, ErrSourceRead, ErrValueRefused, ErrSchemaChanged, ErrWrite,
+// ErrState, ErrDestAlreadyComplete, ErrVerifyManifestRead and ErrNotCertified (each with a
+// WHARF_… code that store.Code finds); a store failure inside keeps its own kind reachable
+// with errors.Is. Messages name the table, column, row, value, host, file or key at fault,
+// never a password; a full disk under a file destination names the file and the disk. A
+// cancelled context passes through.
 package export

@@ -1,6 +1,9 @@
 package export
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/wharfdata/wharf/errcode"
 )
 
@@ -61,6 +64,20 @@ var (
 		Exit: errcode.ExitFailed, Section: section,
 		Meaning: "Validation read the prefix and it is not a certified export (no manifest, no `_SUCCESS`, or a part that does not match).",
 		Remedy:  "Re-run the export, or treat the data as uncertified."})
+	// ErrValueRefused: a source value cannot be written exactly as its column's type (text
+	// that is not UTF-8, a timestamp whose unit is not stated, a number that does not fit its
+	// decimal, an infinite date…). The message names the table, the column, the row's chunk
+	// key and the value; errors.As finds a *ValueError with the reason.
+	ErrValueRefused = errcode.New(errcode.Def{Name: "WHARF_EXPORT_VALUE_REFUSED", Text: "a value cannot be written exactly",
+		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Meaning: "A value cannot be written exactly as its column's type, and was not rounded, truncated or guessed: text that is not UTF-8, a number in a date or timestamp column without a unit in `time_units`, a timestamp out of the microsecond range, an infinite date under `infinity: refuse`, a decimal with more digits than its column keeps, a boolean other than 0, 1, true, false. The message names the table, the column, the row's chunk key, the value and why ([export.md](export.md#types)). Parts already written are listed in a failed manifest.",
+		Remedy:  "Fix the value in the source, or state what it means (`time_units`, `infinity`, `invalid_utf8: binary`), or convert it in a `query:`; then run again."})
+	// ErrSchemaChanged: a resumed run's source columns are not those the interrupted run
+	// wrote its parts with (a column added, dropped or retyped since).
+	ErrSchemaChanged = errcode.New(errcode.Def{Name: "WHARF_EXPORT_SCHEMA_CHANGED", Text: "the source's columns changed during the run",
+		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Meaning: "A `--resume` found the source's columns changed since the interrupted run wrote its first parts (a column added, dropped or retyped): its parts would not share one schema. The message names the column.",
+		Remedy:  "Run the export again without `--resume`."})
 )
 
 // newErr returns an export failure: what was being done, on what (the table, column, host,
@@ -68,4 +85,48 @@ var (
 // error keeps its own kind reachable).
 func newErr(op, what string, kind *errcode.Code, cause error) error {
 	return errcode.E(op, what, kind, cause)
+}
+
+// The reasons a value is refused: a *ValueError unwraps to one of them.
+var (
+	ErrNotUTF8    = errors.New("not valid UTF-8")
+	ErrInexact    = errors.New("does not fit the column's type exactly")
+	ErrNoTimeUnit = errors.New("a number in a date or timestamp column needs its unit in time_units")
+	ErrBadTime    = errors.New("not an ISO-8601 date or timestamp")
+	ErrOutOfRange = errors.New("out of the column type's range")
+	ErrInfinite   = errors.New("infinite date or timestamp (see the infinity option)")
+	ErrWrongType  = errors.New("not a value of the column's type")
+	ErrBadValue   = errors.New("malformed value")
+)
+
+// ValueError is a value refused by name: the column, the row (its chunk key) and the value.
+type ValueError struct {
+	Column string // the column's name
+	Row    string // the row's chunk key, as text ("NULL" for the NULL-key chunk)
+	Value  string // the value, quoted or in hex, shortened when long
+	Reason error  // one of ErrNotUTF8, ErrInexact, ErrNoTimeUnit, …
+	Detail string // what exactly, when the reason alone does not say
+}
+
+func (e *ValueError) Error() string {
+	s := fmt.Sprintf("column %q, row with key %s: value %s: %v", e.Column, e.Row, e.Value, e.Reason)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Unwrap returns the reason.
+func (e *ValueError) Unwrap() error { return e.Reason }
+
+// ConfigError reports whether err is a configuration error: one that running again unchanged
+// meets again, found before anything was attempted (its code's exit class is the CLI's 2). A run that ends with one
+// is not journaled and writes nothing at the prefix: an export's invalid options or chunk key,
+// a store URL or credential refused before any connection.
+func ConfigError(err error) bool {
+	if err == nil {
+		return false
+	}
+	c := errcode.Of(err)
+	return c != nil && c.Exit() == errcode.ExitUsage
 }

@@ -20,6 +20,9 @@ func (r *runner) manifest(chunks []ChunkRecord, status string, cause error) *Man
 	if m.Relation == "" {
 		m.Relation = "query"
 	}
+	if r.src != nil && r.src.pg != nil {
+		m.Session = r.src.pg.settings
+	}
 	if cause != nil {
 		m.Error = cause.Error()
 	}

@@ -8,6 +8,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
 	"github.com/wharfdata/wharf/store"
 	_ "github.com/wharfdata/wharf/store/file"
 	_ "github.com/wharfdata/wharf/store/mem"
@@ -149,4 +155,47 @@ func hasProblem(v *Validation, code string) bool {
 func memStore(t *testing.T) *store.Store {
 	t.Helper()
 	return memNew()
+}
+
+// readParquet reads a local Parquet file whole as one record.
+func readParquet(t *testing.T, path string) arrow.RecordBatch {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, tbl.NumRows())
+	defer tr.Release()
+	if !tr.Next() {
+		t.Fatal("no rows")
+	}
+	rec := tr.RecordBatch()
+	rec.Retain()
+	return rec
+}
+
+// openFileStore opens the file store rooted at dir.
+func openFileStore(t *testing.T, dir string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), "file://"+dir+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -53,6 +55,8 @@ CREATE TABLE IF NOT EXISTS chunks (
   part TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (run_id, idx));
 CREATE TABLE IF NOT EXISTS plans (
   run_id TEXT PRIMARY KEY, complete INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS run_schemas (
+  run_id TEXT PRIMARY KEY, columns TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors (
   export TEXT PRIMARY KEY, column_name TEXT NOT NULL, value TEXT NOT NULL, run_id TEXT NOT NULL,
   updated_at TEXT NOT NULL);`
@@ -81,6 +85,9 @@ func (j *Journal) fail(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if strings.Contains(err.Error(), "disk is full") { // SQLITE_FULL
+		err = fmt.Errorf("%w: no space left on %s", err, describeDisk(filepath.Dir(j.path)))
+	}
 	return newErr("state", j.path, ErrState, err)
 }
 
@@ -106,6 +113,16 @@ func (j *Journal) StartRun(ctx context.Context, r *RunRecord) error {
 VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, error = '', attempts = attempts + 1, finished_at = ''`,
 		r.RunID, r.Export, StatusRunning, r.Prefix, ts(r.StartedAt), mustJSON(r.Window))
+	return j.fail(err)
+}
+
+// AbandonRuns marks the export's runs still recorded running, but for keep, abandoned: a
+// process that was killed never finished them, and a later run is starting. (A run of the
+// export still going on in another process is recorded again when it finishes.)
+func (j *Journal) AbandonRuns(ctx context.Context, export, keep string) error {
+	_, err := j.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = ? WHERE export = ? AND status = ? AND run_id <> ?`,
+		StatusAbandoned, "never finished (its process was stopped) before a later run of the export started",
+		export, StatusRunning, keep)
 	return j.fail(err)
 }
 
@@ -272,4 +289,26 @@ func (j *Journal) SetChunk(ctx context.Context, runID string, idx int, status st
 func (j *Journal) updateWindow(ctx context.Context, runID string, w *CursorWindow) error {
 	_, err := j.db.ExecContext(ctx, `UPDATE runs SET cursor_window = ? WHERE run_id = ?`, mustJSON(w), runID)
 	return j.fail(err)
+}
+
+// SetRunSchema records the columns a run writes its parts with, so that a resume of the run
+// writes the same.
+func (j *Journal) SetRunSchema(ctx context.Context, runID string, cols []SchemaColumn) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO run_schemas (run_id, columns) VALUES (?, ?)
+  ON CONFLICT (run_id) DO UPDATE SET columns = excluded.columns`, runID, mustJSON(cols))
+	return j.fail(err)
+}
+
+// RunSchema returns the columns a run writes its parts with, or nil when none are recorded.
+func (j *Journal) RunSchema(ctx context.Context, runID string) ([]SchemaColumn, error) {
+	var v string
+	err := j.db.QueryRowContext(ctx, `SELECT columns FROM run_schemas WHERE run_id = ?`, runID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, j.fail(err)
+	}
+	var cols []SchemaColumn
+	return cols, j.fail(json.Unmarshal([]byte(v), &cols))
 }

@@ -25,6 +25,9 @@ const (
 	StatusRunning   = "running"
 	StatusSucceeded = "succeeded"
 	StatusFailed    = "failed"
+	// StatusAbandoned is a journaled run that was still running (killed, never resumed) when a
+	// later run of its export started; only the journal records it.
+	StatusAbandoned = "abandoned"
 )
 
 // ManifestVersion is the version of the manifest's layout.
@@ -33,26 +36,30 @@ const ManifestVersion = 1
 // Manifest describes one run's output at a prefix. It never holds a credential: the source is
 // described by host or file only.
 type Manifest struct {
-	ManifestVersion   int            `json:"manifest_version"`
-	WharfVersion      string         `json:"wharf_version"`
-	Export            string         `json:"export"`
-	RunID             string         `json:"run_id"`
-	Status            string         `json:"status"`
-	Error             string         `json:"error,omitempty"`
-	Source            string         `json:"source"`
-	Relation          string         `json:"relation"` // the table, or "query"
-	Mode              Mode           `json:"mode"`
-	Format            Format         `json:"format"`
-	ChunkKey          string         `json:"chunk_key"`
-	Cursor            *CursorWindow  `json:"cursor,omitempty"`
-	StartedAt         time.Time      `json:"started_at"`
-	FinishedAt        time.Time      `json:"finished_at"`
-	DurationMS        int64          `json:"duration_ms"`
-	SchemaFingerprint string         `json:"schema_fingerprint"`
-	Schema            []SchemaColumn `json:"schema"`
-	Rows              int64          `json:"rows"`
-	Bytes             int64          `json:"bytes"`
-	Parts             []Part         `json:"parts"`
+	ManifestVersion int    `json:"manifest_version"`
+	WharfVersion    string `json:"wharf_version"`
+	Export          string `json:"export"`
+	RunID           string `json:"run_id"`
+	Status          string `json:"status"`
+	Error           string `json:"error,omitempty"`
+	Source          string `json:"source"`
+	Relation        string `json:"relation"` // the table, or "query"
+	// Session is the settings a PostgreSQL source was read with (DateStyle, IntervalStyle,
+	// TimeZone, extra_float_digits, client_encoding, lc_monetary, server_encoding): the text
+	// of the types written as text depends on them, so wharf pins them and records them here.
+	Session           map[string]string `json:"session,omitempty"`
+	Mode              Mode              `json:"mode"`
+	Format            Format            `json:"format"`
+	ChunkKey          string            `json:"chunk_key"`
+	Cursor            *CursorWindow     `json:"cursor,omitempty"`
+	StartedAt         time.Time         `json:"started_at"`
+	FinishedAt        time.Time         `json:"finished_at"`
+	DurationMS        int64             `json:"duration_ms"`
+	SchemaFingerprint string            `json:"schema_fingerprint"`
+	Schema            []SchemaColumn    `json:"schema"`
+	Rows              int64             `json:"rows"`
+	Bytes             int64             `json:"bytes"`
+	Parts             []Part            `json:"parts"`
 }
 
 // CursorWindow is the delta window a run exported: cursor > From and cursor <= To.
@@ -66,7 +73,7 @@ type CursorWindow struct {
 type SchemaColumn struct {
 	Name   string `json:"name"`
 	Type   string `json:"type"`    // the Arrow type
-	Source string `json:"db_type"` // the source's type name
+	Source string `json:"db_type"` // the source's type with its modifiers ("numeric(38,10)")
 }
 
 func schemaColumns(cols []Column) []SchemaColumn {
@@ -123,7 +130,7 @@ func putManifest(ctx context.Context, s *store.Store, m *Manifest) error {
 	}
 	opts := &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}
 	if _, err := s.Put(ctx, ManifestKey, bytes.NewReader(b), opts); err != nil {
-		return newErr("manifest", ManifestKey, ErrWrite, err)
+		return newErr("manifest", ManifestKey, ErrWrite, explainDiskFull(err, s, ManifestKey))
 	}
 	if m.Status != StatusSucceeded {
 		return nil
@@ -131,7 +138,7 @@ func putManifest(ctx context.Context, s *store.Store, m *Manifest) error {
 	body := SuccessBody(b)
 	opts = &store.PutOptions{Size: int64(len(body)), ContentType: "text/plain"}
 	if _, err := s.Put(ctx, SuccessKey, bytes.NewReader(body), opts); err != nil {
-		return newErr("manifest", SuccessKey, ErrWrite, err)
+		return newErr("manifest", SuccessKey, ErrWrite, explainDiskFull(err, s, SuccessKey))
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,8 +71,8 @@ type Export struct {
 	Table string `yaml:"table"` // a table ("name" or "schema.name"), or
 	Query string `yaml:"query"` // a SELECT whose rows are exported (exactly one of Table and Query)
 
-	ChunkKey  string `yaml:"chunk_key"`  // an integer or timestamp column the rows are chunked on
-	ChunkRows int    `yaml:"chunk_rows"` // rows per chunk (one part per chunk); 0: DefaultChunkRows
+	ChunkKey  string `yaml:"chunk_key"`          // an integer or timestamp column the rows are chunked on
+	ChunkRows int    `yaml:"chunk_rows" min:"1"` // rows per chunk (one part per chunk); 0: DefaultChunkRows
 
 	Mode         Mode   `yaml:"mode"`          // "" is ModeFull
 	CursorColumn string `yaml:"cursor_column"` // ModeDelta: an integer or timestamp column that only grows
@@ -81,7 +84,60 @@ type Export struct {
 	// Store says how to open the destination: its backend's options (endpoint, region,
 	// credential references…) and the settings the CLI adds (environment, allow-list).
 	Store store.Config `yaml:"store"`
+
+	// InvalidUTF8 decides what becomes of text that is not valid UTF-8 (a BLOB in a SQLite
+	// TEXT or untyped column, a SQL_ASCII database's text): UTF8Refuse (the default) stops the
+	// run at the first such value, naming the table, column, row key and value; UTF8Binary
+	// looks for such values before the first part is written and writes every column that
+	// holds one as binary in every part of the run.
+	InvalidUTF8 UTF8Policy `yaml:"invalid_utf8"`
+	// TimeUnits states, per SQLite date or timestamp column, the unit of the numbers it holds
+	// (unix_seconds, unix_millis, unix_micros, unix_nanos, unix_days). A number in such a
+	// column without a unit is refused; so is one whose conversion overflows or is finer than
+	// the column keeps. Text is ISO-8601 and needs no unit.
+	TimeUnits map[string]TimeUnit `yaml:"time_units"`
+	// Infinity decides what becomes of PostgreSQL's infinity and -infinity in a date or
+	// timestamp column: InfinityRefuse (the default) stops the run naming the column and the
+	// row, InfinityNull writes NULL, InfinityClamp writes the type's largest or smallest value.
+	Infinity InfinityPolicy `yaml:"infinity"`
+	// Superseded decides what becomes of the parts of earlier runs at the prefix once a run is
+	// certified: SupersededKeep (the default) leaves them beside the new parts (manifest.json
+	// lists only the new ones); SupersededMove moves each under _superseded/<its run_id>/, so
+	// that a reader of the whole directory (Spark, Trino, Athena skip names starting with _)
+	// reads only the certified run.
+	Superseded SupersededPolicy `yaml:"superseded"`
 }
+
+// UTF8Policy is Export.InvalidUTF8.
+type UTF8Policy string
+
+// The invalid-UTF-8 policies.
+const (
+	UTF8Refuse UTF8Policy = "refuse" // the default
+	UTF8Binary UTF8Policy = "binary"
+)
+
+// InfinityPolicy is Export.Infinity.
+type InfinityPolicy string
+
+// The infinity policies.
+const (
+	InfinityRefuse InfinityPolicy = "refuse" // the default
+	InfinityNull   InfinityPolicy = "null"
+	InfinityClamp  InfinityPolicy = "clamp"
+)
+
+// SupersededPolicy is Export.Superseded.
+type SupersededPolicy string
+
+// The policies for earlier runs' parts.
+const (
+	SupersededKeep SupersededPolicy = "keep" // the default
+	SupersededMove SupersededPolicy = "move"
+)
+
+// SupersededDir is where SupersededMove moves an earlier run's parts: _superseded/<run_id>/.
+const SupersededDir = "_superseded/"
 
 // DefaultChunkRows is the chunk size when Export.ChunkRows is 0.
 const DefaultChunkRows = 500_000
@@ -145,8 +201,16 @@ func (e *Export) Check() error {
 	case e.Destination == "":
 		return bad("destination", "no destination given")
 	}
+	if e.Table != "" {
+		if _, err := tableName(e.Table); err != nil {
+			return bad("table", "%v", err)
+		}
+	}
 	if e.ChunkRows == 0 {
 		e.ChunkRows = DefaultChunkRows
+	}
+	if err := e.checkValueOptions(bad); err != nil {
+		return err
 	}
 	switch e.Mode {
 	case "":
@@ -169,6 +233,31 @@ func (e *Export) Check() error {
 	return checkTemplate(e.Destination)
 }
 
+// checkValueOptions validates and defaults the options that decide what values become.
+func (e *Export) checkValueOptions(bad func(field, format string, a ...any) error) error {
+	e.InvalidUTF8 = cmp.Or(e.InvalidUTF8, UTF8Refuse)
+	if e.InvalidUTF8 != UTF8Refuse && e.InvalidUTF8 != UTF8Binary {
+		return bad("invalid_utf8", "%q: want refuse or binary", e.InvalidUTF8)
+	}
+	e.Infinity = cmp.Or(e.Infinity, InfinityRefuse)
+	if e.Infinity != InfinityRefuse && e.Infinity != InfinityNull && e.Infinity != InfinityClamp {
+		return bad("infinity", "%q: want refuse, null or clamp", e.Infinity)
+	}
+	e.Superseded = cmp.Or(e.Superseded, SupersededKeep)
+	if e.Superseded != SupersededKeep && e.Superseded != SupersededMove {
+		return bad("superseded", "%q: want keep or move", e.Superseded)
+	}
+	if len(e.TimeUnits) > 0 && !strings.HasPrefix(e.Source, "sqlite://") {
+		return bad("time_units", "only a SQLite source holds numbers in date or timestamp columns")
+	}
+	for _, col := range slices.Sorted(maps.Keys(e.TimeUnits)) {
+		if _, ok := microsPer[e.TimeUnits[col]]; !ok {
+			return bad("time_units."+col, "%q: want unix_seconds, unix_millis, unix_micros, unix_nanos or unix_days", e.TimeUnits[col])
+		}
+	}
+	return nil
+}
+
 // Vars are the values of the destination placeholders.
 type Vars struct {
 	Date   string // YYYY-MM-DD
@@ -180,6 +269,9 @@ type Vars struct {
 // VarsFor returns the placeholder values of e for a run on day with runID.
 func (e *Export) VarsFor(day time.Time, runID string) Vars {
 	table := e.Table
+	if parts, err := tableName(e.Table); err == nil {
+		table = strings.Join(parts, ".") // "Other Schema"."weird.name" is Other Schema.weird.name
+	}
 	if table == "" {
 		table = e.Name
 	}

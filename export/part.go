@@ -65,11 +65,14 @@ func writePart(ctx context.Context, s *store.Store, key string, f Format, schema
 	rows, err := produceInto(f, schema, hc, produce)
 	pw.CloseWithError(err)
 	res := <-done
-	if err != nil && (res.err == nil || errors.Is(res.err, err)) {
+	switch {
+	case err != nil && res.err != nil && errors.Is(err, res.err):
+		// The store failed first (a full disk, a lost connection); the writer saw its error.
+		return Part{}, newErr("write", key, ErrWrite, explainDiskFull(res.err, s, key))
+	case err != nil && (res.err == nil || errors.Is(res.err, err)):
 		return Part{}, err // the source or the format failed; the put saw its error
-	}
-	if res.err != nil {
-		return Part{}, newErr("write", key, ErrWrite, res.err)
+	case res.err != nil:
+		return Part{}, newErr("write", key, ErrWrite, explainDiskFull(res.err, s, key))
 	}
 	if res.info.Size != 0 && res.info.Size != hc.n {
 		return Part{}, newErr("write", key, ErrWrite, fmt.Errorf("store recorded %d bytes, wrote %d", res.info.Size, hc.n))

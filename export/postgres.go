@@ -2,15 +2,14 @@ package export
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -24,21 +23,17 @@ type pgDialect struct {
 	password secret.Value
 }
 
-func (pgDialect) name() string              { return "postgres" }
-func (pgDialect) param(n int) string        { return "$" + strconv.Itoa(n) }
-func (pgDialect) boundExpr(c string) string { return c }
-
-func (pgDialect) columnType(ct *sql.ColumnType) arrow.DataType {
-	p, s, ok := ct.DecimalSize()
-	return pgType(ct.DatabaseTypeName(), p, s, ok)
-}
+func (pgDialect) name() string               { return "postgres" }
+func (pgDialect) param(n int) string         { return "$" + strconv.Itoa(n) }
+func (pgDialect) boundExpr(c string) string  { return c }
+func (pgDialect) selectExpr(c string) string { return c }
 
 // classify maps pgx errors by SQLSTATE; the password is scrubbed from any message.
 func (d pgDialect) classify(err error, what string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	err = d.scrub(err)
+	err = d.scrub(oneLine(err))
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
@@ -70,6 +65,41 @@ type scrubbed struct{ msg string }
 
 func (s scrubbed) Error() string { return s.msg }
 
+// oneLine rewrites pgx's connection failure, which spreads one line per attempt over several
+// tab-indented lines, as one line, and drops the TLS attempt's refusal when the server said
+// no to TLS and a plaintext attempt followed (sslmode=prefer): the later attempt's answer is
+// the one that matters. The cause stays reachable with errors.As.
+func oneLine(err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	var attempts []error
+	if j, ok := ce.Unwrap().(interface{ Unwrap() []error }); ok {
+		attempts = j.Unwrap()
+	} else {
+		attempts = []error{ce.Unwrap()}
+	}
+	var msgs []string
+	for _, a := range attempts {
+		m := strings.Join(strings.Fields(a.Error()), " ")
+		if len(attempts) > 1 && strings.Contains(m, "server refused TLS connection") || slices.Contains(msgs, m) {
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	return &connectError{msg: fmt.Sprintf("cannot connect as user %s to database %s: %s", ce.Config.User,
+		ce.Config.Database, strings.Join(msgs, "; ")), err: err}
+}
+
+type connectError struct {
+	msg string
+	err error
+}
+
+func (e *connectError) Error() string { return e.msg }
+func (e *connectError) Unwrap() error { return e.err }
+
 // openPostgres connects to postgres://user@host:port/db with the password read from its
 // reference. A password inside the URL is refused (driver.ErrCredentialLiteral).
 func openPostgres(ctx context.Context, raw, passwordRef string, conns int, getenv func(string) string) (*source, error) {
@@ -91,13 +121,14 @@ func openPostgres(ctx context.Context, raw, passwordRef string, conns int, geten
 	}
 	cfg.Password = pw.Reveal()
 	d := pgDialect{host: host, password: pw}
-	db := stdlib.OpenDB(*cfg)
+	sess := &pgSession{}
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(sess.afterConnect))
 	db.SetMaxOpenConns(conns + 1)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, newErr("open-source", "postgres "+host, ErrSourceUnavailable, d.scrub(err))
+		return nil, newErr("open-source", "postgres "+host, ErrSourceUnavailable, d.scrub(oneLine(err)))
 	}
-	return &source{db: db, d: d, desc: "postgres " + host}, nil
+	return &source{db: db, d: d, desc: "postgres " + host, pg: sess}, nil
 }
 
 // openSource opens e's source with room for conns chunks in flight.

@@ -24,6 +24,7 @@ type Result struct {
 	Parts       []Part    `json:"parts"`
 	Skipped     []string  `json:"skipped,omitempty"`     // parts kept from an earlier attempt
 	Quarantined []string  `json:"quarantined,omitempty"` // where untracked or corrupt objects went
+	Superseded  []string  `json:"superseded,omitempty"`  // where earlier runs' parts went (superseded: move)
 	StartedAt   time.Time `json:"started_at"`
 	FinishedAt  time.Time `json:"finished_at"`
 }
@@ -90,23 +91,39 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	}
 	r.res = Result{RunID: r.rec.RunID, Export: r.e.Name, Prefix: r.rec.Prefix, Resumed: r.res.Resumed, StartedAt: start}
 	if r.dst, err = store.Open(ctx, r.rec.Prefix, r.storeConfig()); err != nil {
+		if ConfigError(err) {
+			return nil, err // nothing was attempted: no run to journal
+		}
 		return r.failEarly(ctx, err)
 	}
 	defer r.dst.Close()
 	if err := r.checkComplete(ctx, prev); err != nil {
 		return nil, err
 	}
+	err = r.prepare(ctx)
+	defer func() {
+		if r.src != nil {
+			r.src.Close()
+		}
+	}()
+	if ConfigError(err) {
+		return nil, err // a chunk key that cannot chunk, a time unit for no such column…
+	}
+	if !r.res.Resumed {
+		if err := r.j.AbandonRuns(ctx, r.e.Name, r.rec.RunID); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.j.StartRun(ctx, &r.rec); err != nil {
 		return nil, err
 	}
-	err = r.export(ctx)
-	if r.src != nil {
-		r.src.Close()
+	if err == nil {
+		err = r.export(ctx)
 	}
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	return &r.res, nil
+	return &r.res, r.retire(ctx)
 }
 
 // checkComplete refuses a resume over a prefix holding _SUCCESS (M8), unless the journal's
@@ -149,8 +166,10 @@ func (r *runner) failEarly(ctx context.Context, cause error) (*Result, error) {
 	return &r.res, cause
 }
 
-// export does the work of a run between StartRun and FinishRun.
-func (r *runner) export(ctx context.Context) error {
+// prepare opens the source and fixes what the run reads, before the run is journaled: its
+// columns, delta window and schema. A configuration error found here (ConfigError) ends the
+// run unjournaled, with nothing written.
+func (r *runner) prepare(ctx context.Context) error {
 	var err error
 	if r.src, err = openSource(ctx, r.e, r.parallel(), r.o.Getenv); err != nil {
 		return err
@@ -161,6 +180,11 @@ func (r *runner) export(ctx context.Context) error {
 	if err := r.setWindow(ctx); err != nil {
 		return err
 	}
+	return r.settleSchema(ctx)
+}
+
+// export does the work of a run between StartRun and FinishRun.
+func (r *runner) export(ctx context.Context) error {
 	p, err := r.plan(ctx)
 	if err != nil {
 		return err

@@ -5,16 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // dialect is what differs between the SQL sources.
 type dialect interface {
-	name() string       // "sqlite", "postgres"
-	param(n int) string // the n-th (1-based) bind parameter
-	columnType(ct *sql.ColumnType) arrow.DataType
+	name() string                          // "sqlite", "postgres"
+	param(n int) string                    // the n-th (1-based) bind parameter
+	selectExpr(quotedCol string) string    // a column as the rows are read
 	boundExpr(quotedCol string) string     // a column as its raw, comparable value
 	classify(err error, what string) error // maps a driver error to an export error
 }
@@ -23,7 +22,8 @@ type dialect interface {
 type source struct {
 	db   *sql.DB
 	d    dialect
-	desc string // "postgres 127.0.0.1:5432/db" or "sqlite /path.db": never a password
+	desc string     // "postgres 127.0.0.1:5432/db" or "sqlite /path.db": never a password
+	pg   *pgSession // PostgreSQL: the pinned session settings; nil for SQLite
 }
 
 // Close closes the connection pool.
@@ -34,7 +34,10 @@ func relation(e *Export) string {
 	if e.Query != "" {
 		return "(" + strings.TrimRight(strings.TrimSpace(e.Query), ";") + ") AS wharf_q"
 	}
-	parts := strings.Split(e.Table, ".")
+	parts, err := tableName(e.Table)
+	if err != nil { // Check refuses it; quote it whole rather than guess
+		parts = []string{e.Table}
+	}
 	for i, p := range parts {
 		parts[i] = quoteIdent(p)
 	}
@@ -51,20 +54,22 @@ func (s *source) what(e *Export) string {
 }
 
 // columns returns the export's columns by running its relation with no rows, and checks the
-// chunking key and cursor column exist and can order rows.
+// chunking key and cursor column exist and can order rows, and that every column given a
+// time unit is a date or timestamp column.
 func (s *source) columns(ctx context.Context, e *Export) ([]Column, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+relation(e)+" LIMIT 0")
+	q := "SELECT * FROM " + relation(e) + " LIMIT 0"
+	var cols []Column
+	var err error
+	if s.pg != nil {
+		cols, err = s.describeQuery(ctx, q)
+	} else {
+		cols, err = s.describeSQLite(ctx, q)
+	}
 	if err != nil {
 		return nil, s.d.classify(err, s.what(e))
 	}
-	defer rows.Close()
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, s.d.classify(err, s.what(e))
-	}
-	cols := make([]Column, len(cts))
-	for i, ct := range cts {
-		cols[i] = Column{Name: ct.Name(), DBType: ct.DatabaseTypeName(), Type: s.d.columnType(ct)}
+	if err := applyTimeUnits(cols, e, s.what(e)); err != nil {
+		return nil, err
 	}
 	for _, c := range []struct{ field, name string }{{"chunk_key", e.ChunkKey}, {"cursor_column", e.CursorColumn}} {
 		if c.name == "" {
@@ -75,6 +80,43 @@ func (s *source) columns(ctx context.Context, e *Export) ([]Column, error) {
 		}
 	}
 	return cols, nil
+}
+
+// describeSQLite returns the columns of a SQLite query: the declared type of each (empty for
+// an expression) and its Arrow type.
+func (s *source) describeSQLite(ctx context.Context, q string) ([]Column, error) {
+	rows, err := s.db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]Column, len(cts))
+	for i, ct := range cts {
+		t, dec := sqliteType(ct.DatabaseTypeName())
+		cols[i] = Column{Name: ct.Name(), DBType: ct.DatabaseTypeName(), Type: t, decimalText: dec}
+	}
+	return cols, nil
+}
+
+// applyTimeUnits sets the unit of each column Export.TimeUnits names; a name that is not a
+// date or timestamp column of the export is a configuration error.
+func applyTimeUnits(cols []Column, e *Export, where string) error {
+	for name, unit := range e.TimeUnits {
+		i := slices.IndexFunc(cols, func(c Column) bool { return c.Name == name })
+		switch {
+		case i < 0:
+			return newErr("schema", "time_units."+name, ErrConfig, fmt.Errorf("no column %q in %s", name, where))
+		case keyKindOf(cols[i].Type) != keyTime:
+			return newErr("schema", "time_units."+name, ErrConfig,
+				fmt.Errorf("column %q of %s is %s, not a date or timestamp column", name, where, typeLabel(cols[i])))
+		}
+		cols[i].unit = unit
+	}
+	return nil
 }
 
 func checkKeyColumn(cols []Column, field, name, where string) error {
@@ -252,7 +294,10 @@ func (s *source) query(e *Export, cols []Column, r Range, w window) (string, []a
 	clause, args := s.where(w, conds, args)
 	names := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = quoteIdent(c.Name)
+		names[i] = s.d.selectExpr(quoteIdent(c.Name))
+		if c.rawBytes {
+			names[i] = sqlASCIIBytes(quoteIdent(c.Name))
+		}
 	}
 	return fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s", strings.Join(names, ", "), relation(e), clause, k), args
 }

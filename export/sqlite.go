@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver "sqlite"
 )
 
@@ -18,9 +17,11 @@ type sqliteDialect struct{ path string }
 
 func (sqliteDialect) name() string     { return "sqlite" }
 func (sqliteDialect) param(int) string { return "?" }
-func (sqliteDialect) columnType(ct *sql.ColumnType) arrow.DataType {
-	return sqliteType(ct.DatabaseTypeName())
-}
+
+// selectExpr reads a column without its declared type (a unary + keeps the value and drops
+// it), so that the driver hands over SQLite's storage classes as they are and parses nothing:
+// a timestamp's text, an integer in a DATE column. wharf converts them, exactly or not at all.
+func (sqliteDialect) selectExpr(col string) string { return "+" + col }
 
 // boundExpr: a unary + keeps the stored value but drops the declared type, so the driver hands
 // back the raw text of a timestamp (which compares as SQLite compares it) instead of a time.

@@ -36,6 +36,11 @@ func (f Format) contentType() string {
 // maxRowGroup bounds a Parquet row group, and so the encoded data buffered per chunk in flight.
 const maxRowGroup = 64 * 1024
 
+// maxRowGroupBytes bounds a row group's buffered pages too, so that a table of wide rows does
+// not hold 64 Ki of them per chunk in flight: a row group is closed once its compressed pages
+// reach it. (A variable for the test that shows it.)
+var maxRowGroupBytes int64 = 32 << 20
+
 // maxDictPage bounds a column's dictionary per row group: a low-cardinality column stays
 // dictionary-encoded, and a high-cardinality one (a key, a timestamp, a price) falls back to
 // plain encoding after a few thousand values instead of growing hash tables through the whole
@@ -53,15 +58,36 @@ func newPartWriter(f Format, schema *arrow.Schema, w io.Writer) (partWriter, err
 	case FormatCSV:
 		return newCSVWriter(schema, w)
 	}
+	return newParquetWriter(schema, w, dictText)
+}
+
+// dictPolicy says which columns a Parquet part keeps dictionaries for.
+type dictPolicy int
+
+const (
+	dictAll  dictPolicy = iota // every column (arrow-go's default)
+	dictText                   // text and binary columns only
+)
+
+func newParquetWriter(schema *arrow.Schema, w io.Writer, dict dictPolicy) (partWriter, error) {
 	useKeptZstd()
-	props := parquet.NewWriterProperties(
+	useRecycler()
+	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(zstdLevel),
 		parquet.WithMaxRowGroupLength(maxRowGroup),
 		parquet.WithDictionaryPageSizeLimit(maxDictPage),
 		parquet.WithCreatedBy("wharf"),
 		parquet.WithAllocator(arrowMem),
-	)
+	}
+	if dict == dictText {
+		for _, f := range schema.Fields() {
+			if !keepsDictionary(f.Type) {
+				opts = append(opts, parquet.WithDictionaryFor(f.Name, false))
+			}
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(arrowMem)))
 	if err != nil {
 		return nil, err
@@ -69,10 +95,41 @@ func newPartWriter(f Format, schema *arrow.Schema, w io.Writer) (partWriter, err
 	return &parquetWriter{fw: fw}, nil
 }
 
-type parquetWriter struct{ fw *pqarrow.FileWriter }
+// keepsDictionary reports whether a column of type t keeps a dictionary: text and binary
+// columns do (names, codes, statuses repeat); numbers, dates, timestamps, decimals and UUIDs do
+// not. Their dictionaries mostly fell back to plain encoding within a row group anyway, after
+// hashing every value, which took a sixth of an export's CPU; zstd compresses their repeats as
+// well (the bench table's parts got smaller).
+func keepsDictionary(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+		return true
+	case arrow.EXTENSION:
+		return keepsDictionary(t.(arrow.ExtensionType).StorageType())
+	}
+	return false
+}
 
-func (p *parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
-func (p *parquetWriter) Close() error                      { return p.fw.Close() }
+type parquetWriter struct {
+	fw  *pqarrow.FileWriter
+	cut bool // the current row group reached maxRowGroupBytes: the next batch starts another
+}
+
+func (p *parquetWriter) Write(rec arrow.RecordBatch) error {
+	if p.cut {
+		p.cut = false
+		if err := p.fw.NewBufferedRowGroupChecked(); err != nil {
+			return err
+		}
+	}
+	if err := p.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	p.cut = p.fw.RowGroupTotalCompressedBytes() >= maxRowGroupBytes
+	return nil
+}
+
+func (p *parquetWriter) Close() error { return p.fw.Close() }
 
 // cellText is the text of row i of a, for CSV and the non-numeric NDJSON values. ok is false
 // for NULL.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 )
@@ -154,6 +155,13 @@ func TestConfigRefusesBadExports(t *testing.T) {
 		{"literal secret", strings.Replace(minimalExport, "./out/", "s3://lake/", 1) + "    store:\n      access_key_id: env://A\n      secret_access_key: abc\n", "literal", driver.ErrCredentialLiteral},
 		{"wrong type", minimalExport + "    chunk_rows: many\n", ":7:", store.ErrConfig},
 		{"exports not a list", "exports: {}\n", "want a list", store.ErrConfig},
+		{"zero chunk rows", minimalExport + "    chunk_rows: 0\n", "chunk_rows: 0: want at least 1", store.ErrConfig},
+		{"negative chunk rows", minimalExport + "    chunk_rows: -5\n", "chunk_rows", store.ErrConfig},
+		{"an unknown infinity policy", minimalExport + "    infinity: maybe\n", "infinity", store.ErrConfig},
+		{"an unknown time unit", minimalExport + "    time_units: {at: fortnights}\n", "time_units.at", store.ErrConfig},
+		{"an unknown UTF-8 policy", minimalExport + "    invalid_utf8: replace\n", "invalid_utf8", store.ErrConfig},
+		{"an unknown retention", minimalExport + "    superseded: delete\n", "superseded", store.ErrConfig},
+		{"an unclosed quote", strings.Replace(minimalExport, "table: orders", `table: '"orders'`, 1), "not closed", store.ErrConfig},
 		{"backend option of another store", minimalExport + "    store:\n      sas_token: env://X\n", "sas_token", store.ErrConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,6 +173,25 @@ func TestConfigRefusesBadExports(t *testing.T) {
 				t.Errorf("code %s (exit %d), want %s (exit 2)", errCode(err), exitOf(err), tc.code.Name())
 			}
 		})
+	}
+}
+
+// The value options reach the export as written.
+func TestConfigValueOptions(t *testing.T) {
+	c, _, err := loadYAML(t, minimalExport+`    invalid_utf8: binary
+    infinity: clamp
+    superseded: move
+    time_units:
+      created: unix_millis
+      day: unix_days
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.file.Exports[0]
+	if e.InvalidUTF8 != export.UTF8Binary || e.Infinity != export.InfinityClamp || e.Superseded != export.SupersededMove ||
+		e.TimeUnits["created"] != export.UnitMillis || e.TimeUnits["day"] != export.UnitDays {
+		t.Errorf("loaded %+v", e)
 	}
 }
 

@@ -177,6 +177,10 @@ func failsBeforeAnyWrite(t *testing.T, dir, cfg, host, planted string) {
 	if !strings.Contains(r.err, "WHARF_SOURCE_UNAVAILABLE") || !strings.Contains(r.err, host) {
 		t.Errorf("stderr %q does not name the code and %s", r.err, host)
 	}
+	// One line, without pgx's tab-indented line per attempt or the TLS attempt's refusal.
+	if strings.Count(strings.TrimSuffix(r.err, "\n"), "\n") != 0 || strings.Contains(r.err, "\t") || strings.Contains(r.err, "tls error") {
+		t.Errorf("stderr is not one line: %q", r.err)
+	}
 	if after := treeSnapshot(t, out); !maps.Equal(before, after) {
 		t.Errorf("the failed run changed the dataset: %d files before, %d after", len(before), len(after))
 	}

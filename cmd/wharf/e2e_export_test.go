@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func TestE2EExportQuickstart(t *testing.T) {
 	dir := filepath.Dir(cfg)
 	r := cli{dir: dir}.run(t, "export", "-c", "quickstart.yaml").must(t, 0)
 	for _, want := range []string{"created the demo source", "export orders: succeeded", "1000 in 4 part(s)",
-		"certified (4 parts, 1000 rows", "out/orders/", "read_parquet('out/orders/"} {
+		"certified (4 parts, 1000 rows", "out/orders/", "read_parquet(['out/orders/"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("quickstart output lacks %q:\n%s", want, r.out)
 		}
@@ -114,6 +115,98 @@ func TestE2EExportUnknownKey(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(cfg), "quickstart.db")); err == nil {
 		t.Error("a config error still created the demo source")
+	}
+}
+
+// TestE2EExportConfigErrorAttemptsNothing: an export refused with exit 2 (a chunk key that is
+// not an integer or timestamp column) is not journaled as a run and writes nothing, not even
+// a failed manifest on a prefix that has none; a zero chunk_rows is refused at load.
+// TestE2EExportReadersReadExactlyTheDataset: after three runs to one prefix (every earlier
+// run's parts stay beside the new ones), the query the export prints and the part list
+// 'wharf parts' prints name exactly the manifest's parts; a prefix that is not certified
+// lists nothing and exits 1.
+func TestE2EExportReadersReadExactlyTheDataset(t *testing.T) {
+	cfg := quickstart(t)
+	dir := filepath.Dir(cfg)
+	var r result
+	for range 3 {
+		r = cli{dir: dir}.run(t, "export", "-c", "quickstart.yaml").must(t, 0)
+	}
+	run := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
+	if n, _ := filepath.Glob(filepath.Join(run.Prefix, "part-*.parquet")); len(n) != 16 {
+		t.Fatalf("%d parts at the prefix after four runs, want 16", len(n))
+	}
+	want := make([]string, len(run.Parts))
+	for i, p := range run.Parts {
+		want[i] = filepath.Join(run.Prefix, p.Key)
+	}
+
+	hint := regexp.MustCompile(`query it:\s+duckdb -c "SELECT count\(\*\) FROM read_parquet\(\[(.*)\]\)"`).FindStringSubmatch(r.out)
+	if hint == nil {
+		t.Fatalf("no query in\n%s", r.out)
+	}
+	var named []string
+	for _, m := range regexp.MustCompile(`'([^']+)'`).FindAllStringSubmatch(hint[1], -1) {
+		named = append(named, filepath.Join(dir, m[1]))
+	}
+	if len(named) != 4 || !isSubsetOfParts(t, named, dir) {
+		t.Errorf("the printed query reads %v: want the third run's 4 parts", named)
+	}
+
+	got := strings.Fields(wharf(t, "parts", "-c", cfg).must(t, 0).out)
+	if !slices.Equal(got, want) {
+		t.Errorf("wharf parts prints %v, want %v", got, want)
+	}
+	var js struct {
+		RunID string `json:"run_id"`
+		Rows  int64  `json:"rows"`
+		Parts []struct {
+			URL  string `json:"url"`
+			Rows int64  `json:"rows"`
+		} `json:"parts"`
+	}
+	must(t, json.Unmarshal([]byte(wharf(t, "parts", "--format", "json", run.Prefix).must(t, 0).out), &js))
+	if js.RunID != run.RunID || js.Rows != 1000 || len(js.Parts) != 4 || js.Parts[3].URL != want[3] || js.Parts[0].Rows != 250 {
+		t.Errorf("wharf parts --format json: %+v", js)
+	}
+
+	must(t, os.Remove(want[1]))
+	r = wharf(t, "parts", "-c", cfg).must(t, 1)
+	if r.out != "" || !strings.Contains(r.err, "WHARF_NOT_CERTIFIED") {
+		t.Errorf("an uncertified prefix: stdout %q, stderr %q", r.out, r.err)
+	}
+}
+
+// isSubsetOfParts reports whether every path names a file of one run under dir.
+func isSubsetOfParts(t *testing.T, paths []string, dir string) bool {
+	t.Helper()
+	runs := map[string]bool{}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil || !strings.HasPrefix(p, dir) {
+			return false
+		}
+		b := filepath.Base(p)
+		runs[b[:strings.LastIndexByte(b, '-')]] = true
+	}
+	return len(runs) == 1
+}
+
+func TestE2EExportConfigErrorAttemptsNothing(t *testing.T) {
+	cfg := quickstart(t, "chunk_key: id ", "chunk_key: customer ")
+	dir := filepath.Dir(cfg)
+	r := wharf(t, "export", "-c", cfg).must(t, 2)
+	if !strings.Contains(r.err, "WHARF_CHUNK_KEY_INVALID") || !strings.Contains(r.err, `"customer"`) {
+		t.Errorf("stderr %q", r.err)
+	}
+	if runs := runRecords(t, cfg); len(runs) != 0 {
+		t.Errorf("journaled %+v", runs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("the failed run wrote %v", treeSnapshot(t, filepath.Join(dir, "out")))
+	}
+	r = wharf(t, "export", "-c", quickstart(t, "chunk_rows: 250", "chunk_rows: 0")).must(t, 2)
+	if !strings.Contains(r.err, "chunk_rows: 0") || !strings.Contains(r.err, "WHARF_CONFIG_INVALID") {
+		t.Errorf("chunk_rows: 0: %q", r.err)
 	}
 }
 

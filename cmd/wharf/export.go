@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -71,10 +72,22 @@ type exportOutcome struct {
 	DemoSource string             `json:"demo_source_created,omitempty"`
 }
 
+// exportMemoryLimit is the soft limit on the Go heap that wharf export sets when GOMEMLIMIT
+// is not given. An export's live memory is bounded per chunk in flight (a record batch of at
+// most 16,384 rows or 8 MiB of values, a row group of at most 64 Ki rows or 32 MiB of pages,
+// a store's part buffer); without a limit the collector lets the heap grow to twice that, and
+// further on a busy machine where it gets little CPU. With it, peak RSS stays under 256 MiB at
+// --parallel 2 to S3; an export whose live memory is larger (a high --parallel) passes the
+// limit and the collector works harder, never failing.
+const exportMemoryLimit = 192 << 20
+
 func (a *app) exportAll(ctx context.Context, f exportFlags) error {
 	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
+	}
+	if a.getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(exportMemoryLimit)
 	}
 	exports, err := cfg.pick(f.export)
 	if err != nil {
@@ -104,8 +117,8 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 	res, err := export.Run(ctx, e, opts)
 	bar.finish(err == nil)
 	if err != nil {
-		if res != nil && !a.quiet && a.format == "pretty" {
-			fmt.Fprintf(a.err, "wharf: export %s: run %s %s at %s\n", e.Name, res.RunID, res.Status, res.Prefix)
+		if res != nil { // one line: the run, where, and why
+			return fmt.Errorf("export %s: run %s %s at %s: %w", e.Name, res.RunID, res.Status, shortPrefix(res.Prefix), err)
 		}
 		return fmt.Errorf("export %s: %w", e.Name, err)
 	}
@@ -148,7 +161,7 @@ func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error 
 	if v := o.Validation; v != nil {
 		row("validate", "%s", validationSummary(v))
 	}
-	if q := queryHint(e.Format, r); q != "" {
+	if q := queryHint(e.Format, r, cfg, e.Name); q != "" {
 		row("query it", "%s", q)
 	}
 	row("journal", "wharf runs -c %s", displayPath(cfg.path))
@@ -163,16 +176,38 @@ func validationSummary(v *export.Validation) string {
 	return fmt.Sprintf("NOT certified: %d problem(s)", len(v.Problems))
 }
 
-// queryHint is a DuckDB one-liner that reads this run's parts.
-func queryHint(f export.Format, r *export.Result) string {
+// queryHint is a DuckDB one-liner that reads exactly this run's parts (the manifest's list,
+// not a glob: earlier runs' parts, or any stray file, may sit beside them), or, for a run of
+// more than a few parts, the command that lists them.
+func queryHint(f export.Format, r *export.Result, cfg *config, name string) string {
 	if len(r.Parts) == 0 {
 		return ""
 	}
 	reader := map[export.Format]string{export.FormatParquet: "read_parquet", export.FormatNDJSON: "read_json_auto",
 		export.FormatCSV: "read_csv_auto"}[f]
-	glob := strings.TrimSuffix(shortPrefix(r.Prefix), "/") + "/part-" + r.RunID + "-*" + f.Ext()
-	return fmt.Sprintf(`duckdb -c "SELECT count(*) FROM %s('%s')"`, reader, glob)
+	if len(r.Parts) > maxHintParts {
+		return fmt.Sprintf(`duckdb -c "SELECT count(*) FROM %s([$(wharf parts -c %s --export %s --prefix %s | sed "s/.*/'&'/" | paste -sd,)])"`,
+			reader, displayPath(cfg.path), name, shellPrefix(r.Prefix))
+	}
+	base := strings.TrimSuffix(shortPrefix(r.Prefix), "/") + "/"
+	files := make([]string, len(r.Parts))
+	for i, p := range r.Parts {
+		files[i] = "'" + base + p.Key + "'"
+	}
+	return fmt.Sprintf(`duckdb -c "SELECT count(*) FROM %s([%s])"`, reader, strings.Join(files, ", "))
 }
+
+// shellPrefix is shortPrefix as a command's argument: a relative directory starts with ./
+func shellPrefix(prefix string) string {
+	p := shortPrefix(prefix)
+	if strings.Contains(p, "://") || filepath.IsAbs(p) || strings.HasPrefix(p, ".") {
+		return p
+	}
+	return "./" + p
+}
+
+// maxHintParts is how many parts the query hint names one by one.
+const maxHintParts = 8
 
 // displayPrefix shows a local prefix as a directory path (which a shell and DuckDB take),
 // other prefixes as their URL.

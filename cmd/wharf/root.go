@@ -125,6 +125,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	root.AddCommand(a.versionCommand())
 	root.AddCommand(objectTools...)
 	root.AddCommand(a.exportCommand(), a.validateCommand(), a.runsCommand())
+	root.AddCommand(a.partsCommand())
 	root.AddCommand(a.spoolCommand())
 	root.AddCommand(a.shipCommand())
 	root.AddCommand(a.backfillCommand())

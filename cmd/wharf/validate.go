@@ -29,7 +29,9 @@ func (a *app) validateCommand() *cobra.Command {
 		Long: `Check that a prefix holds a whole export, reading only the store: _SUCCESS must hold the
 sha256 of manifest.json's bytes, the manifest must record a succeeded run, and every part it
 lists must be there at its recorded size and ETag (one HEAD per part). --deep also reads
-every part and compares its sha256. The source database is never queried.
+every part whole: compares its sha256, and decodes every row as a reader would, checking its
+row count and schema against the manifest and that every string is valid UTF-8. The source
+database is never queried.
 
 With a URL, that prefix is checked, whoever wrote it. With a config file, each export's
 destination is resolved for --date (default: today, UTC) and --run-id (default for a
@@ -62,7 +64,7 @@ always printed. Exit 0: certified; 1: not certified, each problem named, or unre
 	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
 	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id")
 	fl.StringVar(&f.prefix, "prefix", "", "validate exactly this prefix (one export only)")
-	fl.BoolVar(&f.deep, "deep", false, "also read every part and compare its sha256")
+	fl.BoolVar(&f.deep, "deep", false, "also read and decode every part: sha256, rows, schema, UTF-8")
 	return cmd
 }
 
@@ -195,7 +197,7 @@ func validationText(v *export.Validation) string {
 		row("parts", "%d (%d rows)", v.Parts, v.Rows)
 	}
 	row("checked", "%s", map[bool]string{false: "_SUCCESS, manifest.json, one HEAD per part (size, ETag)",
-		true: "_SUCCESS, manifest.json, every part re-hashed (--deep)"}[v.Deep])
+		true: "_SUCCESS, manifest.json, every part re-hashed and decoded: rows, schema, UTF-8 (--deep)"}[v.Deep])
 	if len(v.Problems) == 0 {
 		row("problems", "none")
 		return b.String()

@@ -38,6 +38,7 @@ var pgChecks = func() []pgCheck {
 		{"tz", "sum((extract(epoch FROM tz) * 1000000)::bigint)::text", "CAST(sum(epoch_us(tz)) AS VARCHAR)"},
 		{"u", "md5(string_agg(u::text, ',' ORDER BY id))", "md5(string_agg(CAST(u AS VARCHAR), ',' ORDER BY id))"},
 		{"j", "md5(string_agg(j::text, ',' ORDER BY id))", "md5(string_agg(CAST(j AS VARCHAR), ',' ORDER BY id))"},
+		{"m", "(sum(m::numeric) * 100)::bigint::text", "CAST(CAST(sum(m) * 100 AS BIGINT) AS VARCHAR)"},
 	} {
 		nulls := fmt.Sprintf("(count(*) - count(%s))", c.name)
 		checks = append(checks, pgCheck{c.name, c.pg, c.duck},
@@ -75,12 +76,13 @@ func pgSource(t *testing.T, srv testenv.PostgresServer) (*sql.DB, string) {
 	const name = "wharf_readback_mixed"
 	for _, q := range []string{`DROP TABLE IF EXISTS ` + name,
 		`CREATE TABLE ` + name + ` (id bigint, small smallint, i int, big bigint, f4 real, f8 double precision,
-  amount numeric(12,3), name text, raw bytea, ok boolean, d date, ts timestamp, tz timestamptz, u uuid, j json)`,
+  amount numeric(12,3), name text, raw bytea, ok boolean, d date, ts timestamp, tz timestamptz, u uuid, j json,
+  m money)`,
 		`INSERT INTO ` + name + ` SELECT g, (g % 200) - 100, g * 3, g::bigint * 1000000007, g / 3.0, g / 7.0,
   g * 1.125 - 500, 'row ' || g || ' é', decode(md5(g::text), 'hex'), g % 3 = 0, date '1990-01-01' + g,
   timestamp '2024-01-01 00:00:00.123456' + g * interval '1 minute 1.5 seconds',
   timestamptz '2024-06-30 23:00:00+02' + g * interval '1 second', md5(g::text)::uuid,
-  json_build_object('g', g, 's', 'x"y')
+  json_build_object('g', g, 's', 'x"y'), (g * 1.25 - 3000)::numeric::money
   FROM generate_series(1, 5000) g`,
 		`UPDATE ` + name + ` SET f8 = NULL, name = NULL, u = NULL WHERE id % 97 = 0`,
 		`INSERT INTO ` + name + ` (id) VALUES (5001), (5002)`,

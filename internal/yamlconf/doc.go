@@ -12,6 +12,8 @@
 //     configuration as a literal.
 //   - A field tagged `unit:"bytes"` (an integer) reads a byte size as a number or with a
 //     binary unit ("8MiB", "32 MiB").
+//   - A number field tagged `min:"N"` refuses a value below N, naming it: a key left out keeps
+//     its default, while `chunk_rows: 0` is an error rather than a silent default.
 //   - A field of type Raw keeps its subtree as written, with the decoder that read it, to be
 //     decoded later against a type chosen by other keys (a store's options, once its URL's
 //     scheme is known), by the same rules and with the same line numbers.

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -168,8 +169,9 @@ func (d *Decoder) errAt(n *yaml.Node, path, format string, a ...any) error {
 
 // tags are what a field's struct tags say about how to read its value.
 type tags struct {
-	secret bool // secret:"ref": a credential reference, never interpolated
-	bytes  bool // unit:"bytes": a byte size, "8MiB" or a number
+	secret bool   // secret:"ref": a credential reference, never interpolated
+	bytes  bool   // unit:"bytes": a byte size, "8MiB" or a number
+	min    *int64 // min:"N": a number given must be at least N (left out, the default applies)
 }
 
 func (d *Decoder) walk(n *yaml.Node, v reflect.Value, path string, tg tags) error {
@@ -280,7 +282,11 @@ func fields(t reflect.Type) map[string]field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out[name] = field{index: []int{i}, tags: tags{secret: f.Tag.Get("secret") == "ref", bytes: f.Tag.Get("unit") == "bytes"}}
+		tg := tags{secret: f.Tag.Get("secret") == "ref", bytes: f.Tag.Get("unit") == "bytes"}
+		if m, err := strconv.ParseInt(f.Tag.Get("min"), 10, 64); err == nil {
+			tg.min = &m
+		}
+		out[name] = field{index: []int{i}, tags: tg}
 	}
 	return out
 }
@@ -364,6 +370,9 @@ func (d *Decoder) leaf(n *yaml.Node, v reflect.Value, path string, tg tags) erro
 			msg = msg[i+2:]
 		}
 		return d.errAt(n, path, "%s", msg)
+	}
+	if tg.min != nil && v.CanInt() && v.Int() < *tg.min {
+		return d.errAt(n, path, "%d: want at least %d (leave it out for the default)", v.Int(), *tg.min)
 	}
 	return nil
 }
