@@ -14,8 +14,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,6 +26,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/wharfdata/wharf/store"
 )
@@ -56,10 +60,17 @@ func (v *Validation) deepCheck(ctx context.Context, s *store.Store, m *Manifest,
 	}
 	var rows int64
 	switch m.Format {
-	case FormatNDJSON:
-		rows, err = v.decodeNDJSON(tmp, p.Key)
-	case FormatCSV:
-		rows, err = v.decodeCSV(tmp, p.Key, m.Schema)
+	case FormatNDJSON, FormatCSV:
+		var text io.ReadCloser
+		if text, err = decompressed(tmp, p.Key); err != nil {
+			break
+		}
+		if m.Format == FormatNDJSON {
+			rows, err = v.decodeNDJSON(text, p.Key)
+		} else {
+			rows, err = v.decodeCSV(text, p.Key, m.Schema)
+		}
+		text.Close()
 	default:
 		rows, err = v.decodeParquet(ctx, tmp, p.Key, m)
 	}
@@ -71,6 +82,22 @@ func (v *Validation) deepCheck(ctx context.Context, s *store.Store, m *Manifest,
 		v.add(ProblemPartRows, p.Key, "the part holds %d rows, the manifest records %d", rows, p.Rows)
 	}
 	return nil
+}
+
+// decompressed reads a text part as a reader of it reads it: a .zst part through zstd, a .gz
+// part through gzip (as a backfill's parts are written), anything else as it is.
+func decompressed(r io.Reader, key string) (io.ReadCloser, error) {
+	switch {
+	case strings.HasSuffix(key, ".zst"):
+		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, err
+		}
+		return d.IOReadCloser(), nil
+	case strings.HasSuffix(key, ".gz"):
+		return gzip.NewReader(r)
+	}
+	return io.NopCloser(r), nil
 }
 
 // decodeParquet reads a Parquet part with arrow-go: the schema its writer declared (the

@@ -12,6 +12,7 @@ import (
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
+	_ "github.com/wharfdata/wharf/store/s3" // the endpoint case opens an s3:// destination
 )
 
 // TestConfigErrorsJournalAndWriteNothing: a configuration error (the CLI's exit 2: nothing was
