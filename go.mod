@@ -29,6 +29,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/anishathalye/porcupine v1.3.1 // indirect
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	cloud.google.com/go v0.123.0 // indirect
