@@ -29,7 +29,7 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/anishathalye/porcupine v1.3.1 // indirect
+require github.com/anishathalye/porcupine v1.3.1
 
 require (
 	cel.dev/expr v0.25.2 // indirect

@@ -157,12 +157,12 @@ func TestFencedHolderCommitIsUnreadable(t *testing.T) {
 	if err != nil || string(head.Data) != `"a-1"` {
 		t.Fatalf("head %+v, %v: want a's first commit", head, err)
 	}
-	if _, ok, _ := log.Committed(ctx, 2, 1); ok {
-		t.Error("a's fenced entry (seq 2, fence 1) reads as committed")
-	}
 	e, err := hb.Commit(ctx, "k", "b-1")
 	if err != nil || e.Seq != 2 || e.Fence != 2 || e.Prev != EntryKey("orders", 1, 1) {
 		t.Fatalf("b's commit %+v, %v", e, err)
+	}
+	if _, ok, _ := log.Committed(ctx, 2, 1); ok {
+		t.Error("a's fenced entry (seq 2, fence 1) reads as committed")
 	}
 	if _, ok, err := log.Committed(ctx, 2, 2); !ok || err != nil {
 		t.Errorf("b's entry not committed: %v", err)
@@ -285,5 +285,65 @@ func TestLostAnswersSettledByPutID(t *testing.T) {
 				t.Errorf("lease object %+v", rec)
 			}
 		})
+	}
+}
+
+// Keep renews every RenewEvery, and closes Lost once a renewal finds the lease taken over.
+func TestKeepRenewsAndNoticesATakeover(t *testing.T) {
+	s := memStore()
+	a := newMachine(t, s, "a", nil)
+	h := mustAcquire(t, a, "orders")
+	b := newMachine(t, s, "b", func(c *Config) { c.Wait = time.Minute })
+	renewals := 0
+	a.clock.onSleep = func(d time.Duration) {
+		if d != 3*time.Second {
+			t.Errorf("Keep waited %s, want RenewEvery (3 s)", d)
+		}
+		if renewals++; renewals == 4 {
+			// While a waits for its fourth renewal, b takes over (a's third renewal was
+			// b's first sight; b's clock runs 12 s past it).
+			if _, err := b.Acquire(ctx, "orders"); err != nil {
+				t.Errorf("b: %v", err)
+			}
+		}
+	}
+	done := make(chan struct{})
+	go func() { h.Keep(ctx); close(done) }()
+	select {
+	case <-h.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Keep did not notice the takeover")
+	}
+	<-done
+	wantCode(t, h.Err(), ErrNotHeld)
+	if renewals != 4 {
+		t.Errorf("%d renewals waited for, want 4", renewals)
+	}
+	if rec, _ := readRecord(t, s, "orders"); rec.Holder != "b" || rec.Fence != 2 {
+		t.Errorf("lease object %+v, want b's", rec)
+	}
+}
+
+// A lease object deleted by hand (or restored from a backup) never hands out a fence again:
+// the acquisition moves above the pointer's fence.
+func TestDeletedLeaseObjectNeverReusesAFence(t *testing.T) {
+	s := memStore()
+	a := newMachine(t, s, "a", nil)
+	h := mustAcquire(t, a, "orders")
+	mustAcquire(t, a, "other")
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h = mustAcquire(t, a, "orders")
+	if err := s.Delete(ctx, LeaseKey("orders"), nil); err != nil {
+		t.Fatal(err)
+	}
+	b := newMachine(t, s, "b", nil)
+	hb := mustAcquire(t, b, "orders")
+	if hb.Fence() != 3 {
+		t.Fatalf("fence %d after the lease object (fence 2) was deleted, want 3", hb.Fence())
+	}
+	if _, err := h.Commit(ctx, "k", 1); !errors.Is(err, ErrFenced) {
+		t.Errorf("fence 2's commit: %v, want fenced", err)
 	}
 }
