@@ -347,3 +347,34 @@ func TestDeletedLeaseObjectNeverReusesAFence(t *testing.T) {
 		t.Errorf("fence 2's commit: %v, want fenced", err)
 	}
 }
+
+// Renew and release by name, as separate processes do them: only the holding node (and
+// fence), and the object is left untouched otherwise.
+func TestRenewAndReleaseByName(t *testing.T) {
+	s := memStore()
+	a := newMachine(t, s, "a", nil)
+	h := mustAcquire(t, a, "orders")
+	b := newMachine(t, s, "b", nil)
+	_, etag := readRecord(t, s, "orders")
+	_, err := b.Renew(ctx, "orders", 0)
+	wantCode(t, err, ErrNotHeld)
+	_, err = a.Release(ctx, "orders", h.Fence()+1)
+	wantCode(t, err, ErrNotHeld)
+	if _, etag2 := readRecord(t, s, "orders"); etag2 != etag {
+		t.Fatal("a refused renew or release changed the lease object")
+	}
+	if _, err := a.Renew(ctx, "orders", h.Fence()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Release(ctx, "orders", 0); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := readRecord(t, s, "orders"); !rec.Released {
+		t.Error("not released")
+	}
+	if _, err := a.Release(ctx, "orders", 0); err != nil {
+		t.Errorf("releasing a released lease: %v", err)
+	}
+	_, err = a.Renew(ctx, "orders", 0)
+	wantCode(t, err, ErrNotHeld)
+}
