@@ -104,3 +104,12 @@ func (h *Lease) fenced(ctx context.Context, e *Entry) error {
 	h.markLost(why)
 	return why
 }
+
+// Check returns nil while the holder may write: it is neither released nor lost, and inside
+// its safe window, or renewed now. A lease that was taken over is ErrFenced. A job checks it
+// before each write that only the holder may make.
+func (h *Lease) Check(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ensure(ctx)
+}

@@ -101,6 +101,13 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 		Version: buildVersion().Version, Logger: a.log, Progress: bar.update, Getenv: a.getenv,
 	}
 	e.Store.Wrap = exportTestWrap(a.getenv)
+	if cfg.file.State == export.StateBucket {
+		lc, err := a.leaseSection()
+		if err != nil {
+			return err
+		}
+		opts.Lease = &lc
+	}
 	res, err := export.Run(ctx, e, opts)
 	bar.finish(err == nil)
 	if err != nil {
@@ -181,7 +188,9 @@ func displayPrefix(prefix string) string {
 	if err != nil || loc.Scheme != "file" {
 		return prefix
 	}
-	return filepath.Clean(loc.Bucket) + "/"
+	// A prefix inside a store rooted higher up (a parent holding .wharf-meta, as the state
+	// root of state: bucket does) keeps its key.
+	return filepath.Join(filepath.Clean(loc.Bucket), filepath.FromSlash(loc.Key)) + "/"
 }
 
 // shortPrefix is displayPrefix, relative to the working directory when the prefix is a local

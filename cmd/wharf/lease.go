@@ -113,17 +113,11 @@ node, coordination, lock_dir).`,
 // leaseConfig builds the lease config in the one order: the defaults, then the environment
 // (WHARF_NODE_ID), then the config file's lease: section, then the flags given.
 func (a *app) leaseConfig(fl *pflag.FlagSet) (lease.Config, error) {
-	cfg := lease.DefaultConfig()
-	cfg.FromEnv(a.getenv)
-	if c, err := a.configFile(); err != nil {
+	cfg, err := a.leaseSection()
+	if err != nil {
 		return cfg, err
-	} else if c != nil {
-		if err := c.file.Lease.Decode(&cfg); err != nil {
-			return cfg, configErr(err)
-		}
 	}
 	dec := &yamlconf.Decoder{Getenv: a.getenv}
-	var err error
 	fl.Visit(func(f *pflag.Flag) {
 		key, ok := leaseFlagKeys[f.Name]
 		if !ok || err != nil {
@@ -137,6 +131,21 @@ func (a *app) leaseConfig(fl *pflag.FlagSet) (lease.Config, error) {
 		return cfg, err
 	}
 	return cfg, cfg.Check()
+}
+
+// leaseSection is the lease config without flags: the defaults, the environment, the config
+// file's lease: section.
+func (a *app) leaseSection() (lease.Config, error) {
+	cfg := lease.DefaultConfig()
+	cfg.FromEnv(a.getenv)
+	if c, err := a.configFile(); err != nil {
+		return cfg, err
+	} else if c != nil {
+		if err := c.file.Lease.Decode(&cfg); err != nil {
+			return cfg, configErr(err)
+		}
+	}
+	return cfg, nil
 }
 
 // leaseStore opens --store.
