@@ -100,7 +100,7 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 		StatePath: cfg.file.State, Parallel: f.parallel, Resume: f.resume, Force: f.force,
 		Version: buildVersion().Version, Logger: a.log, Progress: bar.update, Getenv: a.getenv,
 	}
-	e.Store.Wrap = exportTestWrap(a.getenv)
+	e.Store.Wrap = chainWraps(exportTestWrap(a.getenv), leaseTestWrap(a.getenv))
 	if cfg.file.State == export.StateBucket {
 		lc, err := a.leaseSection()
 		if err != nil {

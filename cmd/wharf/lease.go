@@ -15,6 +15,7 @@ import (
 	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 // leaseFlagKeys maps each flag of `wharf lease` to the key of the lease: section it sets.
@@ -349,4 +350,23 @@ func (a *app) leaseLog(ctx context.Context, f leaseFlags, name string) error {
 type logLine struct {
 	*lease.Entry
 	Key string `json:"key"`
+}
+
+// chainWraps applies each non-nil decorator in turn (the first innermost); nil when none.
+func chainWraps(ws ...func(driver.Bucket) driver.Bucket) func(driver.Bucket) driver.Bucket {
+	var set []func(driver.Bucket) driver.Bucket
+	for _, w := range ws {
+		if w != nil {
+			set = append(set, w)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return func(b driver.Bucket) driver.Bucket {
+		for _, w := range set {
+			b = w(b)
+		}
+		return b
+	}
 }
