@@ -28,6 +28,8 @@ type leasedExport struct {
 	s      *store.Store // the bucket, to look at
 	src    string
 	srv    testenv.S3Server
+	// firstRun is the run id of the first part hasPart saw.
+	firstRun string
 }
 
 func newLeasedExport(t *testing.T) *leasedExport {
@@ -120,9 +122,21 @@ func (x *leasedExport) pointer() lease.Pointer {
 	return p
 }
 
+// hasPart reports whether a part is at the prefix, and notes the run id of the first.
 func (x *leasedExport) hasPart() bool {
 	objs, err := x.s.ListAll(context.Background(), "orders/part-")
-	return err == nil && len(objs) > 0
+	if err != nil || len(objs) == 0 {
+		return false
+	}
+	x.firstRun = strings.Join(strings.SplitN(strings.TrimPrefix(objs[0].Key, "orders/part-"), "-", 3)[:2], "-")
+	return true
+}
+
+// parts counts the parts of run runID at the prefix.
+func (x *leasedExport) parts(runID string) int {
+	objs, err := x.s.ListAll(context.Background(), "orders/part-"+runID+"-")
+	must(x.t, err)
+	return len(objs)
 }
 
 // Two `wharf export` processes started at once for one export, on two machines: one run,
@@ -175,9 +189,13 @@ func TestE2EExportLeasePausedHolderIsFenced(t *testing.T) {
 		_ = a.cmd.Process.Signal(syscall.SIGCONT)
 		t.Fatalf("host-b: exit %d\n%s", code, b.err.String())
 	}
+	aParts := x.parts(x.firstRun)
 	must(t, a.cmd.Process.Signal(syscall.SIGCONT))
 	if code := a.wait(); code != 1 || !strings.Contains(a.err.String(), "WHARF_LEASE_FENCED") {
 		t.Fatalf("host-a after SIGCONT: exit %d, %s", code, a.err.String())
+	}
+	if after := x.parts(x.firstRun); after != aParts {
+		t.Errorf("host-a wrote %d more parts after it was fenced", after-aParts)
 	}
 	r := x.validate().must(t, 0)
 	m := readManifest(t, x.s, "orders/")
