@@ -70,7 +70,8 @@ func (l *Leaser) take(ctx context.Context, name string) (*Lease, error) {
 			now := l.clock.Mono()
 			left := w.since + ttl + l.cfg.Skew - now
 			if now-w.start >= l.cfg.Wait {
-				return nil, &HeldError{Name: name, Holder: cur.Holder, Fence: cur.Fence, Until: l.clock.Now().Add(left)}
+				return nil, &HeldError{Name: name, Holder: cur.Holder, Fence: cur.Fence, Until: l.clock.Now().Add(left),
+					Self: cur.Holder == l.cfg.Node}
 			}
 			pause := min(left, l.cfg.Wait-(now-w.start), max(ttl/20, 50*time.Millisecond), 5*time.Second)
 			if err := l.clock.Sleep(ctx, pause); err != nil {
@@ -105,7 +106,11 @@ func (l *Leaser) write(ctx context.Context, name string, cur Record, etag string
 	if err != nil || wr.failed {
 		return nil, err
 	}
-	return &Lease{l: l, name: name, fence: rec.Fence, rec: rec, etag: wr.etag, renewed: sent, lost: make(chan struct{})}, nil
+	h := &Lease{l: l, name: name, fence: rec.Fence, rec: rec, etag: wr.etag, renewed: sent, lost: make(chan struct{})}
+	if found && cur.Released {
+		h.hint = cur.Log
+	}
+	return h, nil
 }
 
 // raise makes the pointer carry h's fence. A pointer already at or above it means the lease
@@ -114,8 +119,7 @@ func (l *Leaser) write(ctx context.Context, name string, cur Record, etag string
 func (h *Lease) raise(ctx context.Context) error {
 	s, key := h.l.s, PointerKey(h.name)
 	for {
-		var p Pointer
-		etag, found, err := getJSON(ctx, s, key, &p)
+		p, etag, found, err := h.readPointer(ctx)
 		if err != nil {
 			return err
 		}
@@ -141,6 +145,17 @@ func (h *Lease) raise(ctx context.Context) error {
 		}
 		// The previous holder committed meanwhile, or a later acquisition raised it: read again.
 	}
+}
+
+// readPointer reads the pointer, or takes it from the released lease's hint (once: a stale
+// hint fails its If-Match, and the next round reads the pointer).
+func (h *Lease) readPointer(ctx context.Context) (p Pointer, etag string, found bool, err error) {
+	if hint := h.hint; hint != nil && hint.ETag != "" {
+		h.hint = nil
+		return hint.Pointer, hint.ETag, true, nil
+	}
+	etag, found, err = getJSON(ctx, h.l.s, PointerKey(h.name), &p)
+	return p, etag, found, err
 }
 
 // bump moves h's fence above the pointer's fence by an If-Match replace of its lease object.

@@ -52,14 +52,20 @@ type HeldError struct {
 	// Until is this machine's wall-clock time at which it would first judge the lease
 	// expired, had it kept watching; zero for a machine lease.
 	Until time.Time
+	// Self is set when the holder's node id is this node's own.
+	Self bool
 }
 
 func (e *HeldError) Error() string {
 	if e.Until.IsZero() {
 		return fmt.Sprintf("skipped: lease %q held by %s", e.Name, e.Holder)
 	}
-	return fmt.Sprintf("skipped: lease %q held by node %s (fence %d) until %s as this machine judges it",
+	s := fmt.Sprintf("skipped: lease %q held by node %s (fence %d) until %s as this machine judges it",
 		e.Name, e.Holder, e.Fence, e.Until.UTC().Format(time.RFC3339))
+	if e.Self {
+		s += " (this node's own id: an earlier process of this node that did not release it, or another process given the same id)"
+	}
+	return s
 }
 
 // Unwrap returns ErrHeld.

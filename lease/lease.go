@@ -26,6 +26,7 @@ type Lease struct {
 	renewed  time.Duration // monotonic time at which the last successful write was sent
 	ptr      Pointer
 	ptrETag  string
+	hint     *PointerHint // from a released lease object, for raise
 	released bool
 
 	lostOnce sync.Once
@@ -169,6 +170,9 @@ func (h *Lease) Release(ctx context.Context) error {
 	}
 	rec := h.rec
 	rec.Released, rec.RenewedAt = true, h.l.clock.Now()
+	if h.ptrETag != "" {
+		rec.Log = &PointerHint{Pointer: h.ptr, ETag: h.ptrETag}
+	}
 	wr, err := putJSON(ctx, h.l.s, LeaseKey(h.name), &rec, store.PutOptions{IfMatch: h.etag})
 	if err != nil {
 		return err

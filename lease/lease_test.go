@@ -44,8 +44,12 @@ func TestHeldNamesHolderAndThisMachinesExpiry(t *testing.T) {
 	if he.Holder != "a" || he.Fence != 1 || !he.Until.Equal(want) {
 		t.Errorf("held %+v, want holder a fence 1 until %s", he, want)
 	}
-	if errcode.Of(err).Exit() != errcode.ExitHeld || !strings.Contains(err.Error(), "held by node a") {
+	if errcode.Of(err).Exit() != errcode.ExitHeld || !strings.Contains(err.Error(), "held by node a") || he.Self {
 		t.Errorf("exit %d, message %q", errcode.Of(err).Exit(), err)
+	}
+	_, err = a.Acquire(ctx, "orders")
+	if !errors.As(err, &he) || !he.Self || !strings.Contains(err.Error(), "this node's own id") {
+		t.Errorf("a again: %v, want held, naming its own id", err)
 	}
 }
 
@@ -377,4 +381,41 @@ func TestRenewAndReleaseByName(t *testing.T) {
 	}
 	_, err = a.Renew(ctx, "orders", 0)
 	wantCode(t, err, ErrNotHeld)
+}
+
+// A released lease carries its pointer's ETag: the next acquisition raises the pointer
+// without reading it (3 requests), and a stale hint costs a read, never a wrong pointer.
+func TestReleasedLeaseHintsThePointer(t *testing.T) {
+	c := &counting{Bucket: memBucket()}
+	s := store.New(c, nil)
+	a, b := newMachine(t, s, "a", nil), newMachine(t, s, "b", nil)
+	h := mustAcquire(t, a, "orders")
+	if _, err := h.Commit(ctx, "k", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.n.Store(0)
+	hb := mustAcquire(t, b, "orders")
+	if n := c.n.Load(); n != 3 {
+		t.Errorf("acquiring a released lease took %d requests, want 3 (GET and PUT the lease, PUT the pointer)", n)
+	}
+	if p := hb.Pointer(); p.Fence != 2 || p.Seq != 1 {
+		t.Fatalf("pointer %+v, want fence 2 at seq 1", p)
+	}
+	if err := hb.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The pointer changes after the release (by hand): the hint is stale.
+	var p Pointer
+	etag, _, _ := getJSON(ctx, s, PointerKey("orders"), &p)
+	p.Seq += 10
+	if _, err := putJSON(ctx, s, PointerKey("orders"), &p, store.PutOptions{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	h3 := mustAcquire(t, a, "orders")
+	if e, err := h3.Commit(ctx, "k", 3); err != nil || e.Seq != 12 || e.Fence != 3 {
+		t.Errorf("after a stale hint: commit %+v, %v; want seq 12 (the pointer as it is, not as hinted)", e, err)
+	}
 }

@@ -45,6 +45,16 @@ type Record struct {
 	AcquiredAt time.Time `json:"acquired_at"`
 	RenewedAt  time.Time `json:"renewed_at"`
 	Released   bool      `json:"released"`
+	// Log is the pointer as the holder that released the lease left it, with its ETag: the
+	// next acquisition raises the pointer under If-Match on that ETag without reading it
+	// first, and reads it only when the hint is stale (the If-Match fails).
+	Log *PointerHint `json:"log,omitempty"`
+}
+
+// PointerHint is a pointer and its ETag, as a releasing holder last wrote or read it.
+type PointerHint struct {
+	Pointer
+	ETag string `json:"etag"`
 }
 
 // TTL is the record's TTL.
