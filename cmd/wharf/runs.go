@@ -87,7 +87,11 @@ func (a *app) runs(ctx context.Context, f runsFlags) error {
 func writeRuns(a *app, cfg *config, runs []export.RunRecord) error {
 	if len(runs) == 0 {
 		if !a.quiet {
-			fmt.Fprintf(a.out, "no runs yet in %s\n", displayPath(cfg.file.State))
+			where := displayPath(cfg.file.State)
+			if cfg.file.State == export.StateBucket {
+				where = "the exports' commit logs (state: bucket)"
+			}
+			fmt.Fprintf(a.out, "no runs yet in %s\n", where)
 		}
 		return nil
 	}
