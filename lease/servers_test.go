@@ -51,7 +51,7 @@ func openFresh(t testing.TB, url string, cfg *store.Config) *store.Store {
 	return s
 }
 
-// minioConfig reaches srv (MinIO, or a fault proxy in front of it).
+// minioStore opens a fresh bucket on srv (MinIO, or a fault proxy in front of it).
 func minioStore(t testing.TB, srv testenv.S3Server) *store.Store {
 	return openFresh(t, "s3://"+uniqueBucket("s3")+"/jobs", srv.StoreConfig(t))
 }

@@ -3,6 +3,7 @@ package lease
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -114,24 +115,33 @@ func TestStoreIgnoringConditionsIsUnproven(t *testing.T) {
 	}
 }
 
-// A real tmpfs (/dev/shm on Linux) is a local file system: the probe proves cas there.
-func TestRealTmpfsIsCAS(t *testing.T) {
-	const dir = "/dev/shm"
-	s0 := fileStore(t, t.TempDir(), "")
-	if s0.Describe().MountType == "" {
-		t.Skip("this platform does not report mount types")
+// realTmpfs returns a directory on a real tmpfs: one mounted for the test (as root), else
+// /dev/shm where it is a tmpfs; it skips t with the reason when there is none.
+func realTmpfs(t *testing.T) string {
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", dir).CombinedOutput()
+	if err == nil {
+		t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+		return dir
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Skipf("%s is not a directory here: no tmpfs to test on", dir)
-	}
-	root, err := os.MkdirTemp(dir, "wharf-lease-")
+	t.Logf("mount -t tmpfs: %v %s; trying /dev/shm", err, strings.TrimSpace(string(out)))
+	root, err := os.MkdirTemp("/dev/shm", "wharf-lease-")
 	if err != nil {
-		t.Skipf("cannot write in %s: %v", dir, err)
+		t.Skipf("no tmpfs to test on: mount -t tmpfs failed (not root?) and /dev/shm is not writable: %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
+	return root
+}
+
+// A real tmpfs is a local file system: the probe proves cas there.
+func TestRealTmpfsIsCAS(t *testing.T) {
+	if fileStore(t, t.TempDir(), "").Describe().MountType == "" {
+		t.Skip("this platform does not report mount types")
+	}
+	root := realTmpfs(t)
 	s := fileStore(t, root, "")
 	if mt := s.Describe().MountType; mt != "tmpfs" {
-		t.Skipf("%s is %s here, not tmpfs", dir, mt)
+		t.Skipf("%s is on %s here, not tmpfs", root, mt)
 	}
 	l, err := openProbed(t, s, nil)
 	if err != nil {
