@@ -143,7 +143,7 @@ func (x *leasedExport) parts(runID string) int {
 // and one exit 75 naming the holder.
 func TestE2EExportLeaseTwoAtOnce(t *testing.T) {
 	x := newLeasedExport(t)
-	slow := envTestPause + "=after-part:300ms"
+	slow := envTestPause + "=after-part:800ms" // the winner holds the lease ~3 s: the other starts well within it
 	a := start(t, x.machine("host-a", 0, slow)("export"))
 	b := start(t, x.machine("host-b", 0, slow)("export"))
 	ca, cb := a.wait(), b.wait()
