@@ -119,12 +119,22 @@ type recorder struct {
 	mu    sync.Mutex
 	start time.Time
 	ops   []porcupine.Operation
+	// wall stamps operations with the wall clock (nanoseconds since start), which processes
+	// on one machine share; otherwise with this process's monotonic clock.
+	wall bool
+}
+
+func (r *recorder) now() int64 {
+	if r.wall {
+		return time.Now().Round(0).Sub(r.start.Round(0)).Nanoseconds()
+	}
+	return time.Since(r.start).Nanoseconds()
 }
 
 func (r *recorder) do(client int, in hInput, fn func() (hOutput, error)) (hOutput, error) {
-	call := time.Since(r.start).Nanoseconds()
+	call := r.now()
 	out, err := fn()
-	ret := time.Since(r.start).Nanoseconds()
+	ret := r.now()
 	if err == nil {
 		r.mu.Lock()
 		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
@@ -277,11 +287,26 @@ func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResul
 // both acquired and fenced past.
 func verifyHistory(t *testing.T, s *store.Store, pr *probe.Result) {
 	t.Helper()
+	verifyOps(t, s.Describe().Scheme+", in one process", func(o historyOptions) []porcupine.Operation { return runHistory(t, s, pr, o) })
+}
+
+// verifyProcesses is verifyHistory with each client in a process of its own, on the store
+// of kind at url (which the probe proved cas).
+func verifyProcesses(t *testing.T, kind, url string) {
+	t.Helper()
+	verifyOps(t, kind+", one process per client", func(o historyOptions) []porcupine.Operation { return runProcesses(t, kind, url, o) })
+}
+
+func verifyOps(t *testing.T, where string, run func(historyOptions) []porcupine.Operation) {
+	t.Helper()
 	o := historySize()
 	start := time.Now()
-	ops := runHistory(t, s, pr, o)
+	ops := run(o)
+	if t.Failed() {
+		t.FailNow()
+	}
 	res, summary := checkHistory(t, ops)
-	t.Logf("%d clients × %d rounds on %s in %s: %s", o.clients, o.rounds, s.Describe().Scheme, time.Since(start).Round(time.Millisecond), summary)
+	t.Logf("%d clients × %d rounds on %s in %s: %s", o.clients, o.rounds, where, time.Since(start).Round(time.Millisecond), summary)
 	if res != porcupine.Ok {
 		t.Fatalf("history not linearizable (%s): %s", res, summary)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 	_ "github.com/wharfdata/wharf/store/azure" // the az:// backend
@@ -51,23 +53,6 @@ func openFresh(t testing.TB, url string, cfg *store.Config) *store.Store {
 	return s
 }
 
-// minioStore opens a fresh bucket on srv (MinIO, or a fault proxy in front of it).
-func minioStore(t testing.TB, srv testenv.S3Server) *store.Store {
-	return openFresh(t, "s3://"+uniqueBucket("s3")+"/jobs", srv.StoreConfig(t))
-}
-
-func fakeGCSStore(t testing.TB) *store.Store {
-	srv := testenv.FakeGCS(t)
-	return openFresh(t, "gs://"+uniqueBucket("gs"), &store.Config{Getenv: os.Getenv, Set: []store.Setting{
-		{Name: "endpoint", Value: srv.Endpoint}, {Name: "anonymous", Value: "true"}}})
-}
-
-func azuriteStore(t testing.TB) *store.Store {
-	srv := testenv.Azurite(t)
-	return openFresh(t, "az://"+srv.Account+"/"+uniqueBucket("az"), &store.Config{Getenv: os.Getenv, Set: []store.Setting{
-		{Name: "endpoint", Value: srv.Endpoint}, {Name: "account_key", Value: srv.KeyRef(t)}}})
-}
-
 // probed probes s and requires cas: the history check runs where the probe says cas.
 func probed(t *testing.T, s *store.Store) *probe.Result {
 	t.Helper()
@@ -82,21 +67,43 @@ func probed(t *testing.T, s *store.Store) *probe.Result {
 }
 
 func TestHistoryLinearizableOnMinIO(t *testing.T) {
-	s := minioStore(t, testenv.MinIO(t))
-	verifyHistory(t, s, probed(t, s))
+	url := "s3://" + uniqueBucket("s3") + "/jobs"
+	probed(t, openFresh(t, url, storeConfigFor(t, "s3")))
+	verifyProcesses(t, "s3", url)
 }
 
 func TestHistoryLinearizableOnFileStore(t *testing.T) {
-	s := fileStore(t, t.TempDir(), "")
-	verifyHistory(t, s, probed(t, s))
+	dir := t.TempDir()
+	probed(t, fileStore(t, dir, ""))
+	verifyProcesses(t, "file", dir)
 }
 
 func TestHistoryLinearizableOnAzurite(t *testing.T) {
-	s := azuriteStore(t)
-	verifyHistory(t, s, probed(t, s))
+	url := "az://" + testenv.Azurite(t).Account + "/" + uniqueBucket("az")
+	probed(t, openFresh(t, url, storeConfigFor(t, "az")))
+	verifyProcesses(t, "az", url)
 }
 
 func TestHistoryLinearizableOnFakeGCS(t *testing.T) {
-	s := fakeGCSStore(t)
-	verifyHistory(t, s, probed(t, s))
+	url := "gs://" + uniqueBucket("gs")
+	probed(t, openFresh(t, url, storeConfigFor(t, "gs")))
+	verifyProcesses(t, "gs", url)
+}
+
+// The checker is not vacuous across processes either: on MinIO behind a proxy that strips
+// every condition (a store that ignores them, which the probe would refuse), the history of
+// six client processes is found illegal.
+func TestHistoryCheckerCatchesIgnoredConditionsOnMinIO(t *testing.T) {
+	p, psrv := testenv.FaultProxy(t, testenv.MinIO(t))
+	url := "s3://" + uniqueBucket("s3") + "/jobs"
+	openFresh(t, url, storeConfigFor(t, "s3"))
+	p.StripConditions(true)
+	o := historySize()
+	o.rounds = 20
+	ops := runProcesses(t, "s3", url, o, "WHARF_TEST_MINIO_ENDPOINT="+psrv.Endpoint, envHistoryBroken+"=1")
+	res, summary := checkHistory(t, ops)
+	t.Logf("conditions stripped: %s: %s", res, summary)
+	if res != porcupine.Illegal {
+		t.Fatalf("the checker found the history without conditions %s, want illegal: %s", res, summary)
+	}
 }
