@@ -9,6 +9,7 @@ import (
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 var ctx = context.Background()
@@ -417,5 +418,40 @@ func TestReleasedLeaseHintsThePointer(t *testing.T) {
 	h3 := mustAcquire(t, a, "orders")
 	if e, err := h3.Commit(ctx, "k", 3); err != nil || e.Seq != 12 || e.Fence != 3 {
 		t.Errorf("after a stale hint: commit %+v, %v; want seq 12 (the pointer as it is, not as hinted)", e, err)
+	}
+}
+
+// replacing fails the first n reads of each key as a store does whose object was replaced
+// while it was read.
+type replacing struct {
+	driver.Bucket
+	n int
+}
+
+func (r *replacing) Unwrap() driver.Bucket { return r.Bucket }
+
+func (r *replacing) Get(ctx context.Context, key string, o *driver.GetOptions) (*driver.Object, error) {
+	if r.n > 0 {
+		r.n--
+		return nil, &driver.Error{Op: "get", Key: key, Kind: driver.ErrPreconditionFailed, Err: errors.New("generation is not the live one")}
+	}
+	return r.Bucket.Get(ctx, key, o)
+}
+
+// A read that races a replacement (GCS answers it as a failed precondition) is read again.
+func TestReadRacingAReplacementIsReadAgain(t *testing.T) {
+	r := &replacing{Bucket: memBucket()}
+	s := store.New(r, nil)
+	a := newMachine(t, s, "a", nil)
+	h := mustAcquire(t, a, "orders")
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.n = 3
+	if h := mustAcquire(t, a, "orders"); h.Fence() != 2 {
+		t.Errorf("fence %d", h.Fence())
+	}
+	if r.n != 0 {
+		t.Errorf("%d refusals left", r.n)
 	}
 }

@@ -135,8 +135,24 @@ func putJSON(ctx context.Context, s *store.Store, key string, v any, o store.Put
 // maxObject bounds what is read of a lease object, pointer or entry.
 const maxObject = 64 << 20
 
-// getJSON reads key into v and returns its ETag; found is false when it is absent.
+// readTries bounds the reads of an object that another writer keeps replacing while it is
+// read.
+const readTries = 8
+
+// getJSON reads key into v and returns its ETag; found is false when it is absent. An object
+// replaced while it was read (the store refuses to splice two versions: GCS reads the
+// generation it first saw) is read again.
 func getJSON(ctx context.Context, s *store.Store, key string, v any) (etag string, found bool, err error) {
+	for range readTries - 1 {
+		etag, found, err = getOnce(ctx, s, key, v)
+		if !errors.Is(err, store.ErrPreconditionFailed) {
+			return etag, found, err
+		}
+	}
+	return getOnce(ctx, s, key, v)
+}
+
+func getOnce(ctx context.Context, s *store.Store, key string, v any) (etag string, found bool, err error) {
 	obj, err := s.Get(ctx, key, nil)
 	if errors.Is(err, store.ErrNotExist) {
 		return "", false, nil
