@@ -81,11 +81,36 @@ func TestE2ELeaseRunPassesFenceAndStatus(t *testing.T) {
 // A `wharf lease run` whose lease is stolen stops its command (SIGTERM) and fails
 // WHARF_LEASE_NOT_HELD.
 func TestE2ELeaseRunStolenStopsCommand(t *testing.T) {
+	rest, errs, took := runThenSteal(t, "5s", `trap 'echo got-term; kill $!; exit 7' TERM; echo started; sleep 60 & wait`)
+	if strings.Join(rest, "\n") != "got-term" || !strings.Contains(errs, "WHARF_LEASE_NOT_HELD") {
+		t.Errorf("after the theft: stdout %q, stderr %s", rest, errs)
+	}
+	if took > 3*time.Second {
+		t.Errorf("the command was stopped %s after the theft, want within a renewal or two", took)
+	}
+}
+
+// A command that ignores SIGTERM is killed once --grace has passed.
+func TestE2ELeaseRunStolenKillsAfterGrace(t *testing.T) {
+	rest, errs, took := runThenSteal(t, "1s", `trap 'echo ignored-term' TERM; echo started; while :; do sleep 0.1; done`)
+	if strings.Join(rest, "\n") != "ignored-term" || !strings.Contains(errs, "WHARF_LEASE_NOT_HELD") {
+		t.Errorf("after the theft: stdout %q, stderr %s", rest, errs)
+	}
+	if took < time.Second || took > 5*time.Second {
+		t.Errorf("the command was killed %s after the theft, want the 1 s grace after a renewal", took)
+	}
+}
+
+// runThenSteal runs `wharf lease run` (renewing every 300 ms, with grace) of sh -c script,
+// which must print "started" first; steals the lease; and returns what the command printed
+// after that, wharf's stderr, and how long after the theft wharf exited (it must exit 1).
+func runThenSteal(t *testing.T, grace, script string) ([]string, string, time.Duration) {
+	t.Helper()
 	url, _ := leaseCLI(t)
 	c, ep := minioCLI(t)
 	c.env = append(c.env, "WHARF_NODE_ID=host-a")
 	cmd := c.command(append(ep, "lease", "run", "job", "--store", url, "--ttl", "3s", "--skew", "500ms",
-		"--renew-every", "300ms", "--grace", "5s", "--", "sh", "-c", `trap 'echo got-term; kill $!; exit 7' TERM; echo started; sleep 60 & wait`)...)
+		"--renew-every", "300ms", "--grace", grace, "--", "sh", "-c", script)...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	out, err := cmd.StdoutPipe()
@@ -106,16 +131,12 @@ func TestE2ELeaseRunStolenStopsCommand(t *testing.T) {
 		rest = append(rest, lines.Text())
 	}
 	err = cmd.Wait()
+	took := time.Since(start)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("wharf: %v, want exit 1\n%s", err, errb.String())
 	}
-	if strings.Join(rest, "\n") != "got-term" || !strings.Contains(errb.String(), "WHARF_LEASE_NOT_HELD") {
-		t.Errorf("after the theft: stdout %q, stderr %s", rest, errb.String())
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("the command was stopped %s after the theft, want within a renewal or two", took)
-	}
+	return rest, errb.String(), took
 }
 
 // steal overwrites the lease object as another node that took it over would.
