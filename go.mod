@@ -31,6 +31,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/anishathalye/porcupine v1.3.1
+
 require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect

@@ -20,7 +20,7 @@ func ValidateURL(ctx context.Context, prefixURL string, cfg *store.Config, deep 
 		return nil, newErr("validate", prefixURL, ErrVerifyManifestRead, err)
 	}
 	defer s.Close()
-	return Validate(ctx, s, prefixURL, deep)
+	return Validate(ctx, s, prefixURL, deep, StoreOpener(cfg))
 }
 
 // CheckDestination checks, before anything is opened, that e's destination can be opened as

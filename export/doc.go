@@ -48,6 +48,16 @@
 // run is certified, for readers of a whole directory. A configuration error (ConfigError) ends
 // a run before it is journaled, with nothing written.
 //
+// # State in the bucket
+//
+// With Options.StatePath StateBucket (the config's state: bucket) the journal, chunk progress
+// and delta cursor live in the export's commit log below its destination's fixed part
+// (StateRoot), under a writer lease named after the export (package lease): a run that finds
+// the lease held fails *lease.HeldError and writes nothing; a run that is fenced past writes
+// nothing more. A succeeded run is committed to the log, with its manifest's sha256, before
+// the manifest is written; the manifest names that entry (Manifest.Log), and Validate
+// certifies a logged manifest only when the log records it.
+//
 // In delta mode a run exports rows whose cursor column is past the cursor of the last
 // successful run and at most the cursor's largest value when the run started; the cursor
 // advances only when the run succeeds, in the same transaction that journals the success.

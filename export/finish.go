@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -60,10 +61,13 @@ func (r *runner) succeed(ctx context.Context, chunks []ChunkRecord) error {
 		return err
 	}
 	m := r.manifest(chunks, StatusSucceeded, nil)
+	r.finishRecord(m)
+	if err := r.j.certify(ctx, &r.rec, m); err != nil {
+		return err
+	}
 	if err := putManifest(ctx, r.dst, m); err != nil {
 		return err
 	}
-	r.finishRecord(m)
 	return r.j.FinishRun(ctx, &r.rec)
 }
 
@@ -84,6 +88,15 @@ func (r *runner) fail(ctx context.Context, cause error) (*Result, error) {
 		chunks = cs
 	}
 	m := r.manifest(chunks, StatusFailed, cause)
+	if err := r.j.held(wctx); err != nil {
+		// Another node holds the export now (state: bucket): this run writes nothing more,
+		// neither at the prefix nor in the log.
+		r.finishRecord(m)
+		if errors.Is(cause, err) || errcode.Of(cause) == errcode.Of(err) {
+			return &r.res, cause
+		}
+		return &r.res, errors.Join(cause, err)
+	}
 	errs := []error{cause}
 	r.wroteMu.Lock()
 	wrote := r.wrote

@@ -60,6 +60,9 @@ type Manifest struct {
 	Rows              int64             `json:"rows"`
 	Bytes             int64             `json:"bytes"`
 	Parts             []Part            `json:"parts"`
+	// Log is set when the run was journaled in a commit log (state: bucket): the manifest is
+	// certified only when that log records it.
+	Log *LogRef `json:"log,omitempty"`
 }
 
 // CursorWindow is the delta window a run exported: cursor > From and cursor <= To.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -49,7 +50,8 @@ func (f Format) Ext() string {
 // reads YAML, the environment or flags itself.
 type Config struct {
 	// State is the SQLite state file (run journal, chunk progress, delta cursors); default
-	// .wharf/state.db beside the config file.
+	// .wharf/state.db beside the config file. StateBucket keeps them in each export's commit
+	// log at its destination instead, under a writer lease.
 	State   string   `yaml:"state"`
 	Exports []Export `yaml:"exports"`
 }
@@ -158,6 +160,9 @@ type Options struct {
 	// Getenv reads the environment for env:// references (the source's password) and, unless
 	// Export.Store has its own, the destination's store options; nil reads nothing.
 	Getenv func(string) string
+	// Lease configures the writer lease when StatePath is StateBucket; nil is
+	// lease.DefaultConfig with the node id from Getenv's WHARF_NODE_ID.
+	Lease *lease.Config
 }
 
 // Progress reports a run's progress after a chunk.
@@ -315,7 +320,9 @@ func UsesRunID(template string) bool { return strings.Contains(template, "{run_i
 // Rebase makes the local paths of c absolute against dir, the directory of the config file
 // that gave them: the state file, SQLite sources (sqlite://rel.db) and local destinations.
 func (c *Config) Rebase(dir string) {
-	c.State = rebase(dir, c.State)
+	if c.State != StateBucket {
+		c.State = rebase(dir, c.State)
+	}
 	for i := range c.Exports {
 		e := &c.Exports[i]
 		if rest, ok := strings.CutPrefix(e.Source, "sqlite://"); ok && rest != "" && !strings.HasPrefix(rest, "/") {

@@ -39,12 +39,13 @@ func Run(ctx context.Context, e Export, o Options) (*Result, error) {
 	if o.StatePath == "" {
 		return nil, newErr("config", "state", ErrConfig, errors.New("no state file path"))
 	}
-	j, err := OpenJournal(ctx, o.StatePath)
+	r := &runner{e: &e, o: &o}
+	j, err := openJournal(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
-	r := &runner{e: &e, o: &o, j: j}
+	r.j = j
 	return r.run(ctx)
 }
 
@@ -58,7 +59,7 @@ func NewRunID(t time.Time) string {
 type runner struct {
 	e   *Export
 	o   *Options
-	j   *Journal
+	j   journal
 	dst *store.Store
 	src *source
 	rec RunRecord

@@ -64,7 +64,10 @@ const (
 // a legacy run; a part the store refuses to read (a symbolic link in a file store) is a
 // problem named by its key; a readable prefix that is not certified returns a Validation with
 // problems and a nil error.
-func Validate(ctx context.Context, s *store.Store, prefix string, deep bool) (*Validation, error) {
+//
+// A manifest logged in a commit log (state: bucket) is certified only when that log records
+// it; open reaches the log's store, and without it a logged manifest is not certified.
+func Validate(ctx context.Context, s *store.Store, prefix string, deep bool, open ...LogOpener) (*Validation, error) {
 	v := &Validation{ResolvedPrefix: prefix, Deep: deep, Problems: []Problem{}}
 	success, hasSuccess, err := readSmall(ctx, s, SuccessKey)
 	if err != nil {
@@ -95,6 +98,9 @@ func Validate(ctx context.Context, s *store.Store, prefix string, deep bool) (*V
 		if err := v.checkPart(ctx, s, m, p, deep); err != nil {
 			return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
 		}
+	}
+	if err := v.checkLog(ctx, m, body, open); err != nil {
+		return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
 	}
 	v.Certified = len(v.Problems) == 0
 	return v, nil

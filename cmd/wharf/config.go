@@ -43,6 +43,7 @@ type fileConfig struct {
 	Ship          *ship.Config     `yaml:"ship"`
 	Backfill      yamlconf.Raw     `yaml:"backfill"` // decoded into backfill.Config by `wharf backfill`
 	Stores        store.Stores     `yaml:"stores"`
+	Lease         yamlconf.Raw     `yaml:"lease"` // decoded into lease.Config by the lease commands and state: bucket
 	// EndpointAllowlist adds host patterns to WHARF_ENDPOINT_ALLOWLIST: every store's endpoint
 	// must match one, and an export destination's custom endpoint outside this machine needs
 	// one even when the list is otherwise empty.

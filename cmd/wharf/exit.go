@@ -50,9 +50,12 @@ func usageErr(err error) error {
 // with that error.
 func exitCode(ctx context.Context, err error) int {
 	code := errcode.Of(err)
+	var cmd interface{ ExitStatus() int }
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &cmd): // a command wharf ran (lease run): its own status
+		return cmd.ExitStatus()
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case ctx.Err() != nil && (code == nil || !code.Standing()):

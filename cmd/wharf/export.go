@@ -113,7 +113,14 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 		StatePath: cfg.file.State, Parallel: f.parallel, Resume: f.resume, Force: f.force,
 		Version: buildVersion().Version, Logger: a.log, Progress: bar.update, Getenv: a.getenv,
 	}
-	e.Store.Wrap = exportTestWrap(a.getenv)
+	e.Store.Wrap = chainWraps(exportTestWrap(a.getenv), leaseTestWrap(a.getenv))
+	if cfg.file.State == export.StateBucket {
+		lc, err := a.leaseSection()
+		if err != nil {
+			return err
+		}
+		opts.Lease = &lc
+	}
 	res, err := export.Run(ctx, e, opts)
 	bar.finish(err == nil)
 	if err != nil {
@@ -216,7 +223,9 @@ func displayPrefix(prefix string) string {
 	if err != nil || loc.Scheme != "file" {
 		return prefix
 	}
-	return filepath.Clean(loc.Bucket) + "/"
+	// A prefix inside a store rooted higher up (a parent holding .wharf-meta, as the state
+	// root of state: bucket does) keeps its key.
+	return filepath.Join(filepath.Clean(loc.Bucket), filepath.FromSlash(loc.Key)) + "/"
 }
 
 // shortPrefix is displayPrefix, relative to the working directory when the prefix is a local

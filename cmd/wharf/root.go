@@ -129,6 +129,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	root.AddCommand(a.spoolCommand())
 	root.AddCommand(a.shipCommand())
 	root.AddCommand(a.backfillCommand())
+	root.AddCommand(a.leaseCommand())
 	return root
 }
 

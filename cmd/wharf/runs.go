@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -58,7 +59,11 @@ func (a *app) runs(ctx context.Context, f runsFlags) error {
 		}
 	}
 	var runs []export.RunRecord
-	if _, err := os.Stat(cfg.file.State); !errors.Is(err, os.ErrNotExist) {
+	if cfg.file.State == export.StateBucket {
+		if runs, err = loggedRuns(ctx, cfg, f); err != nil {
+			return err
+		}
+	} else if _, err := os.Stat(cfg.file.State); !errors.Is(err, os.ErrNotExist) {
 		j, err := export.OpenJournal(ctx, cfg.file.State)
 		if err != nil {
 			return err
@@ -82,7 +87,11 @@ func (a *app) runs(ctx context.Context, f runsFlags) error {
 func writeRuns(a *app, cfg *config, runs []export.RunRecord) error {
 	if len(runs) == 0 {
 		if !a.quiet {
-			fmt.Fprintf(a.out, "no runs yet in %s\n", displayPath(cfg.file.State))
+			where := displayPath(cfg.file.State)
+			if cfg.file.State == export.StateBucket {
+				where = "the exports' commit logs (state: bucket)"
+			}
+			fmt.Fprintf(a.out, "no runs yet in %s\n", where)
 		}
 		return nil
 	}
@@ -114,4 +123,26 @@ func firstLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// loggedRuns reads the runs of each export (or f.export's) from its commit log (state:
+// bucket), newest first, at most f.limit.
+func loggedRuns(ctx context.Context, cfg *config, f runsFlags) ([]export.RunRecord, error) {
+	exports, err := cfg.pick(f.export)
+	if err != nil {
+		return nil, err
+	}
+	var runs []export.RunRecord
+	for _, e := range exports {
+		rs, err := export.LoggedRuns(ctx, &e, &e.Store)
+		if err != nil {
+			return nil, fmt.Errorf("runs %s: %w", e.Name, err)
+		}
+		runs = append(runs, rs...)
+	}
+	slices.SortStableFunc(runs, func(a, b export.RunRecord) int { return b.StartedAt.Compare(a.StartedAt) })
+	if f.limit > 0 && len(runs) > f.limit {
+		runs = runs[:f.limit]
+	}
+	return runs, nil
 }

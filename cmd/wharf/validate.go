@@ -93,7 +93,7 @@ func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, dee
 		return nil, errcode.E("validate", loc.String(), export.ErrVerifyManifestRead, err)
 	}
 	defer s.Close()
-	return export.Validate(ctx, s, displayPrefix(loc.String()), deep)
+	return export.Validate(ctx, s, displayPrefix(loc.String()), deep, export.StoreOpener(cfg))
 }
 
 func (a *app) validateConfig(ctx context.Context, f validateFlags) error {
@@ -142,7 +142,7 @@ func (a *app) resolveValidatePrefix(ctx context.Context, cfg *config, e export.E
 	}
 	runID := f.runID
 	if runID == "" && export.UsesRunID(e.Destination) {
-		last, err := lastRun(ctx, cfg.file.State, e.Name)
+		last, err := lastRun(ctx, cfg.file.State, &e)
 		if err != nil {
 			return "", err
 		}
@@ -160,7 +160,15 @@ func (a *app) resolveValidatePrefix(ctx context.Context, cfg *config, e export.E
 
 // lastRun is the export's last journaled run, or nil; a missing state file has none (and is
 // not created).
-func lastRun(ctx context.Context, statePath, name string) (*export.RunRecord, error) {
+func lastRun(ctx context.Context, statePath string, e *export.Export) (*export.RunRecord, error) {
+	if statePath == export.StateBucket {
+		runs, err := export.LoggedRuns(ctx, e, &e.Store)
+		if err != nil || len(runs) == 0 {
+			return nil, err
+		}
+		return &runs[0], nil
+	}
+	name := e.Name
 	if _, err := os.Stat(statePath); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/wharfdata/wharf/internal/yamlconf"
+	"github.com/wharfdata/wharf/lease"
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
+)
+
+// leaseFlagKeys maps each flag of `wharf lease` to the key of the lease: section it sets.
+var leaseFlagKeys = map[string]string{
+	"ttl": "ttl", "renew-every": "renew_every", "skew": "skew", "wait": "wait", "node": "node",
+	"coordination": "coordination", "lock-dir": "lock_dir",
+}
+
+type leaseFlags struct {
+	store string
+	fence int64
+	limit int
+	grace time.Duration
+}
+
+func (a *app) leaseCommand() *cobra.Command {
+	var f leaseFlags
+	cmd := &cobra.Command{
+		Use:   "lease acquire|renew|release|show|log|run NAME --store URL",
+		Short: "Fenced leases and a commit log kept in a store: a fenced flock for any job",
+		Long: `A lease is an object in the store (_wharf/leases/NAME.json) that names its holder
+node and a fence, one above every earlier holder's. Every acquisition also raises the
+fence in the log's pointer (_wharf/pointers/NAME.json), so that a holder that was paused
+or partitioned past its TTL can no longer commit: its commit fails WHARF_LEASE_FENCED.
+Expiry is judged only on this machine's monotonic clock: a contender takes a lease over
+only after seeing it unchanged for its TTL plus the skew bound (30 s). See docs/lease.md.
+
+The store must be proven cas by the probe (WHARF_COORDINATION_UNPROVEN otherwise); a
+local directory on a network mount gets a machine lease (a lock file on this machine)
+instead. A bucket lease needs a node id other than "local": set WHARF_NODE_ID or --node.
+
+  acquire NAME   take the lease and print its fence (exit 75 if another node holds it)
+  renew NAME     restart its TTL (only the holder; --fence pins the acquisition)
+  release NAME   mark it released (only the holder); the next fence is one higher
+  show NAME      the lease object and the log's pointer
+  log NAME       the commit log, newest first, read from the pointer
+  run NAME -- COMMAND [ARGS]
+                 acquire, renew while COMMAND runs (WHARF_LEASE_FENCE holds the fence),
+                 stop COMMAND (SIGTERM, then SIGKILL after --grace) if the lease is lost,
+                 release at the end, and exit with COMMAND's status
+
+Every flag is also a key of the config file's lease: section (ttl, renew_every, skew, wait,
+node, coordination, lock_dir).`,
+		Example: `  WHARF_NODE_ID=host-a wharf lease run nightly --store s3://jobs/locks -- ./nightly.sh
+  wharf lease acquire orders --store s3://jobs/locks --node host-a --ttl 5m
+  wharf lease show orders --store s3://jobs/locks --format json
+  wharf lease release orders --store s3://jobs/locks --node host-a --fence 7`,
+	}
+	fl := cmd.PersistentFlags()
+	d := lease.DefaultConfig()
+	fl.StringVar(&f.store, "store", "", "the store that holds the lease: s3://bucket/prefix, gs://…, az://…, ./dir")
+	fl.Duration("ttl", d.TTL, "how long an acquisition or renewal holds the lease")
+	fl.Duration("renew-every", 0, "how often the holding process renews (default: TTL/3)")
+	fl.Duration("skew", d.Skew, "the bound on clock drift between machines over one TTL")
+	fl.Duration("wait", 0, "watch a held lease this long for it to expire or be released (at least TTL + skew to take over a dead holder's)")
+	fl.String("node", "", "this machine's id (default: $"+lease.EnvNodeID+", else local)")
+	fl.String("coordination", d.Coordination, "auto (a machine lease on a network mount) or cas (require a bucket lease)")
+	fl.String("lock-dir", "", "where machine leases keep their lock files (default: the system's temporary directory)")
+	named := func(use, short string, run func(context.Context, *pflag.FlagSet, string) error) *cobra.Command {
+		return &cobra.Command{Use: use + " NAME --store URL", Short: short, Args: args(1, 1, "one lease name"),
+			RunE: func(c *cobra.Command, argv []string) error { return run(c.Context(), c.Flags(), argv[0]) }}
+	}
+	acquire := named("acquire", "Take the lease and print its fence", func(ctx context.Context, fl *pflag.FlagSet, name string) error {
+		return a.leaseAcquire(ctx, fl, f, name)
+	})
+	renew := named("renew", "Restart the TTL of a lease this node holds", func(ctx context.Context, fl *pflag.FlagSet, name string) error {
+		return a.leaseRewrite(ctx, fl, f, name, false)
+	})
+	release := named("release", "Release a lease this node holds", func(ctx context.Context, fl *pflag.FlagSet, name string) error {
+		return a.leaseRewrite(ctx, fl, f, name, true)
+	})
+	for _, c := range []*cobra.Command{renew, release} {
+		c.Flags().Int64Var(&f.fence, "fence", 0, "only if the lease is still at this fence (the one acquire printed)")
+	}
+	show := named("show", "Show the lease object and the log's pointer", func(ctx context.Context, _ *pflag.FlagSet, name string) error {
+		return a.leaseShow(ctx, f, name)
+	})
+	logCmd := named("log", "Show the commit log, newest first", func(ctx context.Context, _ *pflag.FlagSet, name string) error {
+		return a.leaseLog(ctx, f, name)
+	})
+	logCmd.Flags().IntVar(&f.limit, "limit", 0, "at most this many entries (0: all)")
+	run := &cobra.Command{Use: "run NAME --store URL [--grace D] -- COMMAND [ARGS]",
+		Short: "Run a command while holding the lease",
+		Args:  args(2, 1<<20, "a lease name, --, and a command"),
+		RunE: func(c *cobra.Command, argv []string) error {
+			if c.ArgsLenAtDash() != 1 {
+				return usageErr(fmt.Errorf("lease run: want NAME -- COMMAND [ARGS]"))
+			}
+			return a.leaseRun(c.Context(), c.Flags(), f, argv[0], argv[1:])
+		}}
+	run.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "after SIGTERM, how long the command may take to exit before SIGKILL")
+	cmd.AddCommand(acquire, renew, release, show, logCmd, run)
+	return cmd
+}
+
+// leaseConfig builds the lease config in the one order: the defaults, then the environment
+// (WHARF_NODE_ID), then the config file's lease: section, then the flags given.
+func (a *app) leaseConfig(fl *pflag.FlagSet) (lease.Config, error) {
+	cfg, err := a.leaseSection()
+	if err != nil {
+		return cfg, err
+	}
+	dec := &yamlconf.Decoder{Getenv: a.getenv}
+	fl.Visit(func(f *pflag.Flag) {
+		key, ok := leaseFlagKeys[f.Name]
+		if !ok || err != nil {
+			return
+		}
+		if e := dec.DecodeKey(&cfg, key, f.Value.String(), "--"+f.Name); e != nil {
+			err = usageErr(fmt.Errorf("lease: %w", e))
+		}
+	})
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Check()
+}
+
+// leaseSection is the lease config without flags: the defaults, the environment, the config
+// file's lease: section.
+func (a *app) leaseSection() (lease.Config, error) {
+	cfg := lease.DefaultConfig()
+	cfg.FromEnv(a.getenv)
+	if c, err := a.configFile(); err != nil {
+		return cfg, err
+	} else if c != nil {
+		if err := c.file.Lease.Decode(&cfg); err != nil {
+			return cfg, configErr(err)
+		}
+	}
+	return cfg, nil
+}
+
+// leaseStore opens --store.
+func (a *app) leaseStore(ctx context.Context, f leaseFlags) (*store.Store, error) {
+	if f.store == "" {
+		return nil, usageErr(fmt.Errorf("lease: --store URL is required (the store that holds the lease)"))
+	}
+	loc, err := a.parseURL(f.store)
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.open(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.store, err)
+	}
+	return s, nil
+}
+
+// leaser opens --store and the Leaser over it (probing the store).
+func (a *app) leaser(ctx context.Context, fl *pflag.FlagSet, f leaseFlags) (*lease.Leaser, error) {
+	cfg, err := a.leaseConfig(fl)
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.leaseStore(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	l, err := lease.Open(ctx, s, cfg, &lease.Options{Logger: a.log})
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", f.store, err)
+	}
+	return l, nil
+}
+
+// leaseOutcome is what acquire, renew and release print.
+type leaseOutcome struct {
+	Name     string        `json:"name"`
+	Store    string        `json:"store"`
+	Mode     string        `json:"mode"`
+	Node     string        `json:"node"`
+	Fence    int64         `json:"fence"`
+	TTL      time.Duration `json:"ttl_ns"`
+	Released bool          `json:"released"`
+}
+
+func (a *app) leaseAcquire(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, name string) error {
+	l, err := a.leaser(ctx, fl, f)
+	if err != nil {
+		return err
+	}
+	defer l.Store().Close()
+	if l.Mode() == lease.ModeMachine {
+		return usageErr(fmt.Errorf("lease acquire: %s is single-writer (%s): its machine lease lasts only as long as one process: use `wharf lease run`", f.store, l.Reason()))
+	}
+	h, err := l.Acquire(ctx, name)
+	if err != nil {
+		return err
+	}
+	c := l.Config()
+	return a.leaseReport(leaseOutcome{Name: name, Store: f.store, Mode: l.Mode(), Node: c.Node, Fence: h.Fence(), TTL: c.TTL},
+		fmt.Sprintf("acquired %s: node %s, fence %d, TTL %s (renew within %s: wharf lease renew %s --store %s --node %s --fence %d)",
+			name, c.Node, h.Fence(), c.TTL, c.TTL-c.Skew, name, f.store, c.Node, h.Fence()))
+}
+
+func (a *app) leaseRewrite(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, name string, release bool) error {
+	l, err := a.leaser(ctx, fl, f)
+	if err != nil {
+		return err
+	}
+	defer l.Store().Close()
+	if l.Mode() == lease.ModeMachine {
+		return usageErr(fmt.Errorf("lease: %s is single-writer (%s): its machine leases live in one process: use `wharf lease run`", f.store, l.Reason()))
+	}
+	op, do := "renewed", l.Renew
+	if release {
+		op, do = "released", l.Release
+	}
+	rec, err := do(ctx, name, f.fence)
+	if err != nil {
+		return err
+	}
+	return a.leaseReport(leaseOutcome{Name: name, Store: f.store, Mode: l.Mode(), Node: rec.Holder, Fence: rec.Fence,
+		TTL: rec.TTL(), Released: rec.Released}, fmt.Sprintf("%s %s: node %s, fence %d", op, name, rec.Holder, rec.Fence))
+}
+
+func (a *app) leaseReport(o leaseOutcome, line string) error {
+	if a.format == "json" {
+		return writeJSON(a.out, o)
+	}
+	if a.quiet {
+		_, err := fmt.Fprintln(a.out, o.Fence)
+		return err
+	}
+	_, err := fmt.Fprintln(a.out, line)
+	return err
+}
+
+// leaseState is what show prints.
+type leaseState struct {
+	Name    string         `json:"name"`
+	Lease   *lease.Record  `json:"lease"`
+	Pointer *lease.Pointer `json:"pointer"`
+}
+
+func (a *app) leaseShow(ctx context.Context, f leaseFlags, name string) error {
+	s, err := a.leaseStore(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := lease.CheckName(name); err != nil {
+		return usageErr(err)
+	}
+	g := lease.OpenLog(s, name)
+	st := leaseState{Name: name}
+	rec, _, found, err := g.Lease(ctx)
+	if err != nil {
+		return err
+	}
+	if found {
+		st.Lease = &rec
+	}
+	p, found, err := g.Pointer(ctx)
+	if err != nil {
+		return err
+	}
+	if found {
+		st.Pointer = &p
+	}
+	if a.format == "json" {
+		return writeJSON(a.out, st)
+	}
+	return writeLeaseState(a.out, st)
+}
+
+func writeLeaseState(w io.Writer, st leaseState) error {
+	var b strings.Builder
+	row := func(k, format string, v ...any) { fmt.Fprintf(&b, "%-10s %s\n", k+":", fmt.Sprintf(format, v...)) }
+	row("lease", "%s", st.Name)
+	switch r := st.Lease; {
+	case r == nil:
+		row("holder", "none (never acquired here, or a machine lease)")
+	case r.Released:
+		row("holder", "none: released by %s under fence %d", r.Holder, r.Fence)
+	default:
+		row("holder", "%s, fence %d, TTL %s", r.Holder, r.Fence, r.TTL())
+		row("renewed", "%s UTC by the holder's clock (expiry is judged by each contender's own clock)", formatTime(r.RenewedAt))
+	}
+	if p := st.Pointer; p != nil {
+		row("pointer", "fence %d, %d entr%s, kind %s", p.Fence, p.Seq, map[bool]string{true: "y", false: "ies"}[p.Seq == 1], orDash(p.Kind))
+		row("head", "%s", orDash(p.Head))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (a *app) leaseLog(ctx context.Context, f leaseFlags, name string) error {
+	if f.limit < 0 {
+		return usageErr(fmt.Errorf("lease log: --limit %d: want 0 (all) or more", f.limit))
+	}
+	if err := lease.CheckName(name); err != nil {
+		return usageErr(err)
+	}
+	s, err := a.leaseStore(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var tw *tabwriter.Writer
+	if a.format != "json" {
+		tw = tabwriter.NewWriter(a.out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SEQ\tFENCE\tNODE\tKIND\tTIME (UTC)\tBYTES\tKEY")
+	}
+	n := 0
+	for e, err := range lease.OpenLog(s, name).Walk(ctx, "") {
+		if err != nil {
+			return err
+		}
+		if f.limit > 0 && n == f.limit {
+			break
+		}
+		n++
+		if tw == nil {
+			if err := writeJSON(a.out, logLine{Entry: e, Key: e.Key}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Fence, e.Node, e.Kind, formatTime(e.Time),
+			strconv.Itoa(len(e.Data)), e.Key)
+	}
+	if tw != nil {
+		return tw.Flush()
+	}
+	return nil
+}
+
+// logLine is one entry of `lease log --format json`.
+type logLine struct {
+	*lease.Entry
+	Key string `json:"key"`
+}
+
+// chainWraps applies each non-nil decorator in turn (the first innermost); nil when none.
+func chainWraps(ws ...func(driver.Bucket) driver.Bucket) func(driver.Bucket) driver.Bucket {
+	var set []func(driver.Bucket) driver.Bucket
+	for _, w := range ws {
+		if w != nil {
+			set = append(set, w)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return func(b driver.Bucket) driver.Bucket {
+		for _, w := range set {
+			b = w(b)
+		}
+		return b
+	}
+}

@@ -1,0 +1,316 @@
+package export
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wharfdata/wharf/lease"
+	"github.com/wharfdata/wharf/store"
+)
+
+// StateBucket, as Config.State (the config file's state: key) and Options.StatePath, keeps
+// the journal, chunk progress and delta cursors in each export's commit log at its
+// destination, under a writer lease named after the export, instead of a local state file.
+const StateBucket = "bucket"
+
+// LogKind is the kind of the entries of an export's commit log.
+const LogKind = "export"
+
+// checkpointEvery bounds how often chunk progress is committed to the log during a run: a
+// run shorter than this commits once, at its end. Progress not yet committed when a run
+// dies is redone on resume (its parts are quarantined and rewritten, as M9 says).
+const checkpointEvery = 10 * time.Second
+
+// maxLoggedRuns bounds the runs each log entry carries (`wharf runs` shows them).
+const maxLoggedRuns = 200
+
+// bucketState is what each entry of an export's log holds: the whole journal of the export
+// as of that commit.
+type bucketState struct {
+	Runs         []RunRecord   `json:"runs"`             // oldest first
+	Chunks       []ChunkRecord `json:"chunks,omitempty"` // of the last run
+	PlanComplete bool          `json:"plan_complete,omitempty"`
+	// Schema is the columns the run SchemaRun writes its parts with.
+	SchemaRun string         `json:"schema_run,omitempty"`
+	Schema    []SchemaColumn `json:"schema,omitempty"`
+	Cursor    *loggedCursor  `json:"cursor,omitempty"`
+	// Certifies is set on the entry that records a succeeded run's manifest.
+	Certifies *Certificate `json:"certifies,omitempty"`
+}
+
+type loggedCursor struct {
+	Column string `json:"column"`
+	Value  Bound  `json:"value"`
+	RunID  string `json:"run_id"`
+}
+
+// Certificate is what the log records of a succeeded run: validate certifies a logged
+// manifest only when the entry its LogRef names is committed and holds this.
+type Certificate struct {
+	RunID          string `json:"run_id"`
+	Prefix         string `json:"prefix"`
+	ManifestSHA256 string `json:"manifest_sha256"`
+}
+
+// LogRef, in a manifest, says that the run was journaled in a commit log and which entry
+// records it: a logged manifest is certified only when that entry is committed.
+type LogRef struct {
+	Root  string `json:"root"` // the URL of the store the log is in
+	Name  string `json:"name"` // the lease and log name: the export
+	Seq   int64  `json:"seq"`
+	Fence int64  `json:"fence"`
+}
+
+// StateRoot is where an export with state: bucket keeps its lease and log: the part of its
+// destination before the first placeholder, up to the last '/' (s3://lake/orders/{date}/
+// gives s3://lake/orders/).
+func StateRoot(e *Export) (string, error) {
+	root, _, templated := strings.Cut(e.Destination, "{")
+	if templated {
+		root = root[:strings.LastIndex(root, "/")+1]
+	}
+	loc, err := store.ParseURL(root)
+	if err != nil || loc.Bucket == "" {
+		return "", newErr("config", e.Name+".destination", ErrConfig,
+			fmt.Errorf("state: bucket keeps the log below the destination's fixed part, and %q has none (a placeholder in the bucket name?)", e.Destination))
+	}
+	return root, nil
+}
+
+// bucketJournal is the journal of one export kept in its commit log. It holds the export's
+// writer lease from open to Close.
+type bucketJournal struct {
+	s      *store.Store
+	root   string
+	h      *lease.Lease
+	stop   context.CancelFunc
+	kept   chan struct{}
+	mu     sync.Mutex
+	st     bucketState
+	dirty  bool
+	last   time.Time // when the journal was last committed
+	closed bool
+	// certified is the run whose success certify committed: its FinishRun has nothing to add.
+	certified string
+}
+
+// openBucketJournal takes the export's writer lease in its state root and reads its journal
+// from the log. Another node's lease fails *lease.HeldError (exit 75).
+func openBucketJournal(ctx context.Context, e *Export, o *Options, sc *store.Config) (*bucketJournal, error) {
+	root, err := StateRoot(e)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(ctx, root, sc)
+	if err != nil {
+		return nil, err
+	}
+	if s.Describe().Scheme == "file" {
+		if err := s.MakeBucket(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	j, err := takeJournal(ctx, s, root, e, o)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func takeJournal(ctx context.Context, s *store.Store, root string, e *Export, o *Options) (*bucketJournal, error) {
+	cfg := lease.DefaultConfig()
+	cfg.FromEnv(getenvOr(o.Getenv))
+	if o.Lease != nil {
+		cfg = *o.Lease
+	}
+	l, err := lease.Open(ctx, s, cfg, &lease.Options{Logger: o.log()})
+	if err != nil {
+		return nil, fmt.Errorf("state: bucket in %s: %w", root, err)
+	}
+	h, err := l.Acquire(ctx, e.Name)
+	if err != nil {
+		return nil, err
+	}
+	j := &bucketJournal{s: s, root: root, h: h, kept: make(chan struct{}), last: time.Now()}
+	if err := j.read(ctx, l.Log(e.Name)); err != nil {
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	kctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	j.stop = stop
+	go func() { h.Keep(kctx); close(j.kept) }()
+	return j, nil
+}
+
+func getenvOr(g func(string) string) func(string) string {
+	if g == nil {
+		return func(string) string { return "" }
+	}
+	return g
+}
+
+// read loads the journal from the log's head as this holder's acquisition left it.
+func (j *bucketJournal) read(ctx context.Context, g *lease.Log) error {
+	p := j.h.Pointer()
+	if p.Kind != "" && p.Kind != LogKind {
+		return errors.Join(lease.ErrCursorKindMismatch, fmt.Errorf("the log %s in %s holds entries of kind %q, not an export's journal", p.Name, j.root, p.Kind))
+	}
+	if p.Head == "" {
+		return nil
+	}
+	e, err := g.Entry(ctx, p.Head, LogKind)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(e.Data, &j.st); err != nil {
+		return newErr("state", j.root+e.Key, ErrState, err)
+	}
+	j.st.Certifies = nil
+	return nil
+}
+
+// commit writes the journal to the log now.
+func (j *bucketJournal) commit(ctx context.Context) (*lease.Entry, error) {
+	e, err := j.h.Commit(ctx, LogKind, &j.st)
+	if err != nil {
+		return nil, err
+	}
+	j.st.Certifies = nil
+	j.dirty, j.last = false, time.Now()
+	return e, nil
+}
+
+// changed marks the journal changed and commits it when the last commit is older than
+// checkpointEvery.
+func (j *bucketJournal) changed(ctx context.Context) error {
+	j.dirty = true
+	if time.Since(j.last) < checkpointEvery {
+		return nil
+	}
+	_, err := j.commit(ctx)
+	return err
+}
+
+// Close commits what is left, releases the lease and closes the store.
+func (j *bucketJournal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var errs []error
+	if j.dirty && j.h.Err() == nil {
+		_, err := j.commit(ctx)
+		errs = append(errs, err)
+	}
+	j.stop()
+	<-j.kept
+	if j.h.Err() == nil {
+		errs = append(errs, j.h.Release(ctx))
+	}
+	errs = append(errs, j.s.Close())
+	return errors.Join(errs...)
+}
+
+// held returns nil while this run may write: it holds the lease (renewing it first when
+// past its safe window); a lease taken over is lease.ErrFenced.
+func (j *bucketJournal) held(ctx context.Context) error { return j.h.Check(ctx) }
+
+// certify records the succeeded run r in the log before its manifest is written: m gets the
+// LogRef of the entry that will record it, and that entry the sha256 of m's bytes. A holder
+// fenced past fails lease.ErrFenced, and its manifest is never written.
+func (j *bucketJournal) certify(ctx context.Context, r *RunRecord, m *Manifest) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	seq, fence := j.h.Next()
+	m.Log = &LogRef{Root: j.root, Name: j.h.Name(), Seq: seq, Fence: fence}
+	b, err := m.Encode()
+	if err != nil {
+		return newErr("manifest", ManifestKey, ErrWrite, err)
+	}
+	sum := sha256.Sum256(b)
+	j.finish(r)
+	j.certified = r.RunID
+	j.st.Certifies = &Certificate{RunID: r.RunID, Prefix: r.Prefix, ManifestSHA256: hex.EncodeToString(sum[:])}
+	e, err := j.commit(ctx)
+	if err != nil {
+		return err
+	}
+	if e.Seq != seq {
+		return newErr("state", j.root, ErrState, fmt.Errorf("the log advanced to seq %d while seq %d was expected", e.Seq, seq))
+	}
+	return nil
+}
+
+// finish records r's outcome in the state; a succeeded delta run advances the cursor.
+func (j *bucketJournal) finish(r *RunRecord) {
+	j.putRun(*r)
+	if r.Status == StatusSucceeded && r.Window != nil && !r.Window.To.IsZero() {
+		j.st.Cursor = &loggedCursor{Column: r.Window.Column, Value: r.Window.To, RunID: r.RunID}
+	}
+}
+
+// putRun replaces the run of r's id, or appends it, keeping at most maxLoggedRuns.
+func (j *bucketJournal) putRun(r RunRecord) {
+	for i := range j.st.Runs {
+		if j.st.Runs[i].RunID == r.RunID {
+			j.st.Runs[i] = r
+			return
+		}
+	}
+	j.st.Runs = append(j.st.Runs, r)
+	if n := len(j.st.Runs); n > maxLoggedRuns {
+		j.st.Runs = j.st.Runs[n-maxLoggedRuns:]
+	}
+}
+
+func (j *bucketJournal) run(runID string) *RunRecord {
+	for i := range j.st.Runs {
+		if j.st.Runs[i].RunID == runID {
+			return &j.st.Runs[i]
+		}
+	}
+	return nil
+}
+
+// LoggedRuns reads the runs of e from its commit log (state: bucket), newest first, without
+// taking the lease: what `wharf runs` shows. A log never written has none.
+func LoggedRuns(ctx context.Context, e *Export, sc *store.Config) ([]RunRecord, error) {
+	root, err := StateRoot(e)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(ctx, root, sc)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	head, err := lease.OpenLog(s, e.Name).Head(ctx, LogKind)
+	if err != nil || head == nil {
+		if errors.Is(err, store.ErrBucketMissing) && s.Describe().Scheme == "file" {
+			return nil, nil // nothing written yet
+		}
+		return nil, err
+	}
+	var st bucketState
+	if err := json.Unmarshal(head.Data, &st); err != nil {
+		return nil, newErr("state", root+head.Key, ErrState, err)
+	}
+	out := make([]RunRecord, 0, len(st.Runs))
+	for i := len(st.Runs) - 1; i >= 0; i-- {
+		out = append(out, st.Runs[i])
+	}
+	return out, nil
+}

@@ -1,0 +1,365 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/probe"
+)
+
+// The history check: clients race to acquire, commit and release one lease; every
+// operation's invocation and response are recorded, and porcupine checks that the history is
+// linearizable against the model of a lease below: no two acquisitions get one fence, fences
+// rise one at a time, a commit lands only under the current fence, and a read of the log
+// returns the last commit that landed (never one a fenced holder wrote).
+
+type opKind int
+
+const (
+	opAcquire opKind = iota
+	opCommit
+	opRelease
+	opRead
+)
+
+type hInput struct {
+	kind   opKind
+	client int
+	fence  int64
+	value  string
+}
+
+type hOutput struct {
+	ok    bool // acquired, committed, released
+	fence int64
+	seq   int64
+	value string
+}
+
+// hState is the model's state: the fence last acquired, who holds it (-1: released), and the
+// log's head.
+type hState struct {
+	fence  int64
+	holder int
+	seq    int64
+	value  string
+}
+
+var leaseModel = porcupine.Model{
+	Init: func() any { return hState{holder: -1} },
+	Step: func(st, in, out any) (bool, any) {
+		s, i, o := st.(hState), in.(hInput), out.(hOutput)
+		switch i.kind {
+		case opAcquire:
+			if o.ok { // a takeover is always possible: expiry is not modelled, fences are
+				return o.fence == s.fence+1, hState{fence: o.fence, holder: i.client, seq: s.seq, value: s.value}
+			}
+			return s.holder != -1, s
+		case opCommit:
+			if o.ok {
+				ok := i.fence == s.fence && s.holder == i.client && o.seq == s.seq+1
+				return ok, hState{fence: s.fence, holder: s.holder, seq: o.seq, value: i.value}
+			}
+			return i.fence < s.fence, s
+		case opRelease:
+			mine := s.holder == i.client && s.fence == i.fence
+			if o.ok {
+				return mine, hState{fence: s.fence, holder: -1, seq: s.seq, value: s.value}
+			}
+			return !mine, s
+		}
+		return o.seq == s.seq && o.value == s.value, s
+	},
+	Equal: func(a, b any) bool { return a.(hState) == b.(hState) },
+	DescribeOperation: func(in, out any) string {
+		i, o := in.(hInput), out.(hOutput)
+		return fmt.Sprintf("c%d %v f%d %q → %+v", i.client, i.kind, i.fence, i.value, o)
+	},
+}
+
+// historyOptions size a run.
+type historyOptions struct {
+	clients, rounds int
+	ttl             time.Duration
+	// broken: the store is expected to misbehave, so an error ends the client's run
+	// without failing the test; the checker judges what was recorded.
+	broken bool
+}
+
+// historySize is the run's size: 6 clients × 40 rounds, or WHARF_LEASE_HISTORY_ROUNDS rounds
+// (bench/lease.sh runs the full 200).
+func historySize() historyOptions {
+	o := historyOptions{clients: 6, rounds: 40, ttl: 300 * time.Millisecond}
+	if n, err := strconv.Atoi(os.Getenv("WHARF_LEASE_HISTORY_ROUNDS")); err == nil && n > 0 {
+		o.rounds = n
+	}
+	return o
+}
+
+// slowClock runs at a tenth of the real rate: a holder on it thinks it is inside its window
+// long after others judged it expired, so only the fence stops its commits.
+type slowClock struct{ Clock }
+
+func (c slowClock) Mono() time.Duration { return c.Clock.Mono() / 10 }
+
+type recorder struct {
+	mu    sync.Mutex
+	start time.Time
+	ops   []porcupine.Operation
+	// wall stamps operations with the wall clock (nanoseconds since start), which processes
+	// on one machine share; otherwise with this process's monotonic clock.
+	wall bool
+}
+
+func (r *recorder) now() int64 {
+	if r.wall {
+		return time.Now().Round(0).Sub(r.start.Round(0)).Nanoseconds()
+	}
+	return time.Since(r.start).Nanoseconds()
+}
+
+func (r *recorder) do(client int, in hInput, fn func() (hOutput, error)) (hOutput, error) {
+	call := r.now()
+	out, err := fn()
+	ret := r.now()
+	if err == nil {
+		r.mu.Lock()
+		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
+		r.mu.Unlock()
+	}
+	return out, err
+}
+
+// runHistory races o.clients clients on lease "race" in s and returns the history. Each
+// round a client tries to acquire (waiting long enough to take over an abandoned lease one
+// round in three), then commits, sometimes after sleeping past its TTL, and releases, or
+// now and then abandons the lease; every client then reads the log's head. Client 0's
+// clock runs slow. Unexpected errors fail t.
+func runHistory(t *testing.T, s *store.Store, res *probe.Result, o historyOptions) []porcupine.Operation {
+	t.Helper()
+	rec := &recorder{start: time.Now()}
+	var wg sync.WaitGroup
+	for c := range o.clients {
+		wg.Go(func() { historyClient(t, s, res, o, c, rec) })
+	}
+	wg.Wait()
+	return rec.ops
+}
+
+func historyClient(t *testing.T, s *store.Store, res *probe.Result, o historyOptions, c int, rec *recorder) {
+	ctx := context.Background()
+	errorf := t.Errorf
+	if o.broken {
+		errorf = func(string, ...any) {} // errors are the symptom; the checker judges the history
+	}
+	cfg := DefaultConfig()
+	cfg.Node, cfg.TTL, cfg.Skew, cfg.RenewEvery = fmt.Sprintf("node-%d", c), o.ttl, o.ttl/6, o.ttl/3
+	var clk Clock = SystemClock()
+	if c == 0 {
+		clk = slowClock{clk}
+	}
+	opts := &Options{Probe: res, Clock: clk}
+	quick, _ := Open(ctx, s, cfg, opts)
+	cfg.Wait = o.ttl + cfg.Skew + o.ttl/2
+	patient, _ := Open(ctx, s, cfg, opts)
+	rnd := rand.New(rand.NewPCG(uint64(c), 7))
+	for r := range o.rounds {
+		l := quick
+		if c != 0 && rnd.IntN(3) == 0 { // client 0's slow clock would wait ten times as long
+			l = patient
+		}
+		var h *Lease
+		_, err := rec.do(c, hInput{kind: opAcquire, client: c}, func() (hOutput, error) {
+			var err error
+			if h, err = l.Acquire(ctx, "race"); errors.Is(err, ErrHeld) {
+				return hOutput{}, nil
+			} else if err != nil {
+				return hOutput{}, err
+			}
+			return hOutput{ok: true, fence: h.Fence()}, nil
+		})
+		switch {
+		case err != nil:
+			errorf("client %d round %d: acquire: %v", c, r, err)
+			return
+		case h == nil:
+			time.Sleep(time.Duration(rnd.IntN(3)) * time.Millisecond)
+			continue
+		}
+		if !historyHold(errorf, ctx, h, c, r, rnd, rec) {
+			return
+		}
+	}
+	historyRead(errorf, ctx, s, c, rec)
+}
+
+// historyHold commits and releases (or abandons) h; false after an unexpected error.
+func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, r int, rnd *rand.Rand, rec *recorder) bool {
+	if rnd.IntN(30) == 0 {
+		return true // abandoned, as by a crash: others take it over after TTL + skew
+	}
+	if rnd.IntN(6) == 0 {
+		time.Sleep(2 * (h.l.cfg.TTL + h.l.cfg.Skew)) // a pause: another node may take over meanwhile
+	}
+	fence, value := h.Fence(), fmt.Sprintf("c%d-r%d", c, r)
+	_, err := rec.do(c, hInput{kind: opCommit, client: c, fence: fence, value: value}, func() (hOutput, error) {
+		e, err := h.Commit(ctx, "race", value)
+		if errors.Is(err, ErrFenced) {
+			return hOutput{}, nil
+		}
+		if err != nil {
+			return hOutput{}, err
+		}
+		return hOutput{ok: true, seq: e.Seq}, nil
+	})
+	if err != nil {
+		errorf("client %d round %d: commit: %v", c, r, err)
+		return false
+	}
+	_, err = rec.do(c, hInput{kind: opRelease, client: c, fence: fence}, func() (hOutput, error) {
+		err := h.Release(ctx)
+		if errors.Is(err, ErrNotHeld) {
+			return hOutput{}, nil
+		}
+		return hOutput{ok: err == nil}, err
+	})
+	if err != nil {
+		errorf("client %d round %d: release: %v", c, r, err)
+		return false
+	}
+	return true
+}
+
+func historyRead(errorf func(string, ...any), ctx context.Context, s *store.Store, c int, rec *recorder) {
+	_, err := rec.do(c, hInput{kind: opRead, client: c}, func() (hOutput, error) {
+		e, err := OpenLog(s, "race").Head(ctx, "race")
+		if err != nil || e == nil {
+			return hOutput{}, err
+		}
+		v, _ := strconv.Unquote(string(e.Data))
+		return hOutput{seq: e.Seq, value: v}, nil
+	})
+	if err != nil {
+		errorf("client %d: read: %v", c, err)
+	}
+}
+
+// checkHistory returns porcupine's verdict and a summary of the history.
+func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResult, string) {
+	t.Helper()
+	var acquired, held, committed, fenced, released, notHeld int
+	for _, op := range ops {
+		i, o := op.Input.(hInput), op.Output.(hOutput)
+		switch {
+		case i.kind == opAcquire && o.ok:
+			acquired++
+		case i.kind == opAcquire:
+			held++
+		case i.kind == opCommit && o.ok:
+			committed++
+		case i.kind == opCommit:
+			fenced++
+		case i.kind == opRelease && o.ok:
+			released++
+		case i.kind == opRelease:
+			notHeld++
+		}
+	}
+	res := porcupine.CheckOperationsTimeout(leaseModel, ops, 2*time.Minute)
+	return res, fmt.Sprintf("%d ops: %d acquired, %d held, %d committed, %d fenced, %d released, %d not held",
+		len(ops), acquired, held, committed, fenced, released, notHeld)
+}
+
+// verifyHistory runs the race on s and requires a linearizable history in which fences were
+// both acquired and fenced past.
+func verifyHistory(t *testing.T, s *store.Store, pr *probe.Result) {
+	t.Helper()
+	verifyOps(t, s.Describe().Scheme+", in one process", func(o historyOptions) []porcupine.Operation { return runHistory(t, s, pr, o) })
+}
+
+// verifyProcesses is verifyHistory with each client in a process of its own, on the store
+// of kind at url (which the probe proved cas).
+func verifyProcesses(t *testing.T, kind, url string) {
+	t.Helper()
+	verifyOps(t, kind+", one process per client", func(o historyOptions) []porcupine.Operation { return runProcesses(t, kind, url, o) })
+}
+
+func verifyOps(t *testing.T, where string, run func(historyOptions) []porcupine.Operation) {
+	t.Helper()
+	o := historySize()
+	start := time.Now()
+	ops := run(o)
+	if t.Failed() {
+		t.FailNow()
+	}
+	res, summary := checkHistory(t, ops)
+	t.Logf("%d clients × %d rounds on %s in %s: %s", o.clients, o.rounds, where, time.Since(start).Round(time.Millisecond), summary)
+	if res != porcupine.Ok {
+		t.Fatalf("history not linearizable (%s): %s", res, summary)
+	}
+	if !strings.Contains(summary, " 0 acquired") && strings.Contains(summary, " 0 held,") {
+		t.Errorf("no contention: %s", summary)
+	}
+}
+
+// unconditional strips the conditions of every put of a lease object or a pointer: an
+// acquisition without its condition.
+type unconditional struct{ driver.Bucket }
+
+func (u unconditional) Unwrap() driver.Bucket { return u.Bucket }
+
+func (u unconditional) Put(ctx context.Context, key string, body io.Reader, o *driver.PutOptions) (driver.ObjectInfo, error) {
+	if strings.Contains(key, LeasePrefix) || strings.Contains(key, PointerPrefix) {
+		c := *o
+		c.IfMatch, c.IfNoneMatch = "", false
+		o = &c
+	}
+	return u.Bucket.Put(ctx, key, body, o)
+}
+
+// latent makes each request of the in-memory store take a millisecond, as a request to a
+// server on loopback does, so that racing clients overlap.
+type latent struct{ driver.Bucket }
+
+func (l latent) Unwrap() driver.Bucket { return l.Bucket }
+
+func (l latent) Get(ctx context.Context, key string, o *driver.GetOptions) (*driver.Object, error) {
+	time.Sleep(time.Millisecond)
+	return l.Bucket.Get(ctx, key, o)
+}
+
+func (l latent) Put(ctx context.Context, key string, body io.Reader, o *driver.PutOptions) (driver.ObjectInfo, error) {
+	time.Sleep(time.Millisecond)
+	return l.Bucket.Put(ctx, key, body, o)
+}
+
+func TestHistoryLinearizableOnMem(t *testing.T) {
+	s := store.New(latent{memBucket()}, nil)
+	verifyHistory(t, s, casResult(s))
+}
+
+// The checker is not vacuous: acquisition without its conditions makes it fail.
+func TestHistoryCheckerCatchesUnconditionalAcquisition(t *testing.T) {
+	s := store.New(unconditional{latent{memBucket()}}, nil)
+	o := historySize()
+	o.broken = true
+	ops := runHistory(t, s, casResult(s), o)
+	res, summary := checkHistory(t, ops)
+	t.Logf("broken variant: %s: %s", res, summary)
+	if res != porcupine.Illegal {
+		t.Fatalf("the checker found the history of unconditional acquisitions %s, want illegal: %s", res, summary)
+	}
+}

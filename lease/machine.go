@@ -1,0 +1,68 @@
+package lease
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// machineLock is a machine lease: an exclusive lock on a file of this machine, held by this
+// process until it unlocks it or exits (the kernel drops it then, even on SIGKILL).
+type machineLock struct {
+	f *os.File
+}
+
+// lockPath is the lock file of lease name in the store: one per store location and name.
+func (l *Leaser) lockPath(name string) string {
+	dir := l.cfg.LockDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "wharf-leases")
+	}
+	sum := sha256.Sum256([]byte(l.s.Describe().Location + "\x00" + name))
+	return filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:8])+".lock")
+}
+
+// acquireMachine takes the machine lease name: this machine's lock file, and the pointer's
+// fence as it is (nothing is written to the store). A lock another process holds fails
+// *HeldError naming it.
+func (l *Leaser) acquireMachine(ctx context.Context, name string) (*Lease, error) {
+	path := l.lockPath(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return nil, fmt.Errorf("machine lease %q: %w", name, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("machine lease %q: %w", name, err)
+	}
+	held, err := tryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("machine lease %q: locking %s: %w", name, path, err)
+	}
+	if held {
+		who, _ := os.ReadFile(path)
+		f.Close()
+		return nil, &HeldError{Name: name, Holder: "another process on this machine (" + strings.TrimSpace(string(who)) + ")"}
+	}
+	_ = f.Truncate(0)
+	_, _ = fmt.Fprintf(f, "pid %d, node %s\n", os.Getpid(), l.cfg.Node)
+	h := &Lease{l: l, name: name, machine: &machineLock{f: f}, lost: make(chan struct{}), renewed: l.clock.Mono()}
+	var p Pointer
+	etag, _, err := getJSON(ctx, l.s, PointerKey(name), &p)
+	if err != nil {
+		h.machine.unlock()
+		return nil, err
+	}
+	h.fence, h.ptr, h.ptrETag = p.Fence, p, etag
+	l.log.Info("lease: acquired a machine lease", "lease", name, "lock", path, "fence", h.fence)
+	return h, nil
+}
+
+func (m *machineLock) unlock() error {
+	_ = unlock(m.f)
+	return m.f.Close()
+}

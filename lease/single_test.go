@@ -1,0 +1,189 @@
+package lease
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/file"
+)
+
+// mounted is a file store that reports another mount type, as one on a network share would.
+type mounted struct {
+	driver.Bucket
+	mountType string
+}
+
+func (m mounted) Unwrap() driver.Bucket { return m.Bucket }
+
+func (m mounted) Describe() driver.Description {
+	d := m.Bucket.Describe()
+	d.MountType = m.mountType
+	return d
+}
+
+func fileStore(t *testing.T, dir, mountType string) *store.Store {
+	t.Helper()
+	fb, err := file.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b driver.Bucket = fb
+	if mountType != "" {
+		b = mounted{fb, mountType}
+	}
+	s := store.New(b, nil)
+	if err := s.MakeBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func openProbed(t *testing.T, s *store.Store, mod func(*Config)) (*Leaser, error) {
+	t.Helper()
+	c := testConfig("a")
+	c.LockDir = t.TempDir()
+	if mod != nil {
+		mod(&c)
+	}
+	return Open(ctx, s, c, &Options{Clock: newClock(epoch)})
+}
+
+// A file store on a network mount type resolves single-writer: a machine lease, no lease
+// object and no pointer written, and a second taker on this machine is held.
+func TestNetworkMountGetsAMachineLease(t *testing.T) {
+	lockDir := t.TempDir()
+	s := fileStore(t, t.TempDir(), "nfs4")
+	l, err := openProbed(t, s, func(c *Config) { c.LockDir = lockDir })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Mode() != ModeMachine || !strings.Contains(l.Reason(), "nfs4") {
+		t.Fatalf("mode %s (%s), want machine naming nfs4", l.Mode(), l.Reason())
+	}
+	h, err := l.Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs, _ := s.ListAll(ctx, ""); len(objs) != 0 {
+		t.Errorf("a machine lease wrote %d objects (first %s)", len(objs), objs[0].Key)
+	}
+	l2, _ := openProbed(t, s, func(c *Config) { c.LockDir = lockDir; c.Node = "b" })
+	_, err = l2.Acquire(ctx, "orders")
+	var he *HeldError
+	if !errors.As(err, &he) || !strings.Contains(he.Holder, "node a") {
+		t.Fatalf("second machine lease: %v, want held naming node a", err)
+	}
+	// Commits still go through the pointer.
+	if _, err := h.Commit(ctx, "k", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := l2.Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	if e, err := h2.Commit(ctx, "k", 2); err != nil || e.Seq != 2 {
+		t.Errorf("second holder's commit %+v, %v", e, err)
+	}
+	h2.Release(ctx)
+	if _, _, found, _ := OpenLog(s, "orders").Lease(ctx); found {
+		t.Error("a machine lease wrote a lease object")
+	}
+}
+
+func TestNetworkMountRefusesDeclaredCAS(t *testing.T) {
+	s := fileStore(t, t.TempDir(), "cifs")
+	_, err := openProbed(t, s, func(c *Config) { c.Coordination = CoordinationCAS })
+	if !errors.Is(err, ErrCoordinationUnproven) || !strings.Contains(err.Error(), "cifs") {
+		t.Fatalf("%v, want coordination unproven naming cifs", err)
+	}
+}
+
+func TestStoreIgnoringConditionsIsUnproven(t *testing.T) {
+	s := store.New(ignoring{memBucket()}, nil)
+	_, err := openProbed(t, s, nil)
+	if !errors.Is(err, ErrCoordinationUnproven) {
+		t.Fatalf("%v, want coordination unproven", err)
+	}
+}
+
+// realTmpfs returns a directory on a real tmpfs: one mounted for the test (as root), else
+// /dev/shm where it is a tmpfs; it skips t with the reason when there is none.
+func realTmpfs(t *testing.T) string {
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", dir).CombinedOutput()
+	if err == nil {
+		t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+		return dir
+	}
+	t.Logf("mount -t tmpfs: %v %s; trying /dev/shm", err, strings.TrimSpace(string(out)))
+	root, err := os.MkdirTemp("/dev/shm", "wharf-lease-")
+	if err != nil {
+		t.Skipf("no tmpfs to test on: mount -t tmpfs failed (not root?) and /dev/shm is not writable: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	return root
+}
+
+// A real tmpfs is a local file system: the probe proves cas there.
+func TestRealTmpfsIsCAS(t *testing.T) {
+	if fileStore(t, t.TempDir(), "").Describe().MountType == "" {
+		t.Skip("this platform does not report mount types")
+	}
+	root := realTmpfs(t)
+	s := fileStore(t, root, "")
+	if mt := s.Describe().MountType; mt != "tmpfs" {
+		t.Skipf("%s is on %s here, not tmpfs", root, mt)
+	}
+	l, err := openProbed(t, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Mode() != ModeBucket {
+		t.Fatalf("tmpfs: mode %s (%s), want bucket", l.Mode(), l.Reason())
+	}
+	h, err := l.Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, found, _ := OpenLog(s, "orders").Lease(ctx); !found || h.Fence() != 1 {
+		t.Error("no lease object on tmpfs")
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	for _, c := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.TTL = 0 }, "lease.ttl"},
+		{func(c *Config) { c.Skew = c.TTL }, "lease.skew"},
+		{func(c *Config) { c.RenewEvery = c.TTL }, "lease.renew_every"},
+		{func(c *Config) { c.Wait = -time.Second }, "lease.wait"},
+		{func(c *Config) { c.Node = "a/b" }, "lease.node"},
+		{func(c *Config) { c.Coordination = "maybe" }, "lease.coordination"},
+	} {
+		cfg := DefaultConfig()
+		c.mod(&cfg)
+		err := cfg.Check()
+		if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.want, err)
+		}
+	}
+	d := DefaultConfig()
+	if err := d.Check(); err != nil || d.Renewal() != 200*time.Second {
+		t.Errorf("defaults: %v, renewal %s", err, d.Renewal())
+	}
+	d.FromEnv(func(k string) string { return map[string]string{EnvNodeID: "pod-7"}[k] })
+	if d.Node != "pod-7" {
+		t.Errorf("node %q from %s", d.Node, EnvNodeID)
+	}
+}
