@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // machineLock is a machine lease: an exclusive lock on a file of this machine, held by this
@@ -38,7 +40,7 @@ func (l *Leaser) acquireMachine(ctx context.Context, name string) (*Lease, error
 	if err != nil {
 		return nil, fmt.Errorf("machine lease %q: %w", name, err)
 	}
-	held, err := tryLock(f)
+	held, err := flock.TryLock(f, true)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("machine lease %q: locking %s: %w", name, path, err)
@@ -63,6 +65,6 @@ func (l *Leaser) acquireMachine(ctx context.Context, name string) (*Lease, error
 }
 
 func (m *machineLock) unlock() error {
-	_ = unlock(m.f)
+	flock.Unlock(m.f)
 	return m.f.Close()
 }
