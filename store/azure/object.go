@@ -202,7 +202,7 @@ func (c *Container) deleteBatch(ctx context.Context, keys []string) error {
 // ErrNotExist.
 func (c *Container) Copy(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if opts.ContentType != "" || !opts.Headers.IsZero() {
-		return c.copyStream(ctx, src, dst, opts)
+		return driver.StreamCopy(ctx, c, src, dst, "", *opts)
 	}
 	o := &blob.StartCopyFromURLOptions{AccessConditions: putConditions(opts)}
 	if opts.Metadata != nil {
@@ -251,23 +251,6 @@ func (c *Container) awaitCopy(ctx context.Context, dst, id string) error {
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
-}
-
-// copyStream copies src to dst through Get and Put, never staging it on disk.
-func (c *Container) copyStream(ctx context.Context, src, dst string, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	obj, err := c.Get(ctx, src, &driver.GetOptions{})
-	if err != nil {
-		var e *driver.Error
-		if errors.As(err, &e) {
-			e.Op = "copy"
-		}
-		return driver.ObjectInfo{}, err
-	}
-	defer obj.Close()
-	o := *opts
-	o.Size = obj.Info.Size
-	driver.Carry(&o, obj.Info)
-	return c.Put(ctx, dst, obj, &o)
 }
 
 func objectInfo(key string, size *int64, etag *azcore.ETag, mod *time.Time, ctype *string, md map[string]*string) driver.ObjectInfo {

@@ -16,9 +16,6 @@ import (
 // or common prefix returned, set only when more follow. Symbolic links, special files, names
 // that are not valid keys and the hidden .wharf-meta directory are never listed.
 func (s *Store) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	if err := ctx.Err(); err != nil {
-		return driver.Page{}, err
-	}
 	r, err := s.openRoot("list", opts.Prefix)
 	if err != nil {
 		return driver.Page{}, err

@@ -161,7 +161,7 @@ func (b *Bucket) Copy(ctx context.Context, src, dst string, opts *driver.PutOpti
 		o = *opts
 		driver.Carry(&o, head)
 		if removes(&o, head) {
-			return b.copyStream(ctx, src, dst, head, &o)
+			return driver.StreamCopy(ctx, b, src, dst, head.ETag, o)
 		}
 		gen, _ := strconv.ParseInt(head.ETag, 10, 64)
 		from = from.Generation(gen)
@@ -192,27 +192,6 @@ func removes(o *driver.PutOptions, head driver.ObjectInfo) bool {
 		}
 	}
 	return false
-}
-
-// copyStream copies the generation of src that head describes to dst through Get and Put,
-// with o's attributes and condition, never staging it on disk.
-func (b *Bucket) copyStream(ctx context.Context, src, dst string, head driver.ObjectInfo, o *driver.PutOptions) (driver.ObjectInfo, error) {
-	obj, err := b.Get(ctx, src, &driver.GetOptions{IfMatch: head.ETag})
-	if err != nil {
-		var e *driver.Error
-		if errors.As(err, &e) {
-			e.Op = "copy"
-		}
-		return driver.ObjectInfo{}, err
-	}
-	defer obj.Close()
-	o.Size = obj.Info.Size
-	info, err := b.Put(ctx, dst, obj, o)
-	var e *driver.Error
-	if errors.As(err, &e) {
-		e.Op = "copy"
-	}
-	return info, err
 }
 
 // written returns the handle a put or copy writes c.key through, with the generation

@@ -12,9 +12,6 @@ import (
 // List returns one sorted page of the keys under opts.Prefix. Page.Next is the last key or
 // common prefix returned, and is set only when more follow.
 func (s *Store) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	if err := ctx.Err(); err != nil {
-		return driver.Page{}, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := driver.NewPager(opts)
