@@ -65,9 +65,8 @@ type Request struct {
 // Do runs fn under the policy. fn receives the attempt's context, which carries the attempt's
 // response timeout for the HTTP client (see NewHTTPClient). Do returns fn's error unchanged
 // when it is definitive (Fault None), the context's error when ctx ends (before any attempt,
-// if it already has), ErrOutcomeUnknown for a
-// conditional put whose answer was lost, and ErrUnavailable naming the request when retries are
-// spent.
+// if it already has), ErrOutcomeUnknown for a conditional put whose answer was lost, and
+// ErrUnavailable naming the request when retries are spent.
 func (p *RetryPolicy) Do(ctx context.Context, req Request, fn func(ctx context.Context) error) error {
 	var transport, throttled int
 	for attempt := 0; ; attempt++ {
