@@ -56,8 +56,9 @@ survive a power loss. --no-fsync leaves them to the kernel's writeback,
 as s5cmd and rclone do: faster for large downloads, and a crash of wharf still never leaves
 a partial file, but a power loss in the following seconds may leave files empty or short.
 
-On a terminal a progress bar shows bytes, files, rate and ETA; otherwise wharf prints one
-summary line (or one JSON object with --format json).`,
+A recursive copy prints a line naming each file it wrote (NDJSON with --format json),
+then a summary line; on a terminal a progress bar shows bytes, files, rate and ETA below
+them.`,
 		Example: `  wharf cp ./examples/data/orders/2024-01-01.csv s3://my-bucket/orders/
   wharf cp -r ./examples/data s3://my-bucket/data/
   wharf cp -r s3://my-bucket/data/orders ./downloads/orders

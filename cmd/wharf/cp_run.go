@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
+	"strconv"
+	"unicode"
 
 	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/store"
@@ -65,6 +68,34 @@ func (a *app) runPlan(ctx context.Context, p *cpPlan, o cpOptions) error {
 		return a.reportOne(p, sum)
 	}
 	return a.reportSummary(sum)
+}
+
+// copiedLine is how output names one file a recursive copy wrote, once it is in place: a
+// line per file, as `aws s3 cp` prints, so that every destination replaced is named.
+func (a *app) copiedLine(p *cpPlan) func(transfer.Task, store.ObjectInfo) []byte {
+	if a.quiet || p.single {
+		return nil
+	}
+	return func(t transfer.Task, info store.ObjectInfo) []byte {
+		res := cpResult{Source: p.src.url(t.Src), Destination: p.dst.url(t.Dst), Size: info.Size, ETag: info.ETag}
+		if a.format == "json" {
+			b, _ := json.Marshal(res)
+			return append(b, '\n')
+		}
+		return fmt.Appendf(nil, "copied %s -> %s (%d bytes)\n", shown(res.Source), shown(res.Destination), res.Size)
+	}
+}
+
+// shown is how pretty output names a path or URL: as it is, or quoted when it holds a byte a
+// terminal would not print (a key with a tab or a newline), so that one name is one line and
+// never a terminal escape.
+func shown(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 func sourceOf(s *side) transfer.Source {
