@@ -7,11 +7,54 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/mem"
 )
+
+func TestLocalPathKeys(t *testing.T) {
+	l := NewLocal(t.TempDir())
+	for _, k := range []string{"a/../b", "a/./b", "a//b", "./a", "a/", "/a", "", "a\x00b", ".."} {
+		if _, err := l.Path(k); !errors.Is(err, store.ErrKeyInvalid) || !strings.Contains(err.Error(), "cannot be the name of a file") {
+			t.Errorf("Path(%q) = %v, want ErrKeyInvalid", k, err)
+		}
+	}
+	for _, k := range []string{`back\slash`, "tab\there", "a/b.c", "..a/b..", "sp ace/#%?"} {
+		p, err := l.Path(k)
+		if err != nil || filepath.Base(p) != filepath.Base(k) {
+			t.Errorf("Path(%q) = %q, %v: the name must be kept byte for byte", k, p, err)
+		}
+	}
+}
+
+func TestLocalWalkPassesOver(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
+	os.Symlink("missing", filepath.Join(dir, "broken"))
+	os.Symlink("loop", filepath.Join(dir, "loop"))
+	os.Symlink(".", filepath.Join(dir, "dirlink"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]error{}
+	for o, err := range NewLocal(dir).Walk(context.Background(), "") {
+		if err != nil && !Passed(err) {
+			t.Fatalf("walk stopped at %v", err)
+		}
+		got[o.Key] = err
+	}
+	want := map[string]error{"a": nil, "broken": ErrLinkBroken, "loop": ErrLinkBroken, "pipe": ErrSpecialFile}
+	if len(got) != len(want) {
+		t.Errorf("walk yielded %v, want %v", got, want)
+	}
+	for k, kind := range want {
+		if err, ok := got[k]; !ok || (kind == nil) != (err == nil) || kind != nil && !errors.Is(err, kind) {
+			t.Errorf("%s: %v, want %v", k, err, kind)
+		}
+	}
+}
 
 // shrinking truncates a file once the put has read from it (and, when to > 1, makes it grow
 // past its size again), then puts as usual.
