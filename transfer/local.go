@@ -285,7 +285,7 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := l.create(path, opts.IfNoneMatch)
+	p, err := l.create(path, opts.IfNoneMatch, opts.Size)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -303,8 +303,13 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	return p, n, nil
 }
 
-// create makes the directory of path and a temporary file beside it (atomicfile).
-func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
+// preallocMin is the size from which a file's disk space is reserved before it is written
+// (preallocate): below it, the extra system call costs more than it saves.
+const preallocMin = 1 << 20
+
+// create makes the directory of path and a temporary file beside it (atomicfile), with size
+// bytes of disk reserved when the size is known and large enough to gain from it.
+func (l *Local) create(path string, ifAbsent bool, size int64) (*pending, error) {
 	if err := l.mkdir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -314,6 +319,11 @@ func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
 		}
 	}
 	f, err := atomicfile.Create(path)
+	if err == nil && size >= preallocMin {
+		if err = preallocate(f.File, size); err != nil {
+			f.Abort()
+		}
+	}
 	if err != nil {
 		return nil, writeErr(context.Background(), path, &atomicfile.WriteError{Path: path, Err: err})
 	}
