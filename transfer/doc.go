@@ -10,7 +10,9 @@
 //     is bounded by MaxParts × PartSize whatever the number of files.
 //   - Verified sizes: every copy is checked against the size its source announced, before the
 //     destination commits where it can (a local file, a multipart upload) and after the put
-//     otherwise, in which case the short object is deleted again.
+//     otherwise, in which case the short object is deleted again. A local file that gets
+//     shorter or longer while it is read fails its copy with ErrLocalChanged naming it, which
+//     is never retried.
 //   - Fail fast, leave nothing half-done: the first failure cancels every copy in flight; a
 //     cancelled put leaves nothing at its key (the store contract: no partial object, no open
 //     multipart upload), and a local file is written to a temporary file in its directory and
@@ -37,6 +39,8 @@
 //     store.ErrPreconditionFailed naming the first one and how many there were.
 //
 // Local is a directory on the local disk seen through the same Get/Put/Walk interface as a
-// store, holding plain files (no metadata sidecars). Run reports progress through Progress and
+// store, holding plain files (no metadata sidecars). A key names a file there only when it is
+// a plain relative path (Local.Path); its walk reports what it passes over (broken links,
+// special files) and goes on. Run reports progress through Progress and
 // prints nothing.
 package transfer

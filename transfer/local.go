@@ -61,14 +61,45 @@ const (
 // NewLocal returns the directory root (which need not exist yet) as a Local.
 func NewLocal(root string) *Local { return &Local{root: root, dirs: map[string]bool{}} }
 
-// Path is the file a key names.
+// Path is the file a key names. A key names a file only when it is a plain relative path:
+// segments separated by '/', none of them empty, "." or "..", and no NUL byte; so two keys
+// never name one file, and no key names one outside the root. Every other byte is kept: a
+// backslash or a tab is a legal file-name byte on Linux (not on Windows, where a backslash
+// separates names and is refused). Anything else is store.ErrKeyInvalid naming the key.
 func (l *Local) Path(key string) (string, error) {
-	p := filepath.FromSlash(key)
-	if key == "" || !filepath.IsLocal(p) {
+	if why := fileNameProblem(key); why != "" {
 		return "", &store.Error{Op: "path", Key: key, Kind: store.ErrKeyInvalid,
-			Err: fmt.Errorf("the key would name a file outside %s", l.root)}
+			Err: fmt.Errorf("cannot be the name of a file under %s: %s", l.root, why)}
 	}
-	return filepath.Join(l.root, p), nil
+	return filepath.Join(l.root, filepath.FromSlash(key)), nil
+}
+
+// fileNameProblem says why key cannot name a file below a directory, or "".
+func fileNameProblem(key string) string {
+	switch {
+	case key == "":
+		return "the key is empty"
+	case strings.HasPrefix(key, "/"):
+		return "the key starts with '/'"
+	case strings.HasSuffix(key, "/"):
+		return "the key ends with '/'"
+	case strings.IndexByte(key, 0) >= 0:
+		return "the key holds a NUL byte"
+	case filepath.Separator != '/' && strings.ContainsRune(key, filepath.Separator):
+		return fmt.Sprintf("the key holds %q, this system's path separator", filepath.Separator)
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		switch seg {
+		case "":
+			return "the key has an empty segment ('//')"
+		case ".", "..":
+			return fmt.Sprintf("the key has a %q segment", seg)
+		}
+	}
+	if !filepath.IsLocal(filepath.FromSlash(key)) {
+		return "not a local name on this system" // a reserved name on Windows
+	}
+	return ""
 }
 
 // DefaultContentType is the content type of local bytes whose name says none: standard input,
@@ -148,8 +179,13 @@ func rangeFile(f *os.File, off, n, size int64) io.ReadCloser {
 
 // Walk yields every regular file below prefix (a directory relative to the root, "" for the
 // root itself) in lexical order, as keys relative to the root. Symbolic links to files are
-// followed; links to directories are not. A missing root or prefix is store.ErrNotExist
-// naming it.
+// followed; links to directories are not (they are not walked, and not reported). A missing
+// root or prefix is store.ErrNotExist naming it.
+//
+// What the walk passes over is yielded as an error with the file's key in the ObjectInfo,
+// after which the walk goes on if yield returns true (Passed reports such errors): a
+// symbolic link that does not resolve, its target missing or in a loop (ErrLinkBroken), and
+// a named pipe, socket or device (ErrSpecialFile). Any other error ends the walk.
 func (l *Local) Walk(ctx context.Context, prefix string) iter.Seq2[store.ObjectInfo, error] {
 	return func(yield func(store.ObjectInfo, error) bool) {
 		top := filepath.Join(l.root, filepath.FromSlash(prefix))
@@ -157,6 +193,7 @@ func (l *Local) Walk(ctx context.Context, prefix string) iter.Seq2[store.ObjectI
 			yield(store.ObjectInfo{}, LocalError("stat", top, err))
 			return
 		}
+		stopped := false
 		err := filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return LocalError("read", path, err)
@@ -165,40 +202,62 @@ func (l *Local) Walk(ctx context.Context, prefix string) iter.Seq2[store.ObjectI
 				return err
 			}
 			info, ok, err := l.fileInfo(path, d)
-			if err != nil || !ok {
+			switch {
+			case err != nil && Passed(err):
+			case err != nil:
 				return err
+			case !ok:
+				return nil
 			}
-			if !yield(info, nil) {
+			if !yield(info, err) {
+				stopped = true
 				return filepath.SkipAll
 			}
 			return nil
 		})
-		if err != nil {
+		if err != nil && !stopped {
 			yield(store.ObjectInfo{}, err)
 		}
 	}
 }
 
-// fileInfo describes path when it is a regular file (or a link to one).
+// fileInfo describes path when it is a regular file (or a link to one). A broken link or a
+// special file is an error that Passed reports, with the info naming its key.
 func (l *Local) fileInfo(path string, d fs.DirEntry) (store.ObjectInfo, bool, error) {
 	if d.IsDir() || strings.Contains(d.Name(), atomicfile.TempMarker) {
-		return store.ObjectInfo{}, false, nil
-	}
-	fi, err := os.Stat(path) // follows a link
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return store.ObjectInfo{}, false, nil // a dangling link
-		}
-		return store.ObjectInfo{}, false, LocalError("stat", path, err)
-	}
-	if !fi.Mode().IsRegular() {
 		return store.ObjectInfo{}, false, nil
 	}
 	rel, err := filepath.Rel(l.root, path)
 	if err != nil {
 		return store.ObjectInfo{}, false, err
 	}
-	return store.ObjectInfo{Key: filepath.ToSlash(rel), Size: fi.Size(), LastModified: fi.ModTime()}, true, nil
+	info := store.ObjectInfo{Key: filepath.ToSlash(rel)}
+	fi, err := os.Stat(path) // follows a link
+	if err != nil {
+		return info, false, LocalError("stat", path, err)
+	}
+	switch {
+	case fi.IsDir():
+		return store.ObjectInfo{}, false, nil // a link to a directory: not followed
+	case !fi.Mode().IsRegular():
+		return info, false, &store.Error{Op: "walk", Key: path, Kind: ErrSpecialFile,
+			Err: fmt.Errorf("a %s: not read by a recursive copy", fileKind(fi.Mode()))}
+	}
+	info.Size, info.LastModified = fi.Size(), fi.ModTime()
+	return info, true, nil
+}
+
+// fileKind names the kind of a file that is not a regular file or a directory.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // Put writes body to the file at key through a temporary file: see Local. With
@@ -226,7 +285,7 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := l.create(path, opts.IfNoneMatch)
+	p, err := l.create(path, opts.IfNoneMatch, opts.Size)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -244,8 +303,13 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	return p, n, nil
 }
 
-// create makes the directory of path and a temporary file beside it (atomicfile).
-func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
+// preallocMin is the size from which a file's disk space is reserved before it is written
+// (preallocate): below it, the extra system call costs more than it saves.
+const preallocMin = 1 << 20
+
+// create makes the directory of path and a temporary file beside it (atomicfile), with size
+// bytes of disk reserved when the size is known and large enough to gain from it.
+func (l *Local) create(path string, ifAbsent bool, size int64) (*pending, error) {
 	if err := l.mkdir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -255,6 +319,11 @@ func (l *Local) create(path string, ifAbsent bool) (*pending, error) {
 		}
 	}
 	f, err := atomicfile.Create(path)
+	if err == nil && size >= preallocMin {
+		if err = preallocate(f.File, size); err != nil {
+			f.Abort()
+		}
+	}
 	if err != nil {
 		return nil, writeErr(context.Background(), path, &atomicfile.WriteError{Path: path, Err: err})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 
 	"github.com/wharfdata/wharf/internal/atomicfile"
@@ -13,8 +14,15 @@ import (
 
 const syscallENOTDIR = syscall.ENOTDIR
 
+// isLink reports whether path itself is a symbolic link.
+func isLink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
 // LocalError turns a local file error into a store error of the matching kind, so that it
-// carries a WHARF_… code, and names path.
+// carries a WHARF_… code, and names path. A symbolic link that does not resolve (its target
+// missing, or a loop of links) is ErrLinkBroken.
 func LocalError(op, path string, err error) error {
 	cause := err
 	var pe *fs.PathError
@@ -22,6 +30,13 @@ func LocalError(op, path string, err error) error {
 		cause = pe.Err
 	}
 	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return &store.Error{Op: op, Key: path, Kind: ErrLinkBroken,
+			Err: fmt.Errorf("a loop of symbolic links: %w", cause)}
+	case errors.Is(err, fs.ErrNotExist) && isLink(path):
+		target, _ := os.Readlink(path)
+		return &store.Error{Op: op, Key: path, Kind: ErrLinkBroken,
+			Err: fmt.Errorf("a symbolic link to %q, which does not exist", target)}
 	case errors.Is(err, fs.ErrNotExist):
 		return &store.Error{Op: op, Key: path, Kind: store.ErrNotExist, Err: cause}
 	case errors.Is(err, fs.ErrPermission):

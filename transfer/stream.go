@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 
 	"github.com/wharfdata/wharf/store"
@@ -34,16 +35,16 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 		return store.ObjectInfo{}, nil, err
 	}
 	defer obj.Close()
-	body := newCounter(obj.ReadCloser, r.o.Progress)
+	body := r.newCounter(obj, t)
 	opts := r.putOptions(obj.Info.Size)
 	p, n, err := l.write(ctx, t.Dst, body, opts)
 	if err != nil {
-		return store.ObjectInfo{}, nil, err
+		return store.ObjectInfo{}, nil, body.failure(err)
 	}
 	info := store.ObjectInfo{Key: t.Dst, Size: n}
 	if err := verify(body, obj.Info.Size, info); err != nil {
 		p.abort()
-		return info, nil, &store.Error{Op: "put", Key: p.path, Kind: store.ErrUnavailable, Err: fmt.Errorf("from %s: %w", t.Src, err)}
+		return info, nil, body.mismatch(p.path, t.Src, err)
 	}
 	return info, p, nil
 }
@@ -70,7 +71,7 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 		}
 		defer r.release()
 	}
-	body := newCounter(obj.ReadCloser, r.o.Progress)
+	body := r.newCounter(obj, t)
 	opts := r.putOptions(size)
 	store.Carry(opts, obj.Info) // content type, standard headers, metadata but the put-id
 	info, err := r.dst.Put(ctx, t.Dst, body.reader(), opts)
@@ -78,11 +79,11 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 		info, err = r.resolve(ctx, t.Dst, err)
 	}
 	if err != nil {
-		return info, err
+		return info, body.failure(err)
 	}
 	if err := verify(body, size, info); err != nil {
 		r.undo(t.Dst)
-		return info, &store.Error{Op: "put", Key: t.Dst, Kind: store.ErrUnavailable, Err: fmt.Errorf("from %s: %w", t.Src, err)}
+		return info, body.mismatch(t.Dst, t.Src, err)
 	}
 	return info, nil
 }
@@ -157,15 +158,33 @@ func (r *runner) acquire(ctx context.Context) error {
 
 func (r *runner) release() { <-r.large }
 
-// counter counts the bytes read through it and reports them as progress.
+// counter counts the bytes read through it and reports them as progress. Reading a local
+// file, it also watches the file's length against the size announced when the copy began:
+// a file that ends early or goes on past it fails the read with ErrLocalChanged, which the
+// store's retry policy never retries (a store error passes through a put unchanged), and
+// which the copy reports instead of whatever the put made of it.
 type counter struct {
 	r  io.Reader
 	n  int64
 	p  Progress
 	at atomic.Bool // read in place (ReadAt) by the put: n does not count those bytes
+
+	path    string // the local file read, or "" for an object of a store
+	size    int64  // its size when the copy began; -1 when unknown
+	changed atomic.Pointer[store.Error]
 }
 
-func newCounter(r io.Reader, p Progress) *counter { return &counter{r: r, p: p} }
+func newCounter(r io.Reader, p Progress) *counter { return &counter{r: r, p: p, size: -1} }
+
+// newCounter counts the body of obj, the source of t; a local file's length is watched.
+func (r *runner) newCounter(obj *store.Object, t Task) *counter {
+	c := newCounter(obj.ReadCloser, r.o.Progress)
+	if l, ok := r.src.(*Local); ok && obj.Info.Size >= 0 {
+		c.path, _ = l.Path(t.Src)
+		c.size = obj.Info.Size
+	}
+	return c
+}
 
 func (c *counter) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
@@ -173,7 +192,52 @@ func (c *counter) Read(b []byte) (int, error) {
 		c.n += int64(n)
 		c.p.Bytes(int64(n))
 	}
+	if c.path != "" {
+		switch {
+		case c.n > c.size:
+			return n, c.change(false)
+		case err == io.EOF && c.n < c.size:
+			return n, c.change(true)
+		}
+	}
 	return n, err
+}
+
+// change records that the local file changed (it ended early, or has more than its size),
+// and returns the error that says so.
+func (c *counter) change(shorter bool) error {
+	now := "it has more now"
+	if shorter {
+		now = "it ended before that"
+	}
+	if fi, err := os.Stat(c.path); err == nil {
+		now = fmt.Sprintf("it has %d now", fi.Size())
+	}
+	e := &store.Error{Op: "read", Key: c.path, Kind: ErrLocalChanged,
+		Err: fmt.Errorf("it had %d bytes when the copy began, and %s", c.size, now)}
+	c.changed.CompareAndSwap(nil, e)
+	return c.changed.Load()
+}
+
+// failure is the error a copy reports when its put (or write) failed with err: that the
+// local file changed, when it did, whatever the put made of it.
+func (c *counter) failure(err error) error {
+	if e := c.changed.Load(); e != nil && !store.IsContext(err) {
+		return e
+	}
+	return err
+}
+
+// mismatch is the error of a copy that verify failed (the destination is dst): a change of
+// the local file it read, or a store that gave or took other than it announced.
+func (c *counter) mismatch(dst, src string, err error) error {
+	if e := c.changed.Load(); e != nil {
+		return e
+	}
+	if c.path != "" {
+		return &store.Error{Op: "read", Key: c.path, Kind: ErrLocalChanged, Err: err}
+	}
+	return &store.Error{Op: "put", Key: dst, Kind: store.ErrUnavailable, Err: fmt.Errorf("from %s: %w", src, err)}
 }
 
 // reader is c, seekable when the reader beneath is, so that a put of a local file can still
@@ -194,11 +258,28 @@ func (c *counter) reader() io.Reader {
 type atCounter struct{ seekCounter }
 
 // ReadAt reads in place, reporting progress; a part read again (a retry) is reported again.
+// Reading a local file, a read that ends before the announced size fails, and so does the
+// read that reaches it when the file has a byte beyond: a file that changed is found before
+// the upload is committed.
 func (c *atCounter) ReadAt(b []byte, off int64) (int, error) {
 	c.at.Store(true)
-	n, err := c.r.(io.ReaderAt).ReadAt(b, off)
+	ra := c.r.(io.ReaderAt)
+	n, err := ra.ReadAt(b, off)
 	if n > 0 {
 		c.p.Bytes(int64(n))
+	}
+	if c.path == "" {
+		return n, err
+	}
+	end := off + int64(n)
+	switch {
+	case n < len(b) && end < c.size:
+		return n, c.change(true)
+	case end == c.size && n > 0:
+		var one [1]byte
+		if m, _ := ra.ReadAt(one[:], end); m > 0 {
+			return n, c.change(false)
+		}
 	}
 	return n, err
 }

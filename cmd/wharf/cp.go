@@ -38,7 +38,11 @@ With -r, SRC is a directory or a prefix and DST is one too, with or without a tr
 '/', as with 'aws s3 cp --recursive': the files below SRC keep their relative names below
 DST. 'wharf cp -r ./logs s3://b/archive' writes ./logs/2024/a.gz to
 s3://b/archive/2024/a.gz. s3://b/logs and s3://b/logs/ both mean everything under logs/
-(never logs-old/). Directory marker keys (ending in '/') are skipped.
+(never logs-old/). Zero-byte directory marker keys (ending in '/') are skipped. What
+cannot be copied is passed over, each named on stderr with its code (a key that cannot be
+a local file name, such as one with a '..' segment; a non-empty key ending in '/'; a
+broken symbolic link; a named pipe or socket), the rest is copied, and cp exits 1 with
+WHARF_COPY_INCOMPLETE.
 
 A failure or Ctrl-C stops every copy in flight and leaves nothing half-done: no partial
 object at any key, no multipart upload left open, and no partial local file (local files
@@ -56,8 +60,10 @@ survive a power loss. --no-fsync leaves them to the kernel's writeback,
 as s5cmd and rclone do: faster for large downloads, and a crash of wharf still never leaves
 a partial file, but a power loss in the following seconds may leave files empty or short.
 
-On a terminal a progress bar shows bytes, files, rate and ETA; otherwise wharf prints one
-summary line (or one JSON object with --format json).`,
+A recursive copy prints a line naming each file it wrote (NDJSON with --format json),
+then a summary line; on a terminal a progress bar shows bytes, files, rate and ETA below
+them. A local file that changes size while it is uploaded fails the copy with
+WHARF_LOCAL_FILE_CHANGED (it is not retried).`,
 		Example: `  wharf cp ./examples/data/orders/2024-01-01.csv s3://my-bucket/orders/
   wharf cp -r ./examples/data s3://my-bucket/data/
   wharf cp -r s3://my-bucket/data/orders ./downloads/orders

@@ -44,6 +44,9 @@ type cpPlan struct {
 	src, dst *side
 	tasks    []transfer.Task
 	single   bool
+	// passed counts what a recursive copy passes over: keys that cannot be a file or a key,
+	// broken links, special files. Each was named on standard error as it was found.
+	passed int
 }
 
 func (p *cpPlan) close() {
@@ -149,7 +152,7 @@ func (a *app) planTree(ctx context.Context, srcRaw, dstRaw string, o cpOptions) 
 		p.src.close()
 		return nil, err
 	}
-	if p.tasks, err = a.listTasks(ctx, p.src, p.dst); err != nil {
+	if err = a.listTasks(ctx, p); err != nil {
 		p.close()
 		return nil, err
 	}
@@ -206,35 +209,110 @@ func checkTreeDir(raw, path string, isDst bool) error {
 	return nil
 }
 
-// listTasks lists the source and maps each key below it to the destination.
-func (a *app) listTasks(ctx context.Context, src, dst *side) ([]transfer.Task, error) {
-	var tasks []transfer.Task
-	add := func(o store.ObjectInfo) error {
-		rel := strings.TrimPrefix(o.Key, src.base)
-		if rel == "" || strings.HasSuffix(rel, "/") {
-			return nil // a directory marker
-		}
-		if dst.local != nil {
-			if _, err := dst.local.Path(rel); err != nil {
-				return fmt.Errorf("%s: %w", src.url(o.Key), err)
-			}
-		}
-		tasks = append(tasks, transfer.Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size})
-		return nil
+// listTasks lists the source and maps each key below it to the destination. What cannot be
+// copied is passed over, each named on standard error with its code as it is found, and the
+// rest is copied: a key that cannot be a local file name or a key of the destination, a
+// non-empty object whose key ends in '/', a key that another key needs as a directory, a
+// broken link or a special file. Only zero-byte directory markers are skipped silently.
+func (a *app) listTasks(ctx context.Context, p *cpPlan) error {
+	src, dst := p.src, p.dst
+	pass := func(key string, err error) {
+		p.passed++
+		a.passOver(src.url(key), err)
 	}
 	for o, err := range a.walk(ctx, src) {
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src.raw, err)
+		switch {
+		case err != nil && transfer.Passed(err):
+			pass(o.Key, err)
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %w", src.raw, err)
 		}
-		if err := add(o); err != nil {
-			return nil, err
+		t, ok, err := taskOf(o, src, dst)
+		if err != nil {
+			pass(o.Key, err)
+			continue
+		}
+		if ok {
+			p.tasks = append(p.tasks, t)
 		}
 	}
-	if len(tasks) == 0 {
-		return nil, &store.Error{Op: "cp", Key: src.raw, Kind: store.ErrNotExist,
+	if dst.local != nil {
+		var clashes []transfer.Task
+		p.tasks, clashes = fileDirClashes(p.tasks, dst.base)
+		for _, t := range clashes {
+			err := &store.Error{Op: "path", Key: t.Dst, Kind: store.ErrKeyInvalid,
+				Err: errors.New("another key needs this name as a directory, so it cannot also be a file")}
+			pass(t.Src, err)
+		}
+	}
+	switch {
+	case len(p.tasks) == 0 && p.passed > 0:
+		return incompleteErr(p.passed, 0, false)
+	case len(p.tasks) == 0:
+		return &store.Error{Op: "cp", Key: src.raw, Kind: store.ErrNotExist,
 			Err: errors.New("nothing to copy: no file or object under it")}
 	}
-	return tasks, nil
+	return nil
+}
+
+// taskOf maps o, listed under src, to its copy to dst. It reports false for a directory
+// marker (a zero-byte key ending in '/'), and an error for a key the copy must pass over.
+func taskOf(o store.ObjectInfo, src, dst *side) (transfer.Task, bool, error) {
+	rel := strings.TrimPrefix(o.Key, src.base)
+	if rel == "" || strings.HasSuffix(rel, "/") {
+		if o.Size == 0 {
+			return transfer.Task{}, false, nil // a directory marker
+		}
+		return transfer.Task{}, false, &store.Error{Op: "get", Key: o.Key, Kind: store.ErrKeyInvalid,
+			Err: fmt.Errorf("an object of %d bytes whose key ends in '/' cannot be copied: no file name or key of wharf's ends in '/'", o.Size)}
+	}
+	if src.st != nil {
+		if err := store.ValidateKey("get", o.Key); err != nil {
+			return transfer.Task{}, false, err
+		}
+	}
+	switch {
+	case dst.local != nil:
+		if _, err := dst.local.Path(dst.base + rel); err != nil {
+			return transfer.Task{}, false, err
+		}
+	case dst.st != nil:
+		if err := store.ValidateKey("put", dst.base+rel); err != nil {
+			return transfer.Task{}, false, err
+		}
+	}
+	return transfer.Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size}, true, nil
+}
+
+// fileDirClashes splits off the tasks whose destination another task needs as a directory
+// (the keys "a" and "a/b" cannot both be local files): those are passed over, and what is
+// below them is copied.
+func fileDirClashes(tasks []transfer.Task, base string) (kept, clashes []transfer.Task) {
+	files := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		files[t.Dst] = true
+	}
+	dirs := map[string]bool{}
+	for _, t := range tasks {
+		for i := len(base); i < len(t.Dst); i++ {
+			if t.Dst[i] == '/' && files[t.Dst[:i]] {
+				dirs[t.Dst[:i]] = true
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		return tasks, nil
+	}
+	kept = tasks[:0:0]
+	for _, t := range tasks {
+		if dirs[t.Dst] {
+			clashes = append(clashes, t)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	return kept, clashes
 }
 
 func (a *app) walk(ctx context.Context, s *side) func(func(store.ObjectInfo, error) bool) {

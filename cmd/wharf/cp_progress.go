@@ -20,10 +20,18 @@ import (
 const progressTick = 150 * time.Millisecond
 
 // cpProgress counts what a copy moves and, on a terminal, draws it as a progress bar with
-// bytes, files, rate and ETA. It implements transfer.Progress.
+// bytes, files, rate and ETA. It implements transfer.Progress. It also prints a line for each
+// file copied (line, when set): to out as each file is done, or, when out is the terminal
+// the bar is drawn on, above the bar at its next redraw.
 type cpProgress struct {
 	bytes, files atomic.Int64
 	totalFiles   int
+
+	line    func(transfer.Task, store.ObjectInfo) []byte
+	out     io.Writer
+	viaBar  bool // lines go above the bar
+	mu      sync.Mutex
+	pending []byte // lines waiting for the bar's next redraw
 
 	p    *mpb.Progress
 	bar  *mpb.Bar
@@ -34,10 +42,11 @@ type cpProgress struct {
 // newProgress returns the progress of p: a bar on stderr when it is a terminal and output is
 // for people, else a counter that draws nothing.
 func (a *app) newProgress(p *cpPlan) *cpProgress {
-	c := &cpProgress{totalFiles: len(p.tasks)}
+	c := &cpProgress{totalFiles: len(p.tasks), line: a.copiedLine(p), out: a.out}
 	if a.quiet || a.format != "pretty" || !isTerminal(a.err) {
 		return c
 	}
+	c.viaBar = isTerminal(a.out)
 	c.start(a.err, p.tasks, 0)
 	return c
 }
@@ -78,7 +87,19 @@ func (c *cpProgress) tick() {
 		case now := <-t.C:
 			c.bar.EwmaSetCurrent(c.bytes.Load(), now.Sub(last))
 			last = now
+			c.flush()
 		}
+	}
+}
+
+// flush hands the lines waiting to the bar, which prints them above itself.
+func (c *cpProgress) flush() {
+	c.mu.Lock()
+	b := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	if len(b) > 0 {
+		_, _ = c.p.Write(b)
 	}
 }
 
@@ -86,10 +107,22 @@ func (c *cpProgress) tick() {
 func (c *cpProgress) Bytes(n int64) { c.bytes.Add(n) }
 
 // Done implements transfer.Progress.
-func (c *cpProgress) Done(_ transfer.Task, _ store.ObjectInfo, err error) {
-	if err == nil {
-		c.files.Add(1)
+func (c *cpProgress) Done(t transfer.Task, info store.ObjectInfo, err error) {
+	if err != nil {
+		return
 	}
+	c.files.Add(1)
+	if c.line == nil {
+		return
+	}
+	b := c.line(t, info)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.viaBar {
+		c.pending = append(c.pending, b...)
+		return
+	}
+	_, _ = c.out.Write(b)
 }
 
 // finish draws the bar's last state and removes it when the copy failed.
@@ -99,6 +132,7 @@ func (c *cpProgress) finish(ok bool) {
 	}
 	close(c.stop)
 	c.done.Wait()
+	c.flush()
 	if ok {
 		c.bar.SetTotal(c.bytes.Load(), true)
 	} else {

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
+	"strconv"
+	"strings"
+	"unicode"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
@@ -64,7 +69,68 @@ func (a *app) runPlan(ctx context.Context, p *cpPlan, o cpOptions) error {
 	if p.single {
 		return a.reportOne(p, sum)
 	}
-	return a.reportSummary(sum)
+	if err := a.reportSummary(sum); err != nil {
+		return err
+	}
+	if p.passed > 0 {
+		return incompleteErr(p.passed, sum.Files, false)
+	}
+	return nil
+}
+
+// copiedLine is how output names one file a recursive copy wrote, once it is in place: a
+// line per file, as `aws s3 cp` prints, so that every destination replaced is named.
+func (a *app) copiedLine(p *cpPlan) func(transfer.Task, store.ObjectInfo) []byte {
+	if a.quiet || p.single {
+		return nil
+	}
+	return func(t transfer.Task, info store.ObjectInfo) []byte {
+		res := cpResult{Source: p.src.url(t.Src), Destination: p.dst.url(t.Dst), Size: info.Size, ETag: info.ETag}
+		if a.format == "json" {
+			b, _ := json.Marshal(res)
+			return append(b, '\n')
+		}
+		return fmt.Appendf(nil, "copied %s -> %s (%d bytes)\n", shown(res.Source), shown(res.Destination), res.Size)
+	}
+}
+
+// passOver names on standard error one source a recursive copy passes over, with the code
+// of the reason: `wharf: skipped WHAT: … [CODE]`, or with --format json one object
+// {"skipped","error","code"}. The copy goes on, and exits 1 at the end (incompleteErr).
+func (a *app) passOver(what string, err error) {
+	msg, code := err.Error(), errCode(err)
+	if a.format == "json" {
+		_ = writeJSON(a.err, struct {
+			Skipped string `json:"skipped"`
+			Error   string `json:"error"`
+			Code    string `json:"code"`
+		}{what, msg, code})
+		return
+	}
+	fmt.Fprintf(a.err, "wharf: skipped %s: %s [%s]\n", shown(what), strings.ReplaceAll(msg, "\n", " "), code)
+}
+
+// incompleteErr is the error of a recursive copy that passed over n sources (each named as it
+// was found) and copied the rest.
+func incompleteErr(n, copied int, dryRun bool) error {
+	done := "copied"
+	if dryRun {
+		done = "would be copied"
+	}
+	return errcode.E("cp", "", transfer.ErrIncomplete,
+		fmt.Errorf("%d passed over (each named above), %d %s", n, copied, done))
+}
+
+// shown is how pretty output names a path or URL: as it is, or quoted when it holds a byte a
+// terminal would not print (a key with a tab or a newline), so that one name is one line and
+// never a terminal escape.
+func shown(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 func sourceOf(s *side) transfer.Source {
@@ -156,11 +222,15 @@ func (a *app) reportDryRun(p *cpPlan) error {
 			return err
 		}
 	}
-	if a.format == "json" || a.quiet {
-		return nil
+	if a.format != "json" && !a.quiet {
+		if _, err := fmt.Fprintf(a.out, "dry run: would copy %d files, %s; nothing was copied\n", len(p.tasks), humanSize(total)); err != nil {
+			return err
+		}
 	}
-	_, err := fmt.Fprintf(a.out, "dry run: would copy %d files, %s; nothing was copied\n", len(p.tasks), humanSize(total))
-	return err
+	if p.passed > 0 {
+		return incompleteErr(p.passed, len(p.tasks), true)
+	}
+	return nil
 }
 
 // parseSize reads --part-size: a byte size as the config file writes one (bytesize: "16MiB",

@@ -50,7 +50,7 @@ func TestE2ECopyTreeFileStore(t *testing.T) {
 	writeFiles(t, src, tree)
 	st := "file://" + root + "/store"
 	r := wharf(t, "cp", "-r", "-j", "3", src, st).must(t, 0)
-	if !strings.HasPrefix(r.out, "copied 4 files, ") || !strings.Contains(r.out, "MiB/s") {
+	if sum := lastLine(r.out); !strings.HasPrefix(sum, "copied 4 files, ") || !strings.Contains(sum, "MiB/s") {
 		t.Errorf("summary %q", r.out)
 	}
 	checkTree(t, filepath.Join(root, "store"))
@@ -60,9 +60,15 @@ func TestE2ECopyTreeFileStore(t *testing.T) {
 	// JSON summary.
 	r = wharf(t, "cp", "-r", "--format", "json", filepath.Join(root, "down"), filepath.Join(root, "again")).must(t, 0)
 	var sum cpSummary
-	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.Files != 4 || sum.Bytes != int64(len(strings.Join(mapValues(tree), ""))) {
+	if err := json.Unmarshal([]byte(lastLine(r.out)), &sum); err != nil || sum.Files != 4 || sum.Bytes != int64(len(strings.Join(mapValues(tree), ""))) {
 		t.Errorf("json summary %q: %+v %v", r.out, sum, err)
 	}
+}
+
+// lastLine is the last line of out: a recursive copy's summary, after a line per file.
+func lastLine(out string) string {
+	out = strings.TrimSuffix(out, "\n")
+	return out[strings.LastIndexByte(out, '\n')+1:]
 }
 
 func mapValues(m map[string]string) []string {
@@ -232,7 +238,7 @@ func TestE2ECopyNoFsync(t *testing.T) {
 	wharf(t, "cp", "-r", src, st).must(t, 0)
 	down := filepath.Join(root, "down")
 	r := wharf(t, "cp", "-r", "--no-fsync", "--part-size", "5MiB", st, down).must(t, 0)
-	if !strings.HasPrefix(r.out, "copied 5 files, ") {
+	if !strings.HasPrefix(lastLine(r.out), "copied 5 files, ") {
 		t.Errorf("summary %q", r.out)
 	}
 	for k, v := range files {
