@@ -47,7 +47,7 @@ var (
 		Remedy:  "Check with `wharf stat`: an object carrying the write's `wharf-put-id` metadata means it landed."})
 	ErrKeyInvalid = errcode.New(errcode.Def{Name: "WHARF_KEY_INVALID", Text: "invalid key",
 		Exit: errcode.ExitUsage, Section: sectionObjects,
-		Meaning: "The key is refused before any request: empty, a leading `/`, an empty, `.` or `..` segment, a backslash, a control character, over 1024 bytes; or the URL names a bucket, a prefix or a directory where an object is needed (`wharf cat s3://bucket/`).",
+		Meaning: "The key is refused before any request: empty, a leading `/`, an empty, `.` or `..` segment, a control character other than a tab, over 1024 bytes, or a backslash in a key to write or delete (Azure and SeaweedFS take it for `/`); or the URL names a bucket, a prefix or a directory where an object is needed (`wharf cat s3://bucket/`).",
 		Remedy:  "Fix the URL. wharf never writes outside a store's root."})
 )
 

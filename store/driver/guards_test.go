@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -11,7 +12,20 @@ import (
 )
 
 func TestValidateKey(t *testing.T) {
-	bad := []string{"", "/a", "a//b", "../x", "a/../b", "a/..", "./a", "a\\b", "a\x00b", "a\nb", "a/", string([]byte{0xff})}
+	bad := []string{"", "/a", "a//b", "../x", "a/../b", "a/..", "./a", "a\x00b", "a\nb", "a\x7fb", "a/", string([]byte{0xff})}
+	good := []string{"a", "a/b/c.parquet", "date=2024-01-01/x y.json", "ünïcode/ключ", "a..b", ".hidden", "tab\tkey"}
+	if runtime.GOOS != "windows" {
+		for _, op := range []string{"get", "head", "list"} {
+			if err := ValidateKey(op, `a\b`); err != nil {
+				t.Errorf("ValidateKey(%s, a\\b) = %v: a backslash key is readable", op, err)
+			}
+		}
+	}
+	for _, op := range []string{"put", "copy", "delete"} {
+		if err := ValidateKey(op, `a\b`); !errors.Is(err, ErrKeyInvalid) {
+			t.Errorf("ValidateKey(%s, a\\b) = %v, want ErrKeyInvalid", op, err)
+		}
+	}
 	for _, k := range bad {
 		err := ValidateKey("put", k)
 		if !errors.Is(err, ErrKeyInvalid) {
@@ -21,7 +35,7 @@ func TestValidateKey(t *testing.T) {
 			t.Errorf("code %q", errcode.NameOf(err))
 		}
 	}
-	for _, k := range []string{"a", "a/b/c.parquet", "date=2024-01-01/x y.json", "ünïcode/ключ", "a..b", ".hidden"} {
+	for _, k := range good {
 		if err := ValidateKey("put", k); err != nil {
 			t.Errorf("ValidateKey(%q) = %v, want ok", k, err)
 		}

@@ -2,20 +2,32 @@ package driver
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 )
 
 // ValidateKey checks a key before any backend sees it. A key is refused (ErrKeyInvalid) when it
-// is empty, starts with '/', has an empty segment ("a//b"), a "." or ".." segment, a
-// backslash, a NUL or another control character, or is not valid UTF-8. A key that passes can
-// never name anything outside a store's root.
+// is empty, starts with '/', has an empty segment ("a//b"), a "." or ".." segment, a NUL or a
+// control character other than a tab, or is not valid UTF-8. A key that passes can never name
+// anything outside a store's root. A tab is a key byte like any other.
+//
+// A backslash is read (op "get", "head", "list": an object another tool wrote, such as
+// aws-cli on S3, can be read and downloaded) but never written or deleted: Azure and
+// SeaweedFS take it for '/', so a put or a delete of "a\b" there would act on "a/b". On
+// Windows, where it separates path names, it is refused for every op.
 func ValidateKey(op, key string) error {
-	if reason := keyProblem(key); reason != "" {
+	reason := keyProblem(key)
+	if reason == "" && strings.ContainsRune(key, '\\') && (runtime.GOOS == "windows" || !readOp(op)) {
+		reason = "key contains a backslash, which some stores (Azure, SeaweedFS) take for '/': wharf reads such a key but never writes or deletes it"
+	}
+	if reason != "" {
 		return &Error{Op: op, Key: key, Kind: ErrKeyInvalid, Err: fmt.Errorf("%s", reason)}
 	}
 	return nil
 }
+
+func readOp(op string) bool { return op == "get" || op == "head" || op == "list" }
 
 // ValidatePrefix checks a listing prefix: empty is allowed, and so is a trailing '/'.
 func ValidatePrefix(op, prefix string) error {
@@ -35,11 +47,9 @@ func keyProblem(key string) string {
 		return "key is not valid UTF-8"
 	case strings.HasPrefix(key, "/"):
 		return "key starts with '/'"
-	case strings.ContainsRune(key, '\\'):
-		return "key contains a backslash"
 	}
 	for _, r := range key {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 && r != '\t' || r == 0x7f {
 			return "key contains a control character"
 		}
 	}

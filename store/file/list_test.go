@@ -35,7 +35,7 @@ func TestListSortedAsStrings(t *testing.T) {
 func TestListHidesOwnFiles(t *testing.T) {
 	s, dir := newStore(t)
 	put(t, s, "k", "v", &driver.PutOptions{Metadata: map[string]string{"a": "b"}})
-	if err := os.WriteFile(filepath.Join(dir, "bad\\name"), nil, 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "bad\x01name"), nil, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	all, err := store.New(s, nil).ListAll(ctx, "")

@@ -208,13 +208,13 @@ func putMany(t *testing.T, s *store.Store, keys []string) {
 	}
 }
 
-// testListOddKeys: keys with spaces, unicode and URL-special characters round-trip through
-// Put, List and Get.
+// testListOddKeys: keys with spaces, unicode, URL-special characters and a tab round-trip
+// through Put, List and Get.
 func (su *suite) testListOddKeys(t *testing.T) {
 	s := su.open(t)
 	keys := []string{
 		"with space/a b.txt", "ünïcödé/日本語.json", "plus+sign", "percent%20encoded",
-		"query?x=1&y=2", "hash#frag", "tilde~quote'", "emoji-🚢", "semi;colon,comma",
+		"query?x=1&y=2", "hash#frag", "tilde~quote'", "emoji-🚢", "semi;colon,comma", "tab\tkey",
 	}
 	for _, k := range keys {
 		putBytes(t, s, k, []byte(k), nil)
