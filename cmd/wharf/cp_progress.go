@@ -67,11 +67,14 @@ func (c *cpProgress) start(w io.Writer, tasks []transfer.Task, width int, extra 
 	files := decor.Any(func(decor.Statistics) string {
 		return fmt.Sprintf("%d/%d files", c.files.Load(), c.totalFiles)
 	}, decor.WCSyncSpaceR)
-	c.bar = c.p.AddBar(max(total, 1),
+	// Made with no total, the bar never completes by itself when the bytes are all counted,
+	// which happens before the last file is: finish completes it, so the last frame is true.
+	c.bar = c.p.AddBar(0,
 		mpb.PrependDecorators(files, decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncSpace)),
 		mpb.AppendDecorators(decor.EwmaSpeed(decor.SizeB1024(0), "% .1f", 30, decor.WCSyncSpace),
 			decor.Name(" ETA "), decor.EwmaETA(decor.ET_STYLE_GO, 30)),
 	)
+	c.bar.SetTotal(max(total, 1), false)
 	c.stop = make(chan struct{})
 	c.done.Go(c.tick)
 }

@@ -56,6 +56,24 @@ func TestCopyProgressBar(t *testing.T) {
 	}
 }
 
+// The bytes of the last file are counted before it is done: the bar must not take its last
+// frame then (it showed "0/1 files" once the copy had finished).
+func TestCopyProgressBarLastFrameCountsTheLastFile(t *testing.T) {
+	tasks := []transfer.Task{{Src: "a", Dst: "a", Size: 1 << 20}}
+	var out syncBuffer
+	c := &cpProgress{totalFiles: len(tasks)}
+	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
+	c.Bytes(1 << 20)
+	time.Sleep(3 * progressTick) // the tick sees every byte counted, the file not yet done
+	c.Done(tasks[0], store.ObjectInfo{}, nil)
+	c.finish(true)
+	got := out.String()
+	last := got[strings.LastIndexAny(strings.TrimRight(got, "\r\n"), "\r\n")+1:]
+	if !strings.Contains(last, "1/1 files") {
+		t.Errorf("last frame %q, want 1/1 files (all output %q)", last, got)
+	}
+}
+
 // A failed file is not counted done, and a failed copy's bar stops short of its total.
 func TestCopyProgressBarFailure(t *testing.T) {
 	tasks := []transfer.Task{{Src: "a", Dst: "a", Size: 1 << 20}, {Src: "b", Dst: "b", Size: 1 << 20}}
