@@ -47,7 +47,9 @@ func (b *bfProgress) start(w io.Writer, width int, extra ...mpb.ContainerOption)
 		return fmt.Sprintf("%d/%d splits  %d records  %s  %.0f rec/s", st.Splits.Done+st.Splits.Quarantined,
 			st.Splits.Planned, st.Records, humanSize(st.Bytes), rate)
 	}, decor.WCSyncSpaceR)
-	b.bar = b.p.AddBar(1, mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
+	// No total at first: a bar made with one completes itself (and stops drawing) the moment
+	// its count reaches it, and the plan's size is only known later; finish completes it.
+	b.bar = b.p.AddBar(0, mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
 		return strings.ToUpper(b.j.Status().State[:1]) + b.j.Status().State[1:]
 	}, decor.WCSyncSpaceR), info))
 	b.stop = make(chan struct{})
