@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,66 +29,11 @@ With --format json each prefix is one line: {"resolved_prefix","export","run_id"
   wharf parts -c wharf.yaml --export orders --date 2026-01-31 --format json | jq -r '.parts[].url'`,
 		Args: args(0, 1, "at most one prefix URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if len(argv) == 1 {
-				for _, name := range []string{"export", "date", "run-id", "prefix"} {
-					if cmd.Flags().Changed(name) {
-						return usageErr(fmt.Errorf("parts: --%s goes with a config file, not with a URL", name))
-					}
-				}
-				return a.partsURL(cmd.Context(), argv[0], f.deep)
-			}
-			return a.partsConfig(cmd.Context(), f)
+			return a.validatePrefixes(cmd, argv, f, a.reportParts)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.export, "export", "", "only the export with this name")
-	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
-	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id")
-	fl.StringVar(&f.prefix, "prefix", "", "exactly this prefix (one export only)")
-	fl.BoolVar(&f.deep, "deep", false, "validate every part whole first (sha256, rows, schema, UTF-8)")
+	f.add(cmd, "validate every part whole first (sha256, rows, schema, UTF-8)")
 	return cmd
-}
-
-func (a *app) partsURL(ctx context.Context, raw string, deep bool) error {
-	v, err := a.validateAt(ctx, raw, a.storeConfig(nil), deep)
-	if err != nil {
-		return err
-	}
-	return a.reportParts(v)
-}
-
-func (a *app) partsConfig(ctx context.Context, f validateFlags) error {
-	cfg, err := a.exportsConfig()
-	if err != nil {
-		return err
-	}
-	exports, err := cfg.pick(f.export)
-	if err != nil {
-		return err
-	}
-	if f.prefix != "" && len(exports) > 1 {
-		return usageErr(fmt.Errorf("parts: --prefix names one prefix, and %s has %d exports: add --export NAME", cfg.path, len(exports)))
-	}
-	day := time.Now().UTC()
-	if f.date != "" {
-		if day, err = time.Parse(time.DateOnly, f.date); err != nil {
-			return usageErr(fmt.Errorf("parts: --date %q: want YYYY-MM-DD", f.date))
-		}
-	}
-	for _, e := range exports {
-		prefix, err := a.resolveValidatePrefix(ctx, cfg, e, day, f)
-		if err != nil {
-			return err
-		}
-		v, err := a.validateExport(ctx, e, prefix, f.deep)
-		if err != nil {
-			return fmt.Errorf("parts %s: %w", e.Name, err)
-		}
-		if err := a.reportParts(v); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // partsOut is one prefix's line of --format json.

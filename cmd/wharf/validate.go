@@ -48,33 +48,42 @@ always printed. Exit 0: certified; 1: not certified, each problem named, or unre
   wharf --endpoint http://127.0.0.1:9000 validate --format json s3://lake/orders/2026-01-31/`,
 		Args: args(0, 1, "at most one prefix URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if len(argv) == 1 {
-				for _, name := range []string{"export", "date", "run-id", "prefix"} {
-					if cmd.Flags().Changed(name) {
-						return usageErr(fmt.Errorf("validate: --%s goes with a config file, not with a URL", name))
-					}
-				}
-				return a.validateURL(cmd.Context(), argv[0], f.deep)
-			}
-			return a.validateConfig(cmd.Context(), f)
+			return a.validatePrefixes(cmd, argv, f, a.reportValidation)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.export, "export", "", "validate only the export with this name")
-	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
-	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id")
-	fl.StringVar(&f.prefix, "prefix", "", "validate exactly this prefix (one export only)")
-	fl.BoolVar(&f.deep, "deep", false, "also read and decode every part: sha256, rows, schema, UTF-8")
+	f.add(cmd, "also read and decode every part: sha256, rows, schema, UTF-8")
 	return cmd
 }
 
-// validateURL validates any prefix with the global store options.
-func (a *app) validateURL(ctx context.Context, raw string, deep bool) error {
-	v, err := a.validateAt(ctx, raw, a.storeConfig(nil), deep)
-	if err != nil {
-		return err
+// add gives cmd the flags that select the prefixes to validate.
+func (f *validateFlags) add(cmd *cobra.Command, deep string) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.export, "export", "", "only the export with this name")
+	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
+	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id")
+	fl.StringVar(&f.prefix, "prefix", "", "exactly this prefix (one export only)")
+	fl.BoolVar(&f.deep, "deep", false, deep)
+}
+
+// validatePrefixes validates the prefix argv names, with the global store options, or each
+// export's prefix of the config file as f selects it, and hands each result to report (which
+// returns ErrNotCertified for a prefix that is not). It goes through every prefix and returns
+// the first failure.
+func (a *app) validatePrefixes(cmd *cobra.Command, argv []string, f validateFlags, report func(*export.Validation) error) error {
+	ctx, verb := cmd.Context(), cmd.Name()
+	if len(argv) == 1 {
+		for _, name := range []string{"export", "date", "run-id", "prefix"} {
+			if cmd.Flags().Changed(name) {
+				return usageErr(fmt.Errorf("%s: --%s goes with a config file, not with a URL", verb, name))
+			}
+		}
+		v, err := a.validateAt(ctx, argv[0], a.storeConfig(nil), f.deep)
+		if err != nil {
+			return err
+		}
+		return report(v)
 	}
-	return a.reportValidation(v)
+	return a.validateConfig(ctx, verb, f, report)
 }
 
 // validateAt opens the store at loc and validates it. A store option mistake keeps its own
@@ -96,7 +105,7 @@ func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, dee
 	return export.Validate(ctx, s, displayPrefix(loc.String()), deep, export.StoreOpener(cfg))
 }
 
-func (a *app) validateConfig(ctx context.Context, f validateFlags) error {
+func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, report func(*export.Validation) error) error {
 	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
@@ -106,12 +115,12 @@ func (a *app) validateConfig(ctx context.Context, f validateFlags) error {
 		return err
 	}
 	if f.prefix != "" && len(exports) > 1 {
-		return usageErr(fmt.Errorf("validate: --prefix checks one prefix, and %s has %d exports: add --export NAME", cfg.path, len(exports)))
+		return usageErr(fmt.Errorf("%s: --prefix names one prefix, and %s has %d exports: add --export NAME", verb, cfg.path, len(exports)))
 	}
 	day := time.Now().UTC()
 	if f.date != "" {
 		if day, err = time.Parse(time.DateOnly, f.date); err != nil {
-			return usageErr(fmt.Errorf("validate: --date %q: want YYYY-MM-DD", f.date))
+			return usageErr(fmt.Errorf("%s: --date %q: want YYYY-MM-DD", verb, f.date))
 		}
 	}
 	var failed error
@@ -122,9 +131,9 @@ func (a *app) validateConfig(ctx context.Context, f validateFlags) error {
 		}
 		v, err := a.validateExport(ctx, e, prefix, f.deep)
 		if err != nil {
-			return fmt.Errorf("validate %s: %w", e.Name, err)
+			return fmt.Errorf("%s %s: %w", verb, e.Name, err)
 		}
-		if err := a.reportValidation(v); err != nil && failed == nil {
+		if err := report(v); err != nil && failed == nil {
 			failed = err
 		}
 	}
