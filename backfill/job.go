@@ -43,6 +43,7 @@ type Job struct {
 	lead  *leadership
 	m     *metrics
 	rd    reader
+	bufs  *bufPool
 
 	plan  *Plan
 	ids   []string
@@ -78,6 +79,7 @@ func New(cfg Config, opt Options) (*Job, error) {
 	j.lead = &leadership{c: j.coord, node: cfg.Node, ttl: cfg.LeaseTTL, obs: j.obs}
 	j.m = newMetrics(j)
 	j.rd = reader{job: j}
+	j.bufs = newBufPool()
 	j.stat = status{state: StateStarting, started: j.now(), inflight: map[string]*flight{}, final: map[string]string{}}
 	return j, nil
 }
