@@ -44,7 +44,7 @@ func BenchmarkFrameGzipSmall(b *testing.B) {
 
 func benchSplit(b *testing.B, src *store.Store, sp *Split) {
 	cfg := DefaultConfig()
-	j := &Job{cfg: cfg, src: src, bufs: newBufPool()}
+	j := &Job{cfg: cfg, src: src, bufs: newBufPool(), decoding: make(chan struct{}, 1)}
 	j.m = newMetrics(j)
 	read := func() (n int64) {
 		err := reader{job: j}.readSplit(context.Background(), sp, Watermark{}, func(bt *Batch) error {

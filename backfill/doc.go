@@ -17,8 +17,8 @@
 //     a server that ignores the pin caught by the ETag it returns; decompresses it by
 //     extension or magic bytes (gzip of several members, zstd of several frames); cuts NDJSON
 //     records (Config.MaxRecordBytes: a longer one is corruption) in place, in pooled
-//     buffers, a few batches ahead of the sink; and gives each record an Offset (member
-//     ordinal, record index). Config.ReadWindow bounds what a split holds: the ranges fetched
+//     buffers, a few batches ahead of the sink, at most GOMAXPROCS members at once across
+//     the splits in flight; and gives each record an Offset (member ordinal, record index). Config.ReadWindow bounds what a split holds: the ranges fetched
 //     ahead and, set aside from it, about 6 MiB for the decoder and the batches on their way
 //     to the sink.
 //   - Progress: a split's Watermark is committed only after the sink acknowledged the records

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ type Job struct {
 	m     *metrics
 	rd    reader
 	bufs  *bufPool
+	// decoding holds a token for each member being decoded: at most as many as there are
+	// processors, however many splits are in flight.
+	decoding chan struct{}
 
 	plan  *Plan
 	ids   []string
@@ -80,6 +84,7 @@ func New(cfg Config, opt Options) (*Job, error) {
 	j.m = newMetrics(j)
 	j.rd = reader{job: j}
 	j.bufs = newBufPool()
+	j.decoding = make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), cfg.MaxInFlight)))
 	j.stat = status{state: StateStarting, started: j.now(), inflight: map[string]*flight{}, final: map[string]string{}}
 	return j, nil
 }

@@ -69,7 +69,10 @@ func (r reader) decode(ctx context.Context, f *fetcher, sp *Split, from Watermar
 }
 
 // readMember reads member m, dropping the first skip.Record records (delivered before) and
-// checking that they end at skip.Offset.
+// checking that they end at skip.Offset. Once its first bytes are there, it decodes only while
+// it holds one of the job's decoding tokens: with more splits in flight than processors, the
+// others wait their turn (their ranges are fetched meanwhile) rather than share the
+// processors and their caches.
 func (r reader) readMember(ctx context.Context, f *fetcher, sp *Split, m int, skip Watermark, records *int64, emit func(*Batch) error) error {
 	mem := sp.Members[m]
 	mr := &memberReader{f: f, member: m}
@@ -79,6 +82,12 @@ func (r reader) readMember(ctx context.Context, f *fetcher, sp *Split, m int, sk
 		return r.memberErr(ctx, sp, mem, mr, skip, err)
 	}
 	defer dec.close()
+	select {
+	case r.job.decoding <- struct{}{}:
+		defer func() { <-r.job.decoding }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	fr := newFramer(dec, r.job.cfg.MaxRecordBytes, r.job.bufs, skip)
 	first := skip.Record
 	for {
