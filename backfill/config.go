@@ -56,7 +56,7 @@ type Config struct {
 	SplitMaxObjects int    `yaml:"split_max_objects"`             // most objects in one split
 	MaxRecordBytes  int64  `yaml:"max_record_bytes" unit:"bytes"` // a longer record is corruption
 	MaxAttempts     int    `yaml:"max_attempts"`                  // tries of a split before quarantine
-	ReadWindow      int64  `yaml:"read_window" unit:"bytes"`      // bytes read ahead per split
+	ReadWindow      int64  `yaml:"read_window" unit:"bytes"`      // memory per split: ranges read ahead, plus ~6 MiB to decode
 	ReadRequest     int64  `yaml:"read_request" unit:"bytes"`     // largest ranged GET
 	ReadConcurrency int    `yaml:"read_concurrency"`              // ranged GETs in flight per split
 	Compression     string `yaml:"compression"`                   // auto, none, gzip or zstd

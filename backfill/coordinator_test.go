@@ -25,13 +25,15 @@ func TestBucketOnTheMemStoreKeepsTheCoordinatorContract(t *testing.T) {
 func TestBucketOnMinIOAndSeaweedFSKeepsTheCoordinatorContract(t *testing.T) {
 	for _, srv := range testenv.S3Servers(t) {
 		t.Run(srv.Name, func(t *testing.T) {
-			s, err := store.Open(context.Background(), "s3://wharf-bf-coord-"+srv.Name, srv.StoreConfig(t))
+			name := "wharf-bf-coord-" + srv.Name + "-" + fmtNow()
+			s, err := store.Open(context.Background(), "s3://"+name, srv.StoreConfig(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.MakeBucket(context.Background()); err != nil {
 				t.Fatal(err)
 			}
+			srv.RemoveBucketOnCleanup(t, name)
 			coordtest.Run(t, backfill.NewBucket(s.Sub(backfill.BucketPrefix(t.Name()[len(t.Name())-5:]+"-"+fmtNow()))))
 		})
 	}

@@ -13,11 +13,14 @@
 //     done, and an overwritten object is a new split. Objects added after the listing are not
 //     part of the job.
 //   - Reading: a worker leases up to Config.MaxInFlight splits and reads each member pinned to
-//     its planned ETag, in ranged GETs (Config.ReadRequest, Config.ReadConcurrency in flight,
-//     Config.ReadWindow fetched ahead), a server that ignores the pin caught by the ETag it
-//     returns; decompresses it by extension or magic bytes (gzip of several members, zstd of
-//     several frames); cuts NDJSON records (Config.MaxRecordBytes: a longer one is corruption);
-//     and gives each record an Offset (member ordinal, record index).
+//     its planned ETag, in ranged GETs (Config.ReadRequest, Config.ReadConcurrency in flight),
+//     a server that ignores the pin caught by the ETag it returns; decompresses it by
+//     extension or magic bytes (gzip of several members, zstd of several frames); cuts NDJSON
+//     records (Config.MaxRecordBytes: a longer one is corruption) in place, in pooled
+//     buffers, a few batches ahead of the sink, at most GOMAXPROCS members at once across
+//     the splits in flight; and gives each record an Offset (member ordinal, record index). Config.ReadWindow bounds what a split holds: the ranges fetched
+//     ahead and, set aside from it, about 6 MiB for the decoder and the batches on their way
+//     to the sink.
 //   - Progress: a split's Watermark is committed only after the sink acknowledged the records
 //     before it, as a compare-and-set at the revision its holder wrote last: once another
 //     worker took a split over (it saw the split's record unchanged for Config.LeaseTTL on its

@@ -15,7 +15,8 @@ import (
 type piece struct {
 	member int
 	off, n int64
-	last   bool // the member's last piece
+	last   bool  // the member's last piece
+	cost   int64 // what it takes of the window: its buffer's size
 	data   []byte
 	err    error
 	ready  chan struct{}
@@ -25,11 +26,13 @@ type piece struct {
 // member's ETag: at most conc requests in flight and window bytes fetched but not yet
 // consumed, so small objects are read many at once and large ones in parallel ranges. A
 // range that breaks mid-body is resumed by the store (pinned); one that fails past the retry
-// policy fails its member.
+// policy fails its member. Ranges are read into the job's pooled buffers, each returned once
+// it has been consumed.
 type fetcher struct {
 	s      *store.Store
 	split  *Split
 	req    int64
+	pool   *bufPool
 	bytes  *semaphore.Weighted
 	conc   chan struct{}
 	out    chan *piece
@@ -39,9 +42,9 @@ type fetcher struct {
 	read func(int64)
 }
 
-func newFetcher(ctx context.Context, s *store.Store, split *Split, first int, cfg *Config, read func(int64)) *fetcher {
+func newFetcher(ctx context.Context, s *store.Store, split *Split, first int, cfg *Config, pool *bufPool, read func(int64)) *fetcher {
 	ctx, cancel := context.WithCancel(ctx)
-	f := &fetcher{s: s, split: split, req: cfg.ReadRequest, bytes: semaphore.NewWeighted(cfg.ReadWindow),
+	f := &fetcher{s: s, split: split, req: cfg.ReadRequest, pool: pool, bytes: semaphore.NewWeighted(fetchWindow(cfg)),
 		conc: make(chan struct{}, cfg.ReadConcurrency), out: make(chan *piece, cfg.ReadConcurrency),
 		cancel: cancel, done: make(chan struct{}), read: read}
 	go f.run(ctx, first)
@@ -56,8 +59,8 @@ func (f *fetcher) run(ctx context.Context, first int) {
 		size := f.split.Members[m].Size
 		for off := int64(0); off < size || (off == 0 && size == 0); off += f.req {
 			n := min(f.req, size-off)
-			p := &piece{member: m, off: off, n: n, last: off+n >= size, ready: make(chan struct{})}
-			if err := f.bytes.Acquire(ctx, max(n, 1)); err != nil {
+			p := &piece{member: m, off: off, n: n, last: off+n >= size, cost: int64(max(bufSize(int(n)), 1)), ready: make(chan struct{})}
+			if err := f.bytes.Acquire(ctx, p.cost); err != nil {
 				return
 			}
 			select {
@@ -76,6 +79,17 @@ func (f *fetcher) run(ctx context.Context, first int) {
 			}
 		}
 	}
+}
+
+// decodeReserve is what a split holds besides the ranges it fetched ahead: its decoder (a
+// zstd decoder keeps twice its frame's window: 4 MiB at the usual 2 MiB) and its batches on
+// their way to the sink (one being filled, batchQueue ready, one being written).
+const decodeReserve = 4<<20 + (batchQueue+2)*batchBytes
+
+// fetchWindow is how many bytes a split fetches ahead: its read window less decodeReserve,
+// and at least one ranged GET's buffer.
+func fetchWindow(cfg *Config) int64 {
+	return max(cfg.ReadWindow-decodeReserve, int64(bufSize(int(cfg.ReadRequest))))
 }
 
 // get fetches one piece; a zero-length member is checked by a HEAD.
@@ -101,7 +115,7 @@ func (f *fetcher) get(ctx context.Context, p *piece) {
 		p.err = changed(m, obj.Info.ETag) // a server that ignores the pin
 		return
 	}
-	p.data = make([]byte, p.n)
+	p.data = f.pool.get(int(p.n))[:p.n]
 	n, err := io.ReadFull(obj, p.data)
 	f.read(int64(n))
 	if err != nil {
@@ -123,8 +137,16 @@ func (f *fetcher) close() {
 	f.cancel()
 	for p := range f.out {
 		<-p.ready
+		f.free(p)
 	}
 	<-f.done
+}
+
+// free gives a consumed piece's buffer and window share back.
+func (f *fetcher) free(p *piece) {
+	f.pool.put(p.data)
+	p.data = nil
+	f.bytes.Release(p.cost)
 }
 
 // memberReader reads one member's bytes from the fetcher's pieces, in order.
@@ -148,8 +170,8 @@ func (r *memberReader) Read(b []byte) (int, error) {
 			return n, nil
 		}
 		if r.cur != nil {
-			r.f.bytes.Release(max(r.cur.n, 1))
 			last := r.cur.last
+			r.f.free(r.cur)
 			r.cur = nil
 			if last {
 				r.eof = true
@@ -165,11 +187,12 @@ func (r *memberReader) Read(b []byte) (int, error) {
 		}
 		<-p.ready
 		if p.member != r.member {
+			r.f.free(p)
 			r.err = fmt.Errorf("backfill: piece of member %d read as member %d", p.member, r.member)
 			return 0, r.err
 		}
 		if p.err != nil {
-			r.f.bytes.Release(max(p.n, 1))
+			r.f.free(p)
 			r.err = p.err
 			return 0, r.err
 		}
@@ -180,10 +203,8 @@ func (r *memberReader) Read(b []byte) (int, error) {
 // drain consumes what is left of the member (after its records ended early, on an error).
 func (r *memberReader) drain() {
 	if r.cur != nil {
-		r.f.bytes.Release(max(r.cur.n, 1))
-		if r.cur.last {
-			r.eof = true
-		}
+		r.eof = r.cur.last
+		r.f.free(r.cur)
 		r.cur = nil
 	}
 	for !r.eof && r.err == nil {
@@ -192,7 +213,7 @@ func (r *memberReader) drain() {
 			return
 		}
 		<-p.ready
-		r.f.bytes.Release(max(p.n, 1))
+		r.f.free(p)
 		r.eof = p.last
 	}
 }

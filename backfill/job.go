@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -43,6 +44,10 @@ type Job struct {
 	lead  *leadership
 	m     *metrics
 	rd    reader
+	bufs  *bufPool
+	// decoding holds a token for each member being decoded: at most as many as there are
+	// processors, however many splits are in flight.
+	decoding chan struct{}
 
 	plan  *Plan
 	ids   []string
@@ -78,6 +83,8 @@ func New(cfg Config, opt Options) (*Job, error) {
 	j.lead = &leadership{c: j.coord, node: cfg.Node, ttl: cfg.LeaseTTL, obs: j.obs}
 	j.m = newMetrics(j)
 	j.rd = reader{job: j}
+	j.bufs = newBufPool()
+	j.decoding = make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), cfg.MaxInFlight)))
 	j.stat = status{state: StateStarting, started: j.now(), inflight: map[string]*flight{}, final: map[string]string{}}
 	return j, nil
 }

@@ -17,18 +17,21 @@ import (
 	_ "github.com/wharfdata/wharf/store/s3" // the s3:// backend of the MinIO tests
 )
 
-// minioBucket makes a fresh bucket on MinIO (reached through srv) and opens its root.
+// minioBucket makes a fresh bucket on MinIO (reached through srv), removed when the test
+// ends, and opens its root.
 func minioBucket(t *testing.T, srv testenv.S3Server) *store.Store {
 	t.Helper()
 	var b [5]byte
 	_, _ = rand.Read(b[:])
-	s, err := store.Open(context.Background(), "s3://wharf-bf-"+hex.EncodeToString(b[:]), srv.StoreConfig(t))
+	name := "wharf-bf-" + hex.EncodeToString(b[:])
+	s, err := store.Open(context.Background(), "s3://"+name, srv.StoreConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.MakeBucket(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	srv.RemoveBucketOnCleanup(t, name)
 	return s
 }
 

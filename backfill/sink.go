@@ -63,7 +63,9 @@ type Stdout struct {
 
 // NewStdout returns the sink writing to w, acknowledging every interval.
 func NewStdout(w io.Writer, interval time.Duration) *Stdout {
-	return &Stdout{w: bufio.NewWriterSize(w, 1<<20), every: interval, now: time.Now}
+	// A batch of the size the reader cuts goes to w in one write, straight from its buffer;
+	// the buffer only gathers small batches (the records of small objects).
+	return &Stdout{w: bufio.NewWriterSize(w, 64<<10), every: interval, now: time.Now}
 }
 
 // URL implements Sink.
@@ -111,16 +113,19 @@ type stdoutSplit struct {
 }
 
 func (w *stdoutSplit) Write(ctx context.Context, b *Batch) error {
-	if err := w.s.write(b.Data); err != nil {
+	err := w.s.write(b.Data)
+	end := b.End
+	b.recycle()
+	if err != nil {
 		return err
 	}
-	w.end, w.some = b.End, true
+	w.end, w.some = end, true
 	if now := w.s.now(); now.Sub(w.last) >= w.s.every {
 		w.last = now
 		if err := w.s.flush(); err != nil {
 			return err
 		}
-		return w.ack(ctx, b.End)
+		return w.ack(ctx, end)
 	}
 	return nil
 }

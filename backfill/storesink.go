@@ -96,7 +96,9 @@ type partWriter struct {
 func (w *partWriter) Write(_ context.Context, b *Batch) error {
 	w.raw.Write(b.Data)
 	w.records += int64(b.Len())
-	if _, err := w.enc.Write(b.Data); err != nil {
+	_, err := w.enc.Write(b.Data)
+	b.recycle()
+	if err != nil {
 		return w.putErr(err)
 	}
 	return nil

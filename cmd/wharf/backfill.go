@@ -87,7 +87,7 @@ func registerBackfillFlags(fl *pflag.FlagSet) {
 	fl.Int("split-max-objects", d.SplitMaxObjects, "most objects in a split")
 	fl.String("max-record-bytes", bytesize.Format(d.MaxRecordBytes), "a longer record is corruption")
 	fl.Int("max-attempts", d.MaxAttempts, "tries of a split before it is quarantined")
-	fl.String("read-window", bytesize.Format(d.ReadWindow), "bytes read ahead per split")
+	fl.String("read-window", bytesize.Format(d.ReadWindow), "memory per split: ranges read ahead, plus about 6MiB to decode")
 	fl.String("read-request", bytesize.Format(d.ReadRequest), "largest ranged GET")
 	fl.Int("read-concurrency", d.ReadConcurrency, "ranged GETs in flight per split")
 	fl.String("compression", d.Compression, "auto (by extension or magic bytes), none, gzip or zstd")
@@ -157,9 +157,7 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 		return err
 	}
 	defer stop()
-	// Fetched data is bounded by max_in_flight × read_window; a soft limit a little above it
-	// makes the collector reclaim decoded batches before the heap doubles past the bound.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(cfg.MaxInFlight)*cfg.ReadWindow + 48<<20))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(backfillMemoryLimit(cfg)))
 	bar := a.backfillProgress(j, w.stdout)
 	err = j.Run(ctx)
 	bar.finish(err == nil)
@@ -181,6 +179,19 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 	fmt.Fprintf(out, "backfill %s: %s; %d split(s) of plan %s, %d object(s), %s; %d record(s) by this worker (%s)\n",
 		st.Job, st.State, st.Splits.Planned, shortID(st.Plan), st.Objects, humanSize(st.Bytes), st.Records, st.Node)
 	return nil
+}
+
+// backfillHeapSlack is the Go heap allowed beyond the splits' read windows. A worker's
+// resident memory is bounded by max_in_flight × read_window + 64 MiB: each split holds at
+// most its window (ranges fetched ahead, its decoder, its batches), about 50 MiB of the rest
+// are the executable's own pages (it links every backend's SDK, which the Go memory limit does
+// not count), and the heap gets what is left.
+const backfillHeapSlack = 12 << 20
+
+// backfillMemoryLimit is the soft memory limit of a worker: the collector reclaims garbage
+// before the heap grows past the windows and the slack.
+func backfillMemoryLimit(cfg backfill.Config) int64 {
+	return int64(cfg.MaxInFlight)*cfg.ReadWindow + backfillHeapSlack
 }
 
 func shortID(id string) string {

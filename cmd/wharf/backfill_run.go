@@ -70,6 +70,7 @@ func (a *app) openBackfill(ctx context.Context, cfg *backfill.Config) (w *backfi
 
 func (a *app) openSink(ctx context.Context, cfg *backfill.Config, w *backfillWorld) error {
 	if backfill.IsStdout(cfg.To) {
+		widenPipe(a.out)
 		w.sink, w.stdout = backfill.NewStdout(a.out, cfg.CommitInterval), true
 		return nil
 	}
