@@ -104,6 +104,7 @@ code such as [WHARF_NOT_FOUND]; docs/errors.md explains each one.`,
 	root.AddCommand(a.exportCommand(), a.validateCommand(), a.runsCommand())
 	root.AddCommand(a.spoolCommand())
 	root.AddCommand(a.shipCommand())
+	root.AddCommand(a.uploadsCommand())
 	return root
 }
 

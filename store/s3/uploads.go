@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -86,6 +87,7 @@ func (b *Bucket) uploadsError(ctx context.Context, op, key string, err error) er
 	var e *driver.Error
 	if errors.As(mapped, &e) && errors.Is(mapped, driver.ErrBucketMissing) {
 		e.Key = b.bucket
+		e.Err = fmt.Errorf("bucket %s does not exist", b.bucket)
 	}
 	return mapped
 }
