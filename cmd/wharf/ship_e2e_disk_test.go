@@ -47,6 +47,23 @@ func addShipFiles(t *testing.T, rng *rand.Rand, sp *shipSpool, sizes []int) {
 	}
 }
 
+// toPageEnd adds tiny files to sp until its catalog's last page has less room than an uploaded
+// record: tmpfs counts whole pages, and an append into the last one would need no new space.
+func toPageEnd(t *testing.T, rng *rand.Rand, sp *shipSpool) {
+	t.Helper()
+	for n := 0; ; n++ {
+		fi, err := os.Stat(filepath.Join(sp.dir, spool.CatalogFile))
+		must(t, err)
+		if fi.Size()%4096 > 3900 {
+			return
+		}
+		if n > 200 {
+			t.Fatal("the catalog never ended close to a page boundary")
+		}
+		addShipFiles(t, rng, sp, []int{1 + rng.IntN(64)})
+	}
+}
+
 // TestE2EShipFullSpoolDisk: producers filled the spool's file system to the last byte.
 // `wharf spool add` says so (WHARF_SPOOL_FULL, naming the path); `wharf ship`, the one thing
 // that can free it, starts, ships every file, records each upload in the catalog's reserve
@@ -59,6 +76,7 @@ func TestE2EShipFullSpoolDisk(t *testing.T) {
 		sizes[i] = 400<<10 + rng.IntN(100<<10)
 	}
 	sp, disk := spoolOnTmpfs(t, rng, sizes)
+	toPageEnd(t, rng, sp)
 	fill(t, disk)
 
 	extra := filepath.Join(t.TempDir(), "late.ndjson")
@@ -68,9 +86,9 @@ func TestE2EShipFullSpoolDisk(t *testing.T) {
 		t.Fatalf("spool add on a full disk: exit %d, stderr %s; want exit 1, WHARF_SPOOL_FULL naming a path in the spool", r.code, r.err)
 	}
 
-	r = d.c.run(t, d.shipArgs(sp, "--drain", "--log-level", "info")...)
-	if r.code != 0 {
-		t.Fatalf("wharf ship on a full spool disk: exit %d\nstderr: %s", r.code, r.err)
+	s := startShip(t, d.c, d.shipArgs(sp, "--drain", "--log-level", "info")...)
+	if code := s.wait(); code != 0 {
+		t.Fatalf("wharf ship on a full spool disk: exit %d\nstderr: %s", code, lastLines(s.err.String(), 5))
 	}
 	d.checkShipped(t, sp, false)
 	for _, f := range sp.files {
@@ -89,19 +107,7 @@ func TestE2EShipSpoolDiskFullNoReserve(t *testing.T) {
 	d := fileShipDest(t)
 	rng := rand.New(rand.NewPCG(14, 2))
 	built := newShipSpool(t, rng, []int{1000, 2000, 3000})
-	// One more tiny file at a time until the catalog's last page has less room than an
-	// uploaded record: tmpfs counts whole pages, and an append into the last one needs none.
-	for {
-		fi, err := os.Stat(filepath.Join(built.dir, spool.CatalogFile))
-		must(t, err)
-		if fi.Size()%4096 > 3900 {
-			break
-		}
-		if len(built.files) > 200 {
-			t.Fatal("the catalog never ended close to a page boundary")
-		}
-		addShipFiles(t, rng, built, []int{1 + rng.IntN(64)})
-	}
+	toPageEnd(t, rng, built)
 	disk := tmpfs(t, "8m")
 	sp := *built
 	sp.dir = filepath.Join(disk, "spool")

@@ -80,7 +80,7 @@ func (s *shipService) waitFor(what string, cond func(ship.Status) bool) ship.Sta
 	var last ship.Status
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if s.hasExited() {
-			s.t.Fatalf("waiting for %s: wharf ship exited (%d)\nstderr: %s", what, s.cmd.ProcessState.ExitCode(), s.err.String())
+			s.t.Fatalf("waiting for %s: wharf ship exited (%d)\nlast of stderr: %s", what, s.cmd.ProcessState.ExitCode(), lastLines(s.err.String(), 10))
 		}
 		if st, ok := s.status(); ok {
 			last = st
@@ -90,7 +90,7 @@ func (s *shipService) waitFor(what string, cond func(ship.Status) bool) ship.Sta
 		}
 	}
 	b, _ := json.MarshalIndent(last, "", "  ")
-	s.t.Fatalf("waiting for %s: timed out; last /status:\n%s\nstderr: %s", what, b, s.err.String())
+	s.t.Fatalf("waiting for %s: timed out; last /status:\n%s\nlast of stderr: %s", what, b, lastLines(s.err.String(), 10))
 	return last
 }
 
@@ -118,7 +118,7 @@ func (s *shipService) wait() int {
 	case <-time.After(60 * time.Second):
 		_ = s.cmd.Process.Kill()
 		<-s.done
-		s.t.Fatalf("wharf ship did not exit within 60 s\nstderr: %s", s.err.String())
+		s.t.Fatalf("wharf ship did not exit within 60 s\nlast of stderr: %s", lastLines(s.err.String(), 10))
 	}
 	return s.cmd.ProcessState.ExitCode()
 }
