@@ -272,8 +272,8 @@ func (s *Shipper) inconclusive(res *probe.Result) error {
 }
 
 // bucketMissing is the fatal error of a destination whose bucket (container, directory) does
-// not exist, with the one command that makes it: `wharf mb` of the bucket alone, with the
-// endpoint the service uses. The store's own text (which has its own generic hint) is kept
+// not exist, with the one command that makes it: `wharf mb` of the bucket alone (with the
+// endpoint of an S3-compatible server). The store's own text (which has its own generic hint) is kept
 // out of the message, the store's answer in: it is said once.
 func (s *Shipper) bucketMissing(err error) error {
 	what, mb := "bucket", strings.TrimSuffix(strings.TrimSuffix(s.loc+"/", s.st.Prefix()), "/")
@@ -286,8 +286,8 @@ func (s *Shipper) bucketMissing(err error) error {
 		what = "container"
 	}
 	cmd := "wharf mb " + mb
-	if desc.Endpoint != "" && desc.Scheme != "file" {
-		cmd = "wharf --endpoint " + desc.Endpoint + " mb " + mb
+	if desc.Endpoint != "" && desc.Scheme == "s3" {
+		cmd = "wharf --endpoint " + desc.Endpoint + " mb " + mb // an S3-compatible server's
 	}
 	answer := ""
 	var se *store.Error
