@@ -307,7 +307,6 @@ func (s *Shipper) finish(ev event, cancelled bool) {
 		delete(s.stat.retry, f.ID)
 		s.stat.uploaded++
 		s.stat.standing = 0
-		s.stat.backlog.shipped(f.ID)
 		s.mu.Unlock()
 		s.m.uploaded(ev.res.outcome, f.Size, ev.dur)
 		s.log.Info("uploaded", append(attrs, "outcome", ev.res.outcome)...)
@@ -341,27 +340,32 @@ func (s *Shipper) finish(ev event, cancelled bool) {
 	}
 }
 
-// refresh re-reads the spool's catalog and takes the backlog from it, without starting
-// anything: before the probe, while it waits, and after a fatal error.
+// refresh re-reads the spool's catalog, so that the backlog counts what producers added,
+// without starting anything: before the probe, while it waits, and after a fatal error.
 func (s *Shipper) refresh(ctx context.Context) {
 	s.refreshed = s.now()
 	err := s.sp.Refresh(ctx)
 	if err != nil && !store.IsContext(err) {
 		s.log.Warn("re-reading the spool's catalog failed", "spool", s.sp.Dir(), "error", err)
 	}
-	pending := s.sp.Pending()
-	s.mu.Lock()
-	s.stat.backlog.set(pending)
-	s.mu.Unlock()
 }
 
-// snapshot re-reads the catalog and returns the files waiting, oldest first, without those in
-// flight; it refreshes the backlog and applies local retention. Its error is fatal (a catalog
+// queueLen is how many files waiting a snapshot takes (besides those in flight or waiting for
+// a retry, which it skips): enough to keep every upload slot busy until the next snapshot,
+// which an empty queue brings forward. Copying the whole backlog each time would cost
+// memory and time in proportion to it.
+func (s *Shipper) queueLen() int { return max(64, 4*s.cfg.UploadConcurrency) }
+
+// snapshot re-reads the catalog and returns the oldest files waiting, oldest first (the
+// caller skips those in flight), and applies local retention. Its error is fatal (a catalog
 // that cannot be trusted); a transient failure is logged and the last snapshot's state kept.
 func (s *Shipper) snapshot(ctx context.Context) ([]spool.File, error) {
 	s.refreshed = s.now()
 	err := s.sp.Refresh(ctx)
-	pending := s.sp.Pending()
+	s.mu.Lock()
+	busy := len(s.stat.inflight) + len(s.stat.retry)
+	s.mu.Unlock()
+	pending := s.sp.PendingN(s.queueLen() + busy)
 	var retained []spool.File
 	var removing map[uint64]bool
 	if err == nil && s.cfg.Retention.Mode != Keep {
@@ -383,9 +387,6 @@ func (s *Shipper) snapshot(ctx context.Context) ([]spool.File, error) {
 		s.stat.lastErr = &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}
 		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	s.stat.backlog.set(pending)
-	s.mu.Unlock()
 	s.retain(ctx, retained, removing)
 	return pending, nil
 }

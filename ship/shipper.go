@@ -26,7 +26,8 @@ type Spool interface {
 	Epoch() uint64
 	Dir() string
 	Refresh(ctx context.Context) error
-	Pending() []spool.File
+	PendingN(n int) []spool.File
+	Waiting() (files, bytes int64, oldest time.Time)
 	Uploaded(ctx context.Context, id uint64, key, etag, outcome string) error
 	Retained() []spool.File
 	Remove(ctx context.Context, id uint64) error
@@ -119,7 +120,7 @@ func New(cfg Config, opts Options) (*Shipper, error) {
 		s.opts.OpenStore = store.Open
 	}
 	s.stat = status{state: StateStarting, started: s.now(), retry: map[uint64]*retryState{},
-		inflight: map[uint64]spool.File{}, retaining: map[uint64]bool{}, backlog: backlog{ids: map[uint64]int64{}}}
+		inflight: map[uint64]spool.File{}, retaining: map[uint64]bool{}}
 	s.m = newMetrics(s)
 	return s, nil
 }

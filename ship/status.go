@@ -93,7 +93,6 @@ type status struct {
 	probe        *probe.Result
 	mode         PutMode
 	probeFailing time.Time // when the probe started failing; zero once it succeeded
-	backlog      backlog
 	inflight     map[uint64]spool.File
 	retaining    map[uint64]bool // files whose local retention is under way, after their attempt
 	retry        map[uint64]*retryState
@@ -105,37 +104,6 @@ type status struct {
 	// standing counts the attempts in a row that failed with an error that needs an operator
 	// (needsOperator); any success resets it.
 	standing int
-}
-
-// backlog is the files waiting as the last catalog read found them, less those shipped since.
-type backlog struct {
-	ids    map[uint64]int64 // file id → size
-	bytes  int64
-	oldest time.Time // the oldest event time among them, as of the last read
-}
-
-// set replaces the backlog with the files pending.
-func (b *backlog) set(pending []spool.File) {
-	clear(b.ids)
-	b.bytes, b.oldest = 0, time.Time{}
-	for _, f := range pending {
-		b.ids[f.ID] = f.Size
-		b.bytes += f.Size
-		if b.oldest.IsZero() || f.Time.Before(b.oldest) {
-			b.oldest = f.Time
-		}
-	}
-}
-
-// shipped takes a file out of the backlog.
-func (b *backlog) shipped(id uint64) {
-	if n, ok := b.ids[id]; ok {
-		delete(b.ids, id)
-		b.bytes -= n
-	}
-	if len(b.ids) == 0 {
-		b.oldest = time.Time{}
-	}
 }
 
 // needsOperator reports whether err is a failure that retrying does not fix until someone
@@ -182,13 +150,18 @@ func (s *Shipper) healthLocked() string {
 func (s *Shipper) Status() Status {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := Status{Component: "ship", State: s.stateLocked(), Health: s.healthLocked(), Started: s.stat.started.UTC(), Spool: s.cfg.Spool,
 		Epoch: s.stat.epoch, Destination: s.stat.dest, Pipeline: s.cfg.Pipeline, Node: s.cfg.Node,
 		ConditionalPut: s.cfg.ConditionalPut, PutMode: s.stat.mode, Probe: s.stat.probe,
-		Backlog:  Backlog{Files: int64(len(s.stat.backlog.ids)), Bytes: s.stat.backlog.bytes, Oldest: s.stat.backlog.oldest},
 		InFlight: len(s.stat.inflight), Retrying: len(s.stat.retry), RetryAge: s.retryAgeLocked(now).Seconds(),
 		Uploaded: s.stat.uploaded, LastError: s.stat.lastErr, Fatal: s.stat.fatal}
+	sp := s.stat.sp
+	s.mu.Unlock()
+	if sp != nil {
+		// The spool's own count: the catalog as last read (every poll interval, in every
+		// state), with the service's records applied as they are written.
+		st.Backlog.Files, st.Backlog.Bytes, st.Backlog.Oldest = sp.Waiting()
+	}
 	if !st.Backlog.Oldest.IsZero() {
 		st.Backlog.OldestAge = max(now.Sub(st.Backlog.Oldest).Seconds(), 0)
 	}

@@ -434,6 +434,22 @@ func (s *Spool) do(ctx context.Context, op string, fn func() error) error {
 // Pending returns the eligible files not yet uploaded, oldest (lowest First) first.
 func (s *Spool) Pending() []File { return s.list(Eligible) }
 
+// PendingN returns the first n of the eligible files not yet uploaded, oldest (lowest First)
+// first; n ≤ 0 returns them all.
+func (s *Spool) PendingN(n int) []File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rd.st.listN(Eligible, n)
+}
+
+// Waiting sums the eligible files not yet uploaded, without copying them: how many, their
+// bytes, and the earliest event time among them (zero when there are none).
+func (s *Spool) Waiting() (files, bytes int64, oldest time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rd.st.waiting(Eligible)
+}
+
 // Retained returns the uploaded files still in ready/, oldest first.
 func (s *Spool) Retained() []File { return s.list(Uploaded) }
 
