@@ -67,6 +67,12 @@ type Hooks struct {
 // removeTimeout bounds spool writes and deletes made after the service was told to stop.
 const removeTimeout = 30 * time.Second
 
+// recordDelay is how long the spool gathers uploaded records before it writes and fsyncs
+// them together. No upload waits for its record (the slot is free once the store has the
+// object), so the delay costs only a later removal of the local file, and saves fsyncs: on
+// the benchmark's virtual disk each costs about 0.15 ms of CPU.
+const recordDelay = 10 * time.Millisecond
+
 // Shipper is the ship service. Make one with New and run it with Run; Handler serves its
 // HTTP endpoints and Status its state at any time, from any goroutine.
 type Shipper struct {
@@ -114,7 +120,9 @@ func New(cfg Config, opts Options) (*Shipper, error) {
 		s.rnd = rand.Float64
 	}
 	if s.opts.OpenSpool == nil {
-		s.opts.OpenSpool = func(dir string) (Spool, error) { return spool.Open(dir, spool.OpenOptions{Logger: s.log}) }
+		s.opts.OpenSpool = func(dir string) (Spool, error) {
+			return spool.Open(dir, spool.OpenOptions{Logger: s.log, GroupDelay: recordDelay})
+		}
 	}
 	if s.opts.OpenStore == nil {
 		s.opts.OpenStore = store.Open

@@ -63,6 +63,9 @@ func (s *Spool) commit(ctx context.Context, req *commitReq) error {
 			select {
 			case <-req.done:
 			default:
+				if s.groupDelay > 0 {
+					time.Sleep(s.groupDelay) // the calls coming meanwhile join this group
+				}
 				s.leadGroup()
 			}
 			<-s.lead

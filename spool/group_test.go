@@ -423,3 +423,37 @@ func TestGroupCommitMixed(t *testing.T) {
 		t.Errorf("replayed stats %+v, want %+v", got, want)
 	}
 }
+
+// TestGroupDelay: with OpenOptions.GroupDelay, Uploaded calls arriving one after the other
+// within the delay are written and fsynced as one group, and each returns only once that
+// fsync has.
+func TestGroupDelay(t *testing.T) {
+	dir := newSpool(t)
+	var files []File
+	for i := range 6 {
+		files = append(files, add(t, dir, "d", fmt.Sprintf("file %d\n", i), AddOptions{}))
+	}
+	s, err := Open(dir, OpenOptions{GroupDelay: 300 * time.Millisecond})
+	must(t, err)
+	defer s.Close()
+	g := gate(t)
+	g.release = nil
+	var wg sync.WaitGroup
+	for i, f := range files {
+		time.Sleep(10 * time.Millisecond)
+		wg.Go(func() {
+			if err := s.Uploaded(bg, f.ID, "k", "e", "ok"); err != nil {
+				t.Errorf("file %d: %v", i, err)
+				return
+			}
+			st, err := replayDurable(dir, g.synced.Load())
+			if err != nil || st.files[f.ID] == nil || st.files[f.ID].State != Uploaded {
+				t.Errorf("file %d: not durable when Uploaded returned (%v)", f.ID, err)
+			}
+		})
+	}
+	wg.Wait()
+	if c := g.calls.Load(); c != 1 {
+		t.Errorf("%d catalog fsyncs for %d calls within the delay, want 1", c, len(files))
+	}
+}
