@@ -12,7 +12,8 @@
 # PART_SIZE (wharf ship's --part-size, default 8MiB), CP_FLAGS (flags of `wharf cp -r`, default
 # none: its defaults, -j 32 and 16 MiB parts), S5CMD_FLAGS (flags before s5cmd's cp, e.g.
 # "--numworkers 64"; default none), WHARF_BIN (a wharf binary to time instead of building one,
-# e.g. an older build to compare), BENCH_DIR (scratch space, default a fresh temp dir).
+# e.g. an older build to compare), BEFORE_BIN (another wharf binary whose `ship` is timed too,
+# interleaved with the others, as "before"), BENCH_DIR (scratch space, default a fresh temp dir).
 #
 # Each run times, one after the other (interleaved: run 1 of every tool, then run 2...):
 #   ship   `wharf ship --drain` of a fresh spool holding the set (spooled untimed: four `wharf
@@ -103,6 +104,8 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 # count PREFIX: the objects under s3://bench/PREFIX/.
 count() { "$WHARF" --endpoint "$EP" ls -r "s3://bench/$1/" | wc -l; }
 
+tools=(ship cp s5cmd)
+[ -z "${BEFORE_BIN:-}" ] || tools=(before ship cp s5cmd)
 read -ra s5flags <<<"${S5CMD_FLAGS:-}"
 read -ra cpflags <<<"${CP_FLAGS:-}"
 part_bytes=$(numfmt --from=iec "$(echo "$PART_SIZE" | sed 's/i\?B$//')")
@@ -115,12 +118,14 @@ for set in $SETS; do
     declare -A secs=() rss=() cpu=()
     loads=()
     for run in $(seq 1 "$RUNS"); do
-      for tool in ship cp s5cmd; do
+      for tool in "${tools[@]}"; do
         tag="$set-c$conc-$run-$tool"
         case $tool in
-        ship)
+        ship | before)
+          bin=$WHARF
+          [ "$tool" = ship ] || bin=$BEFORE_BIN
           sp=$(spool_set "$set" "$run")
-          cmd=("$WHARF" --endpoint "$EP" --log-level warn ship --spool "$sp" --to "s3://bench/$tag"
+          cmd=("$bin" --endpoint "$EP" --log-level warn ship --spool "$sp" --to "s3://bench/$tag"
             --pipeline bench --node n1 --drain --listen off --upload-concurrency "$conc" --part-size "$PART_SIZE") ;;
         cp) cmd=("$WHARF" --endpoint "$EP" -q cp -r "${cpflags[@]}" "$WORK/data/$set/" "s3://bench/$tag/") ;;
         s5cmd) cmd=("$S5CMD" --endpoint-url "$EP" "${s5flags[@]}" cp "$WORK/data/$set/*" "s3://bench/$tag/") ;;
@@ -131,13 +136,13 @@ for set in $SETS; do
         loads+=("$before" "$after")
         got=$(count "$tag")
         [ "$got" -eq "$files" ] || log "WARNING: $tool shipped $got objects, want $files"
-        [ "$tool" != ship ] || rm -rf "$sp"
+        [ "$tool" != ship ] && [ "$tool" != before ] || rm -rf "$sp"
         if [ "$set" = large ]; then "$WHARF" --endpoint "$EP" -q rm -r "s3://bench/$tag/" >/dev/null; fi
         secs[$tool]+="$s "; rss[$tool]+="$r "; cpu[$tool]+="$(echo "$u + $y" | bc -l) "
         log "$set c=$conc $tool run $run: ${s}s, RSS ${r} KiB, CPU ${u}+${y} s, load $before -> $after"
       done
     done
-    for tool in ship cp s5cmd; do
+    for tool in "${tools[@]}"; do
       m=$(printf '%s\n' ${secs[$tool]} | median)
       peak=$(printf '%s\n' ${rss[$tool]} | sort -g | tail -1)
       c=$(printf '%s\n' ${cpu[$tool]} | median)
@@ -146,6 +151,8 @@ for set in $SETS; do
         "$(echo "$files / $m" | bc -l)" "$c" "$(echo "$peak / 1024" | bc -l)"
       eval "MED_$tool=$m PEAK_$tool=$peak"
     done
+    # shellcheck disable=SC2154
+    [ -z "${BEFORE_BIN:-}" ] || printf '%-5s c=%-3s ship/before %.2f (throughput ratio)\n' "$set" "$conc" "$(echo "$MED_before / $MED_ship" | bc -l)"
     # shellcheck disable=SC2154
     printf '%-5s c=%-3s ship/s5cmd %.2f, ship/cp %.2f (throughput ratios, medians of %d); ship peak RSS %.1f MiB, bound %d MiB (%d x %s + 64 MiB): %s; load average %s..%s\n' \
       "$set" "$conc" "$(echo "$MED_s5cmd / $MED_ship" | bc -l)" "$(echo "$MED_cp / $MED_ship" | bc -l)" "$RUNS" \
