@@ -24,7 +24,7 @@
 //     local retention runs only after that record is durable. A file that was never recorded
 //     uploaded is never deleted. An upload frees its slot as soon as the store has the object:
 //     the record is written beside the next upload (the spool commits the records of files
-//     finishing together in one fsync), and the file stays in flight, neither sent again nor
+//     finishing within 10 ms in one fsync), and the file stays in flight, neither sent again nor
 //     removed, until it is. The removal runs beside the uploads too; a stop or a drain waits
 //     for the records and removals under way.
 //   - A record that cannot be written (a full spool) is retried like an upload, without

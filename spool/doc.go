@@ -39,9 +39,9 @@
 // path and line.
 //
 // The owner's uploaded records are committed in groups. Concurrent Uploaded calls queue their
-// records; the first caller to find no commit under way leads one, appending every queued
-// record in one write and fsyncing the catalog once, and the others wait for it (or lead the
-// next). Each call returns only after a catalog fsync that covers its own record; a failed
+// records; the first caller to find no commit under way leads one (after OpenOptions.GroupDelay,
+// for more to join), appending every queued record in one write and fsyncing the catalog once,
+// and the others wait for it (or lead the next). Each call returns only after a catalog fsync that covers its own record; a failed
 // write or fsync fails every call whose record it carried, and is truncated away. Remove
 // checks that the file's uploaded record is durable, unlinks the file and leaves its deleted
 // record to the next catalog write (a group, Refresh or Close), which fsyncs it with its own:
