@@ -19,25 +19,36 @@
 //     refuses to start on a store whose probe did not prove conditional create; overwrite
 //     sends plain puts, checks the key by HEAD before each put and verifies the object by
 //     HEAD after it; auto is create where the probe proved it, overwrite elsewhere.
-//   - A file is recorded uploaded (Spool.Uploaded) only after the store accepted it and, in
-//     overwrite mode, after the verification; local retention runs only after that record. A
-//     file that was never recorded uploaded is never deleted. The removal runs beside the
-//     uploads (the next upload does not wait for it), and the spool commits the records and
-//     removals of files finishing together in groups, one fsync each (see package spool);
-//     a stop or a drain waits for the removals under way.
+//   - A file is recorded uploaded (Spool.Uploaded) only after the store accepted it, the bytes
+//     sent were shown to be the bytes spooled, and, in overwrite mode, after the verification;
+//     local retention runs only after that record is durable. A file that was never recorded
+//     uploaded is never deleted. An upload frees its slot as soon as the store has the object:
+//     the record is written beside the next upload (the spool commits the records of files
+//     finishing within 10 ms in one fsync), and the file stays in flight, neither sent again nor
+//     removed, until it is. The removal runs beside the uploads too; a stop or a drain waits
+//     for the records and removals under way.
+//   - A record that cannot be written (a full spool) is retried like an upload, without
+//     sending the file again; it never stops the service.
 //   - Each file is retried with exponential backoff and jitter, without limit; only a fatal
 //     error (a collision, a spooled file that changed or vanished, a configuration error)
 //     stops the service.
-//   - Memory for multipart uploads is bounded by UploadConcurrency × PartSize across all
-//     uploads: large uploads share that many part buffers.
+//   - Multipart uploads share UploadConcurrency parts in flight. A large file is offered to the
+//     store for reading in place (io.ReaderAt: the S3 backend sends each part straight from
+//     the file); backends that buffer parts hold at most UploadConcurrency × PartSize. That
+//     the bytes sent are the bytes spooled is shown either way (see body).
+//   - Before a large file is sent, the incomplete uploads at exactly its key are aborted: the
+//     key holds the spool's epoch and the node id, and the spool's one owner has no upload of
+//     the file under way, so they are what an earlier run of this service left.
 //   - On cancellation (SIGTERM) no new upload starts, uploads in flight get Config.Grace to
 //     finish, then are cancelled (a cancelled multipart upload is aborted by the store layer),
 //     and Run returns nil. A restart resumes from the spool's catalog.
 //
 // # Errors
 //
-// Run returns ErrObjectKeyCollision (WHARF_OBJECT_KEY_COLLISION) on a collision, the spool's
-// kinds (spool.ErrNotSpool, spool.ErrLocked, spool.ErrCorrupt) when the spool cannot be used,
+// Run returns ErrObjectKeyCollision (WHARF_OBJECT_KEY_COLLISION) on a collision, ErrListen
+// (WHARF_SHIP_LISTEN_FAILED) when Config.Listen cannot be bound, the spool's kinds
+// (spool.ErrNotSpool, spool.ErrLocked, spool.ErrCorrupt) when the spool cannot be used,
+// store.ErrBucketMissing (naming the bucket alone, and the command that makes it),
 // probe.ErrCoordinationUnproven when conditional_put is create and the store did not prove
 // conditional create, and store.ErrConfig for an invalid Config. Transient store errors never
 // leave Run: they are retried and reported through metrics, status and logs.
@@ -45,7 +56,13 @@
 // # Observability
 //
 // Handler serves /metrics (Prometheus text, from a registry of the Shipper's own), /status
-// (JSON, Status) and /healthz (200, or 503 once fatal). Every upload is logged with fixed
-// keys: file_id, dataset, key, size, sha256, outcome, duration, attempt. No credential ever
-// reaches a log line, the status page or a metric: the store is named by its location only.
+// (JSON, Status) and /healthz: 200 while healthy (probing and retrying included), 503 once
+// three attempts in a row failed with an error that needs an operator (refused credentials,
+// a missing bucket, a full spool; back to 200 at the next success) and once fatal. The
+// backlog and the spool's gauges are true in every state: read before the probe, while it
+// waits, and after a fatal error. Every upload is logged with fixed keys: file_id, dataset,
+// key, size, sha256, outcome, duration, attempt. No credential ever reaches a log line, the
+// status page or a metric: the store is named by its location only. The startup probe's
+// sentinel is tagged with the node id and the spool's epoch; each probe removes those
+// earlier runs left.
 package ship

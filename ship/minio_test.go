@@ -19,6 +19,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/faultproxy"
 	"github.com/wharfdata/wharf/internal/testenv"
+	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
 	_ "github.com/wharfdata/wharf/store/s3" // the s3:// backend
@@ -243,4 +244,57 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// changingReaderAt writes into the spooled file once the part at `at` is first read in place:
+// a producer that wrote to a file after spooling it, in the middle of its upload.
+type changingReaderAt struct {
+	io.Reader
+	ra   io.ReaderAt
+	path string
+	at   int64
+	once sync.Once
+}
+
+func (c *changingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= c.at {
+		c.once.Do(func() {
+			f, err := os.OpenFile(c.path, os.O_WRONLY, 0)
+			if err == nil {
+				_, _ = f.WriteAt([]byte("changed"), 1) // in part 1, read already or not
+				f.Close()
+			}
+		})
+	}
+	return c.ra.ReadAt(p, off)
+}
+
+// TestMinIOInPlaceUpload: a multipart upload reads the file's parts in place (ReadAt, no part
+// buffers), and still proves the bytes sent are the bytes the spool recorded: a file changed
+// in the middle of its upload stops the service with WHARF_SPOOL_CORRUPT naming it, and the
+// object written from it is removed.
+func TestMinIOInPlaceUpload(t *testing.T) {
+	url, sc, st := minioDest(t, testenv.MinIO(t))
+	fx := newFixture(t, 17*mib) // above the S3 backend's 16 MiB single put
+	cfg := minioConfig(fx, url, sc)
+	f := fx.files[0]
+	var inPlace atomic.Bool
+	opts := Options{Logger: testLogger(t), Hooks: Hooks{Body: func(sf spool.File, r io.Reader) io.Reader {
+		ra, ok := r.(io.ReaderAt)
+		inPlace.Store(ok)
+		if !ok {
+			return r
+		}
+		return &changingReaderAt{Reader: r, ra: ra, path: sf.Path, at: 10 * mib}
+	}}}
+	_, err := runToEnd(t, cfg, opts)
+	if !inPlace.Load() {
+		t.Fatal("the 17 MiB file was not offered for reading in place")
+	}
+	if !errors.Is(err, spool.ErrCorrupt) || !strings.Contains(err.Error(), f.Path) || !strings.Contains(err.Error(), "changed on disk") {
+		t.Fatalf("Run = %v; want WHARF_SPOOL_CORRUPT naming %s as changed", err, f.Path)
+	}
+	if _, err := st.Head(t.Context(), fx.key(t, cfg, f)); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("the object written from the changed file is still there: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package ship
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/probe"
 )
 
@@ -28,14 +31,18 @@ const (
 
 // Status is the service's state, as /status serves it (JSON).
 type Status struct {
-	Component      string        `json:"component"` // "ship"
-	State          string        `json:"state"`
-	Started        time.Time     `json:"started"`
-	Spool          string        `json:"spool"`
-	Epoch          string        `json:"epoch"` // 16 hex digits, as in the keys
-	Destination    string        `json:"destination,omitempty"`
-	Pipeline       string        `json:"pipeline"`
-	Node           string        `json:"node"`
+	Component   string    `json:"component"` // "ship"
+	State       string    `json:"state"`
+	Started     time.Time `json:"started"`
+	Spool       string    `json:"spool"`
+	Epoch       string    `json:"epoch"` // 16 hex digits, as in the keys
+	Destination string    `json:"destination,omitempty"`
+	Pipeline    string    `json:"pipeline"`
+	Node        string    `json:"node"`
+	// Health is ok, unhealthy (unhealthyAfter attempts in a row failed in a way no retry
+	// fixes without an operator: refused credentials, a full spool, a missing bucket) or
+	// fatal; /healthz answers 503 unless it is ok.
+	Health         string        `json:"health"`
 	ConditionalPut PutMode       `json:"conditional_put"`    // as configured
 	PutMode        PutMode       `json:"put_mode,omitempty"` // as decided from the probe: create or overwrite
 	Probe          *probe.Result `json:"probe,omitempty"`
@@ -47,6 +54,17 @@ type Status struct {
 	LastError      *ErrorInfo    `json:"last_error,omitempty"`
 	Fatal          *ErrorInfo    `json:"fatal,omitempty"`
 }
+
+// The health of the service, as Status.Health and /healthz give it.
+const (
+	HealthOK        = "ok"
+	HealthUnhealthy = "unhealthy"
+	HealthFatal     = "fatal"
+)
+
+// unhealthyAfter is how many attempts in a row (probes, uploads, records) must fail with an
+// error that needs an operator before the service reports itself unhealthy.
+const unhealthyAfter = 3
 
 // Backlog is what waits to be shipped.
 type Backlog struct {
@@ -75,7 +93,6 @@ type status struct {
 	probe        *probe.Result
 	mode         PutMode
 	probeFailing time.Time // when the probe started failing; zero once it succeeded
-	backlog      backlog
 	inflight     map[uint64]spool.File
 	retaining    map[uint64]bool // files whose local retention is under way, after their attempt
 	retry        map[uint64]*retryState
@@ -83,24 +100,68 @@ type status struct {
 	lastErr      *ErrorInfo
 	fatal        *ErrorInfo
 	fatalErr     error
+	sp           Spool // the spool once opened, for the metrics
+	// standing counts the attempts in a row that failed with an error that needs an operator
+	// (needsOperator); any success resets it.
+	standing int
 }
 
-type backlog struct {
-	files, bytes int64
-	oldest       time.Time
+// needsOperator reports whether err is a failure that retrying does not fix until someone
+// acts: refused credentials or permissions, a missing bucket, a full spool.
+func needsOperator(err error) bool {
+	for _, k := range []error{store.ErrForbidden, store.ErrBucketMissing, spool.ErrFull, driver.ErrRoleUnavailable,
+		driver.ErrCredentialUnbound} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// openedSpool returns the spool once Run opened it, else nil.
+func (s *Shipper) openedSpool() Spool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stat.sp
+}
+
+// failedLocked records a failed attempt (s.mu held): the last error, and whether it adds to
+// the failures that make the service unhealthy.
+func (s *Shipper) failedLocked(info *ErrorInfo, err error) {
+	s.stat.lastErr = info
+	if needsOperator(err) {
+		s.stat.standing++
+	} else {
+		s.stat.standing = 0
+	}
+}
+
+func (s *Shipper) healthLocked() string {
+	switch {
+	case s.stat.fatal != nil:
+		return HealthFatal
+	case s.stat.standing >= unhealthyAfter:
+		return HealthUnhealthy
+	}
+	return HealthOK
 }
 
 // Status returns the service's state now.
 func (s *Shipper) Status() Status {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := Status{Component: "ship", State: s.stateLocked(), Started: s.stat.started.UTC(), Spool: s.cfg.Spool,
+	st := Status{Component: "ship", State: s.stateLocked(), Health: s.healthLocked(), Started: s.stat.started.UTC(), Spool: s.cfg.Spool,
 		Epoch: s.stat.epoch, Destination: s.stat.dest, Pipeline: s.cfg.Pipeline, Node: s.cfg.Node,
 		ConditionalPut: s.cfg.ConditionalPut, PutMode: s.stat.mode, Probe: s.stat.probe,
-		Backlog:  Backlog{Files: s.stat.backlog.files, Bytes: s.stat.backlog.bytes, Oldest: s.stat.backlog.oldest},
 		InFlight: len(s.stat.inflight), Retrying: len(s.stat.retry), RetryAge: s.retryAgeLocked(now).Seconds(),
 		Uploaded: s.stat.uploaded, LastError: s.stat.lastErr, Fatal: s.stat.fatal}
+	sp := s.stat.sp
+	s.mu.Unlock()
+	if sp != nil {
+		// The spool's own count: the catalog as last read (every poll interval, in every
+		// state), with the service's records applied as they are written.
+		st.Backlog.Files, st.Backlog.Bytes, st.Backlog.Oldest = sp.Waiting()
+	}
 	if !st.Backlog.Oldest.IsZero() {
 		st.Backlog.OldestAge = max(now.Sub(st.Backlog.Oldest).Seconds(), 0)
 	}
@@ -167,8 +228,10 @@ func (s *Shipper) retryAgeLocked(now time.Time) time.Duration {
 	return max(now.Sub(oldest), 0)
 }
 
-// Handler serves /metrics (Prometheus), /status (JSON) and /healthz (200 "ok", or 503 with
-// the fatal error once shipping stopped).
+// Handler serves /metrics (Prometheus), /status (JSON) and /healthz: 200 "ok: STATE" while the
+// service is healthy (probing, shipping or retrying included); 503 "unhealthy: STATE: ERROR
+// [CODE]" once unhealthyAfter attempts in a row failed with an error that needs an operator
+// (back to 200 at the next success); 503 "fatal: ERROR [CODE]" once shipping stopped.
 func (s *Shipper) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
@@ -181,12 +244,16 @@ func (s *Shipper) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		st := s.Status()
-		if st.Fatal != nil {
+		switch {
+		case st.Fatal != nil:
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "fatal: %s [%s]\n", st.Fatal.Message, st.Fatal.Code)
-			return
+		case st.Health == HealthUnhealthy && st.LastError != nil:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "unhealthy: %s: %s [%s]\n", st.State, st.LastError.Message, st.LastError.Code)
+		default:
+			fmt.Fprintf(w, "ok: %s\n", st.State)
 		}
-		fmt.Fprintf(w, "ok: %s\n", st.State)
 	})
 	return mux
 }
@@ -197,8 +264,29 @@ type metrics struct {
 	uploads *prometheus.CounterVec
 	bytes   prometheus.Counter
 	seconds prometheus.Histogram
-	files   *prometheus.GaugeVec
-	size    *prometheus.GaugeVec
+	aborted prometheus.Counter
+}
+
+// spoolCollector reports the spool's files and bytes by state as the service's spool holds
+// them at the moment of the scrape (the catalog as last read, with the service's own
+// records applied at once).
+type spoolCollector struct {
+	s           *Shipper
+	files, size *prometheus.Desc
+}
+
+func (c *spoolCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.files; ch <- c.size }
+
+func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
+	var st spool.Stats
+	if sp := c.s.openedSpool(); sp != nil {
+		st = sp.Stats()
+	}
+	for _, state := range spool.States {
+		n := st.Of(state)
+		ch <- prometheus.MustNewConstMetric(c.files, prometheus.GaugeValue, float64(n.Files), state.String())
+		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(n.Bytes), state.String())
+	}
 }
 
 func newMetrics(s *Shipper) *metrics {
@@ -211,11 +299,12 @@ func newMetrics(s *Shipper) *metrics {
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "wharf_ship_upload_seconds",
 			Help:    "Duration of successful uploads, from the first request to the spool's record.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}),
-		files: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "wharf_spool_files",
-			Help: "Files in the spool by state: finalized, eligible (waiting), uploaded (retained), deleted."}, []string{"state"}),
-		size: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "wharf_spool_bytes",
-			Help: "Bytes of the files in the spool by state."}, []string{"state"}),
+		aborted: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_ship_stale_uploads_aborted_total",
+			Help: "Incomplete multipart uploads that an earlier run left at a key the service was about to write, aborted."}),
 	}
+	spoolStats := &spoolCollector{s: s,
+		files: prometheus.NewDesc("wharf_spool_files", "Files in the spool by state: finalized, eligible (waiting), uploaded (retained), deleted.", []string{"state"}, nil),
+		size:  prometheus.NewDesc("wharf_spool_bytes", "Bytes of the files in the spool by state.", []string{"state"}, nil)}
 	retryAge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wharf_ship_retry_age_seconds",
 		Help: "How long the oldest file now waiting for a retry (or the startup probe) has been failing; 0 when none is."},
 		func() float64 {
@@ -227,11 +316,7 @@ func newMetrics(s *Shipper) *metrics {
 	for _, o := range []string{OutcomeOK, OutcomeConflictEqual, OutcomeRetry, OutcomeFatal} {
 		m.uploads.WithLabelValues(o)
 	}
-	for _, st := range spool.States {
-		m.files.WithLabelValues(st.String())
-		m.size.WithLabelValues(st.String())
-	}
-	m.reg.MustRegister(m.uploads, m.bytes, m.seconds, retryAge, m.files, m.size,
+	m.reg.MustRegister(m.uploads, m.bytes, m.seconds, m.aborted, retryAge, spoolStats,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -244,12 +329,4 @@ func (m *metrics) uploaded(outcome string, size int64, d time.Duration) {
 		m.bytes.Add(float64(size))
 	}
 	m.seconds.Observe(d.Seconds())
-}
-
-func (m *metrics) spoolStats(st spool.Stats) {
-	for _, state := range spool.States {
-		c := st.Of(state)
-		m.files.WithLabelValues(state.String()).Set(float64(c.Files))
-		m.size.WithLabelValues(state.String()).Set(float64(c.Bytes))
-	}
 }

@@ -57,7 +57,10 @@ func (s *Shipper) upload(ctx context.Context, f spool.File) (result, error) {
 			return result{}, err
 		}
 	}
-	b, err := openBody(f)
+	if large {
+		s.abortStale(ctx, key)
+	}
+	b, err := openBody(f, s.cfg.PartSize)
 	if err != nil {
 		return result{}, err
 	}
@@ -69,13 +72,76 @@ func (s *Shipper) upload(ctx context.Context, f spool.File) (result, error) {
 	case err != nil:
 		return result{}, err
 	}
-	if b.complete() && b.sum() != strings.ToLower(f.SHA256) {
-		return result{}, s.changed(ctx, f, key, info, b.sum())
+	if err := s.sent(ctx, f, key, info, b); err != nil {
+		return result{}, err
 	}
 	if s.mode == PutOverwrite {
 		return s.verifyAfter(ctx, f, key)
 	}
 	return result{key: key, etag: info.ETag, outcome: OutcomeOK}, nil
+}
+
+// sent checks that the bytes just written at key are the bytes the spool recorded: by the
+// hash made as they were read in order, by reading the file again for the parts read in
+// place, or, when neither shows it, by reading the object back.
+func (s *Shipper) sent(ctx context.Context, f spool.File, key string, info store.ObjectInfo, b *body) error {
+	want := strings.ToLower(f.SHA256)
+	if b.complete() {
+		if got := b.sum(); got != want {
+			return s.changed(ctx, f, key, info, got)
+		}
+		return nil
+	}
+	if b.inPlace() {
+		got, changed, err := b.verifyInPlace()
+		switch {
+		case err == nil && (changed || got != want):
+			return s.changed(ctx, f, key, info, got)
+		case err == nil:
+			return nil
+		case !errors.Is(err, errUnverified):
+			return err
+		}
+	}
+	s.log.Debug("the bytes sent cannot be compared with the file's: reading the object back", "file_id", f.ID, "key", s.where(key))
+	got, err := s.hashObject(ctx, key, info.ETag)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return s.changed(ctx, f, key, info, got)
+	}
+	return nil
+}
+
+// abortStale aborts the incomplete uploads at key before a large file is sent there: an
+// earlier run killed mid-upload leaves its multipart upload open, and billed. They are this
+// service's own: the key holds the spool's epoch and the node id, no other writer uses it, and
+// this process (the spool's one owner) has no upload of the file under way. A store that
+// cannot list uploads is skipped; a failure to list or abort is logged and does not hold the
+// upload back.
+func (s *Shipper) abortStale(ctx context.Context, key string) {
+	ups, err := s.st.ListUploads(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrUnsupported):
+		return
+	case err != nil:
+		s.log.Warn("could not list the incomplete uploads an earlier run may have left at the key", "key", s.where(key), "error", err)
+		return
+	}
+	for _, u := range ups {
+		if u.Key != key {
+			continue
+		}
+		if err := s.st.AbortUpload(ctx, u); err != nil {
+			s.log.Warn("could not abort an incomplete upload an earlier run left at the key", "key", s.where(key),
+				"upload_id", u.ID, "initiated", u.Initiated, "error", err)
+			continue
+		}
+		s.m.aborted.Inc()
+		s.log.Info("aborted an incomplete upload an earlier run left at the key", "key", s.where(key),
+			"upload_id", u.ID, "initiated", u.Initiated)
+	}
 }
 
 // verifyAfter reads back an overwrite put: without conditional writes another writer may
@@ -100,9 +166,14 @@ func (s *Shipper) verifyAfter(ctx context.Context, f spool.File, key string) (re
 func (s *Shipper) put(ctx context.Context, f spool.File, key string, b *body, large bool) (store.ObjectInfo, error) {
 	opts := &store.PutOptions{Size: f.Size, ContentType: contentType(f.Ext),
 		Metadata: Metadata(s.cfg.Node, f), IfNoneMatch: s.mode == PutCreate}
+	// A large file is offered for reading in place (ReadAt: the S3 backend then sends each
+	// part straight from the file, with no part buffer); a small one is read in order.
 	var r io.Reader = b
+	if !large {
+		r = inOrder{b}
+	}
 	if s.opts.Hooks.Body != nil {
-		r = s.opts.Hooks.Body(f, b)
+		r = s.opts.Hooks.Body(f, r)
 	}
 	if !large {
 		// One request: a part larger than the body keeps every backend from splitting it.
@@ -194,7 +265,7 @@ func (s *Shipper) hashObject(ctx context.Context, key, etag string) (string, err
 // repair writes f again over an object with the same content but missing metadata: replace
 // if the ETag still matches (create mode), or a plain put (overwrite mode).
 func (s *Shipper) repair(ctx context.Context, f spool.File, key, etag string) error {
-	b, err := openBody(f)
+	b, err := openBody(f, s.cfg.PartSize)
 	if err != nil {
 		return err
 	}
@@ -212,7 +283,7 @@ func (s *Shipper) repair(ctx context.Context, f spool.File, key, etag string) er
 		return err
 	}
 	defer s.parts.release(n)
-	if _, err := s.st.Put(ctx, key, b, opts); err != nil {
+	if _, err := s.st.Put(ctx, key, inOrder{b}, opts); err != nil {
 		return fmt.Errorf("writing the metadata of %s again: %w", s.where(key), err)
 	}
 	return nil

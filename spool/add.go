@@ -358,7 +358,8 @@ func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, t t
 		return File{}, ioErr(op, catPath, err)
 	}
 	at("finalized")
-	if _, err := appendRecord(cat, end, &record{Type: recEligible, ID: first, At: now}); err != nil {
+	end2, err := appendRecord(cat, end, &record{Type: recEligible, ID: first, At: now})
+	if err != nil {
 		if terr := truncSync(cat, tl.end); terr != nil {
 			return File{}, ioErr(op, catPath, fmt.Errorf("%w; %s stays recorded as finalized, and the spool's owner makes it eligible", err, name))
 		}
@@ -366,6 +367,9 @@ func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, t t
 		return File{}, ioErr(op, catPath, err)
 	}
 	at("eligible")
+	// Keep the catalog's reserve for the owner's records (see Spool.reserve); best effort: a
+	// full file system only means the owner records in what is left of it.
+	_ = reserveSpace(cat, end2, catalogReserve)
 	return File{ID: first, Dataset: dataset, Path: full, Name: name, Size: s.size, SHA256: rec.SHA256,
 		First: first, Last: last, Time: rec.Time, Ext: ext, State: Eligible, Added: now}, nil
 }

@@ -173,6 +173,9 @@ type reader struct {
 // unread and described in r.torn; any other bad line is ErrCorrupt naming the path and line.
 func (r *reader) read(op string, f *os.File) error {
 	r.torn = nil
+	if fi, err := f.Stat(); err == nil && fi.Size() == r.off {
+		return nil // nothing appended since the last read (the common case of a group commit)
+	}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, r.off, math.MaxInt64-r.off), 64<<10)
 	for {
 		b, err := br.ReadBytes('\n')

@@ -38,14 +38,17 @@
 // away under the lock before the next append. Any other bad line is ErrCorrupt, naming the
 // path and line.
 //
-// The owner's records are committed in groups. Concurrent Uploaded and Remove calls queue
-// their records; the first caller to find no commit under way leads one, appending every
-// queued record in one write and fsyncing the catalog once, and the others wait for it (or
-// lead the next). Each call returns only after a catalog fsync that covers its own record; a
-// failed write or fsync fails every call whose record it carried, and is truncated away.
-// Remove removes its file and fsyncs the directory (once for all the removals of a group,
-// overlapping that group's catalog fsync) before its deleted record is written by the next
-// group.
+// The owner's uploaded records are committed in groups. Concurrent Uploaded calls queue their
+// records; the first caller to find no commit under way leads one (after OpenOptions.GroupDelay,
+// for more to join), appending every queued record in one write and fsyncing the catalog once,
+// and the others wait for it (or lead the next). Each call returns only after a catalog fsync that covers its own record; a failed
+// write or fsync fails every call whose record it carried, and is truncated away. Remove
+// checks that the file's uploaded record is durable, unlinks the file and leaves its deleted
+// record to the next catalog write (a group, Refresh or Close), which fsyncs it with its own:
+// a crash that loses the unlink or the deleted record only leaves a file to remove again
+// (see Remove). The owner keeps 128 KiB of the catalog's file allocated past its end
+// (fallocate), so that it can record uploads and removals, and so free space, on a file
+// system that producers filled.
 //
 // # Guarantees
 //
@@ -57,6 +60,8 @@
 //   - Nothing deleted before it is shipped: Remove refuses a file not recorded uploaded.
 //   - One owner: Open takes ship.lock with flock; a second owner is refused (ErrLocked, naming
 //     the lock and the PID holding it). Adders need no ownership and run beside the owner.
+//     Taking ownership needs no free space: the PID is written in place, in a field the lock
+//     file keeps, and a full file system only leaves it unwritten, with a warning.
 //   - A move retried after a crash spools the file once: on one file system the retry finds
 //     the hard link the interrupted add placed in ready/ and finishes that add. A move across
 //     file systems (a copy, then the source removed) or a copy (Copy) retried after a crash
@@ -71,7 +76,7 @@
 // # Errors
 //
 // Failures are *Error values (operation, path, catalog line, kind, cause) whose kind is
-// ErrNotSpool, ErrExists, ErrLocked, ErrCorrupt, ErrInput, ErrState or ErrIO, or
+// ErrNotSpool, ErrExists, ErrLocked, ErrCorrupt, ErrInput, ErrState, ErrFull or ErrIO, or
 // store.ErrNotExist for a missing source and store.ErrForbidden for a directory wharf may not
 // write; each has a WHARF_… code that store.Code finds. A cancelled context passes through.
 package spool

@@ -55,12 +55,18 @@ var (
 		Exit: errcode.ExitFailed, Section: section,
 		Meaning: "A file is not in the state the operation needs: local retention asked to remove a file not recorded uploaded (refused: it is never deleted), an upload recorded twice or for an unknown file, or the spool was closed.",
 		Remedy:  "A bug in the program using the spool; report it with the message."})
-	// ErrIO: reading or writing the spool failed for a reason other than permissions (a full
-	// disk, an I/O error).
+	// ErrIO: reading or writing the spool failed for a reason other than permissions or a
+	// full file system (an I/O error, the catalog lock busy for a minute).
 	ErrIO = errcode.New(errcode.Def{Name: "WHARF_SPOOL_IO_ERROR", Text: "spool I/O failed",
 		Exit: errcode.ExitFailed, Section: section,
-		Meaning: "Reading or writing the spool failed for a reason other than permissions: a full disk, an I/O error, the catalog lock busy for a minute. The message names the path. Nothing was recorded half-done.",
-		Remedy:  "Free space or fix the disk, then run the command again."})
+		Meaning: "Reading or writing the spool failed for a reason other than permissions or a full file system: an I/O error, the catalog lock busy for a minute. The message names the path. Nothing was recorded half-done.",
+		Remedy:  "Fix the disk, then run the command again."})
+	// ErrFull: the spool's file system has no space (or no quota) left for what had to be
+	// written: a file being added, or a catalog record. The message names the path.
+	ErrFull = errcode.New(errcode.Def{Name: "WHARF_SPOOL_FULL", Text: "the spool's file system is full",
+		Exit: errcode.ExitFailed, Section: section,
+		Meaning: "The spool's file system has no space (or no quota) left for what had to be written: a file being added to `tmp/`, or a catalog record (the catalog keeps a reserve of 128 KiB past its end for records, and this was used up too). The message names the path. Nothing was recorded half-done. `wharf ship` starts, ships and removes files on a full disk, and keeps retrying a record it cannot write; `wharf spool add` fails.",
+		Remedy:  "Free space on the spool's file system (`df` on the spool directory). A running `wharf ship` with `delete_after_upload` frees the space of every file it ships once their records fit; with `keep` or a long `keep_for` it cannot."})
 )
 
 func newErr(op, path string, kind *errcode.Code, cause error) error {
@@ -72,7 +78,7 @@ func lineErr(op, path string, line int, cause error) error {
 }
 
 // ioErr wraps an operating-system error on path: a permission error is store.ErrForbidden, a
-// missing file store.ErrNotExist, anything else ErrIO. A context error passes through.
+// missing file store.ErrNotExist, no space left ErrFull, anything else ErrIO. A context error passes through.
 func ioErr(op, path string, err error) error {
 	if err == nil || store.IsContext(err) {
 		return err
@@ -93,6 +99,8 @@ func ioErr(op, path string, err error) error {
 		return newErr(op, path, store.ErrForbidden, err)
 	case errors.Is(err, fs.ErrNotExist):
 		return newErr(op, path, store.ErrNotExist, err)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return newErr(op, path, ErrFull, err)
 	}
 	return newErr(op, path, ErrIO, err)
 }

@@ -7,47 +7,43 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
 )
 
-// Group commit. The owner's own records (uploaded after an upload, deleted after local
-// retention) are made durable in groups. Each Uploaded or Remove call queues a request; the
-// first caller to find no group under way leads one: holding the catalog lock, it takes every
-// request queued by then, appends their records in one write, fsyncs the catalog once, applies
-// the records and wakes the callers. Whoever finds its request still waiting when a group
-// ends leads the next one. A caller returns only after a catalog fsync that covers its own
-// record, exactly as if it had committed alone, and a failed write or fsync fails every
-// request whose record it carried (none of them stays in the catalog).
+// Group commit. The owner's uploaded records are made durable in groups. Each Uploaded call
+// queues a request; the first caller to find no group under way leads one: holding the
+// catalog lock, it takes every request queued by then, appends their records in one write
+// (after the deleted records of the removals made since the last write), fsyncs the catalog
+// once, applies the records and wakes the callers. Whoever finds its request still waiting
+// when a group ends leads the next one. A caller returns only after a catalog fsync that
+// covers its own record, exactly as if it had committed alone, and a failed write or fsync
+// fails every request whose record it carried (none of them stays in the catalog).
 //
-// A Remove takes two groups. The first removes the file and starts the fsync of its
-// directory, which runs while that group's catalog write is fsynced (one directory fsync for
-// all the removals of the group); the next group waits for it, and only then writes the
-// deleted record. So a deleted record is never written before its file's removal is durable,
-// and a group costs about one fsync's time, not two.
+// A removal (Remove) costs no fsync of its own. What the delivery guarantee needs is that a
+// file is unlinked only after its uploaded record is durable, and Remove checks exactly that
+// (a file is in state Uploaded only once the fsync of its record returned). The unlink itself
+// and the deleted record are not what anything relies on: after a crash that lost either,
+// the file is back in ready/ recorded uploaded (local retention removes it again), or gone
+// with no deleted record (Remove of a missing file records it deleted), or back in ready/
+// recorded deleted (Open removes it as a file the catalog does not hold). So Remove unlinks
+// the file, without fsyncing the directory, and leaves its deleted record to the next catalog
+// write, which fsyncs it with its own records; Refresh and Close write what is left.
 
-const (
-	opUploaded = "uploaded"
-	opRemove   = "remove"
-)
+const opUploaded = "uploaded"
 
-// commitReq is one Uploaded or Remove call waiting for a group commit.
+// commitReq is one Uploaded call waiting for a group commit.
 type commitReq struct {
-	op                 string // opUploaded or opRemove
+	op                 string // opUploaded
 	id                 uint64
-	key, etag, outcome string        // opUploaded
+	key, etag, outcome string        // the uploaded record
 	err                error         // the outcome; set before done is closed
 	done               chan struct{} // closed once the request is settled
-
-	// A removal is unlinked by one group (its file removed, its directory being fsynced) and
-	// recorded by the next (its deleted record written, or its error settled).
-	unlinked, recorded bool
 }
 
-// syncCatalog fsyncs the catalog after a group's write. The tests replace it to count the
-// fsyncs, to hold a group open while others queue behind it, or to make one fail.
+// syncCatalog fsyncs the catalog after a write. The tests replace it to count the fsyncs, to
+// hold a group open while others queue behind it, or to make one fail.
 var syncCatalog = (*os.File).Sync
 
 // commit queues req and returns once it is settled. ctx bounds only the wait in the queue:
@@ -64,12 +60,12 @@ func (s *Spool) commit(ctx context.Context, req *commitReq) error {
 		case <-req.done:
 			return req.err
 		case s.lead <- struct{}{}:
-			// Leaders settle, or carry on to the next group, all they take before letting go
-			// of the lead: a request not settled now is queued or waits for its deleted
-			// record, and the group led here moves it on.
 			select {
 			case <-req.done:
 			default:
+				if s.groupDelay > 0 {
+					time.Sleep(s.groupDelay) // the calls coming meanwhile join this group
+				}
 				s.leadGroup()
 			}
 			<-s.lead
@@ -104,24 +100,10 @@ func (s *Spool) takeQueue() []*commitReq {
 	return group
 }
 
-// unlinked is the removals of the last group: their files are removed and their directories
-// being fsynced; their deleted records go in the next group's write.
-type unlinked struct {
-	reqs []*commitReq
-	done chan struct{} // closed once the directory fsyncs are over (their errors set on reqs)
-}
-
-// leadGroup runs one group commit: it settles the removals the last group left waiting for
-// their deleted records, and every request it takes, but for its own removals, which it
-// leaves to the next group.
+// leadGroup runs one group commit and settles every request it takes.
 func (s *Spool) leadGroup() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	prev := s.unlinked
-	s.unlinked = nil
-	if prev != nil {
-		<-prev.done
-	}
 	var group []*commitReq
 	var err error
 	if s.closed {
@@ -137,29 +119,19 @@ func (s *Spool) leadGroup() {
 			if err := s.catchUp("commit"); err != nil {
 				return err
 			}
-			return s.writeGroup(group, prev)
+			return s.writeGroup(group)
 		})
 		cancel()
 		if !taken {
 			group = s.takeQueue()
 		}
 	}
-	for _, r := range append(group, reqsOf(prev)...) {
-		if r.unlinked && !r.recorded {
-			continue // this group's removal: the next group records it
-		}
+	for _, r := range group {
 		if r.err == nil && err != nil {
 			r.err = asOp(err, r.op)
 		}
 		close(r.done)
 	}
-}
-
-func reqsOf(u *unlinked) []*commitReq {
-	if u == nil {
-		return nil
-	}
-	return u.reqs
 }
 
 // asOp names op in a spool error shared by a group, so that each caller reads its own
@@ -174,59 +146,36 @@ func asOp(err error, op string) error {
 }
 
 // writeGroup commits a group (the catalog lock held, the catalog read to its end): the
-// uploaded records of its requests and the deleted records of prev, the last group's
-// removals (their directories fsynced by now), in one write and one fsync. It removes the
-// files of the group's own removals and starts fsyncing their directories (s.unlinked), for
-// the next group to record. A request that fails on its own (its file in the wrong state, a
-// removal or a directory fsync that failed) gets its error and no record; the error returned
-// is the shared write's or fsync's, and fails the requests whose records it carried.
-func (s *Spool) writeGroup(group []*commitReq, prev *unlinked) error {
+// deferred deleted records and the uploaded records of its requests, in one write and one
+// fsync. A request that fails on its own (its file in the wrong state) gets its error and no
+// record; the error returned is the shared write's or fsync's, and fails the requests whose
+// records it carried.
+func (s *Spool) writeGroup(group []*commitReq) error {
 	now := time.Now().UTC()
-	inGroup := map[uint64]State{} // the state each accepted request moves its file to
-	for _, r := range reqsOf(prev) {
-		inGroup[r.id] = Deleted
-	}
-	var removes []*commitReq
+	inGroup := map[uint64]bool{}
 	var recs []*record
 	var lens []int
 	var buf bytes.Buffer
-	add := func(r *commitReq, rec *record) {
-		b, err := rec.line()
-		if err != nil {
-			r.err = newErr(r.op, s.rd.path, ErrIO, err)
-			return
-		}
-		buf.Write(b)
-		recs, lens = append(recs, rec), append(lens, len(b))
-	}
-	for _, r := range reqsOf(prev) {
-		r.recorded = true
-		if r.err == nil {
-			add(r, &record{Type: recDeleted, ID: r.id, At: now})
-		}
-	}
 	for _, r := range group {
 		if err := s.check(r, inGroup); err != nil {
 			r.err = err
 			continue
 		}
-		if r.op == opRemove {
-			inGroup[r.id] = Deleted
-			removes = append(removes, r)
+		rec := &record{Type: recUploaded, ID: r.id, Key: r.key, ETag: r.etag, Outcome: r.outcome, At: now}
+		b, err := rec.line()
+		if err != nil {
+			r.err = newErr(r.op, s.rd.path, ErrIO, err)
 			continue
 		}
-		inGroup[r.id] = Uploaded
-		add(r, &record{Type: recUploaded, ID: r.id, Key: r.key, ETag: r.etag, Outcome: r.outcome, At: now})
+		inGroup[r.id] = true
+		buf.Write(b)
+		recs, lens = append(recs, rec), append(lens, len(b))
 	}
-	s.unlinked = s.removeFiles(removes)
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := s.cutTorn("commit"); err != nil {
+	if err := s.writeDeferred("commit", buf.Bytes()); err != nil {
 		return err
-	}
-	if err := appendSynced(s.cat, s.rd.off, buf.Bytes()); err != nil {
-		return ioErr("commit", s.rd.path, err)
 	}
 	for i, rec := range recs {
 		if err := s.rd.st.apply(rec); err != nil {
@@ -238,60 +187,77 @@ func (s *Spool) writeGroup(group []*commitReq, prev *unlinked) error {
 	return nil
 }
 
-// check checks that r's file is in the state its record needs: eligible for an uploaded
-// record; recorded uploaded (durably, before this group) for a removal.
-func (s *Spool) check(r *commitReq, inGroup map[uint64]State) error {
-	want := Eligible
-	if r.op == opRemove {
-		want = Uploaded
-	}
-	if st, ok := inGroup[r.id]; ok {
-		return newErr(r.op, s.rd.st.files[r.id].Path, ErrState,
-			fmt.Errorf("file %d is being recorded %s by another call, not %s", r.id, st, want))
-	}
-	return s.want(r.op, r.id, want)
-}
-
-// removeFiles removes the ready files of a group's removals and starts fsyncing each of their
-// directories once, in the background; nil if there are none. A request whose removal or
-// directory fsync failed gets the error.
-func (s *Spool) removeFiles(removes []*commitReq) *unlinked {
-	var dirs []string
-	byDir := map[string][]*commitReq{}
-	u := &unlinked{done: make(chan struct{})}
-	for _, r := range removes {
-		f := s.rd.st.files[r.id]
-		u.reqs = append(u.reqs, r)
-		r.unlinked = true
-		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.err = ioErr(r.op, f.Path, err)
-			continue
-		}
-		dir := filepath.Dir(f.Path)
-		if byDir[dir] == nil {
-			dirs = append(dirs, dir)
-		}
-		byDir[dir] = append(byDir[dir], r)
-	}
-	if len(u.reqs) == 0 {
+// writeDeferred writes the deferred deleted records, then more (lines the caller applies
+// itself, after), in one write and one fsync (the catalog lock held, the catalog read to its
+// end, mu held). It does nothing when there is nothing to write. On failure nothing of it
+// stays in the catalog and the deleted records stay deferred.
+func (s *Spool) writeDeferred(op string, more []byte) error {
+	if len(s.deferred) == 0 && len(more) == 0 {
 		return nil
 	}
-	go func() {
-		defer close(u.done)
-		for _, dir := range dirs {
-			if err := syncRemoved(dir); err != nil {
-				for _, r := range byDir[dir] {
-					r.err = asOp(ioErr(r.op, dir, err), r.op)
-				}
-			}
-		}
-	}()
-	return u
+	if err := s.cutTorn(op); err != nil {
+		return err
+	}
+	lines := s.deferred
+	if len(more) > 0 {
+		lines = append(append(make([]byte, 0, len(s.deferred)+len(more)), s.deferred...), more...)
+	}
+	if err := appendSynced(s.cat, s.rd.off, lines); err != nil {
+		return ioErr(op, s.rd.path, err)
+	}
+	s.rd.off += int64(len(s.deferred))
+	s.rd.line += s.deferredN
+	s.deferred, s.deferredN = s.deferred[:0], 0
+	s.reserve()
+	return nil
 }
 
-// syncRemoved fsyncs a directory that removals changed. The tests replace it to fail one or
-// to see the order of the fsyncs.
-var syncRemoved = syncDir
+// check checks that r's file is eligible, and not recorded by another request of the group.
+func (s *Spool) check(r *commitReq, inGroup map[uint64]bool) error {
+	if inGroup[r.id] {
+		return newErr(r.op, s.rd.st.files[r.id].Path, ErrState,
+			fmt.Errorf("file %d is being recorded uploaded by another call", r.id))
+	}
+	return s.want(r.op, r.id, Eligible)
+}
+
+// Remove is local retention: it removes the ready file of id, whose uploaded record must be
+// durable already, and records it deleted. The file is unlinked before Remove returns; its
+// deleted record is written by the next catalog write (the next group of Uploaded, Refresh or
+// Close), with that write's fsync: neither the unlink nor the record needs a durability of
+// its own (see the top of group.go), so Remove costs no fsync. A file already gone from
+// ready/ is recorded deleted all the same. Errors: ErrState (the file is not recorded
+// uploaded, durably: it is never removed; or the spool is closed), ErrIO, store.ErrForbidden,
+// ctx's error.
+func (s *Spool) Remove(ctx context.Context, id uint64) error {
+	const op = "remove"
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return newErr(op, s.info.Dir, ErrState, errors.New("the spool is closed"))
+	}
+	if err := s.want(op, id, Uploaded); err != nil {
+		return err
+	}
+	f := s.rd.st.files[id]
+	if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return ioErr(op, f.Path, err)
+	}
+	rec := &record{Type: recDeleted, ID: id, At: time.Now().UTC()}
+	b, err := rec.line()
+	if err != nil {
+		return newErr(op, f.Path, ErrIO, err)
+	}
+	if err := s.rd.st.apply(rec); err != nil {
+		return newErr(op, f.Path, ErrState, err)
+	}
+	s.deferred = append(s.deferred, b...)
+	s.deferredN++
+	return nil
+}
 
 // cutTorn truncates a torn last line away before the owner appends (the catalog lock held).
 func (s *Spool) cutTorn(op string) error {

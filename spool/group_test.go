@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/flock"
 )
 
 // syncGate replaces syncCatalog for a test: it holds the first fsync until released (so that
@@ -225,77 +227,114 @@ func TestGroupCommitFsyncFails(t *testing.T) {
 	}
 }
 
-// TestGroupCommitRemove: concurrent Remove calls share the directory fsync and the catalog
-// fsync; each file is gone from ready/ before the write carrying its deleted record, and its
-// record is durable when its call returns.
-func TestGroupCommitRemove(t *testing.T) {
-	const n = 10
-	dir, s, files := spoolOf(t, n)
-	for _, f := range files {
+// TestRemoveDefersItsRecord: Remove unlinks the file at once and costs no fsync; the
+// deleted records ride on the next catalog write (here a group of Uploaded), then on Refresh
+// and Close, and the catalog replays to the same states.
+func TestRemoveDefersItsRecord(t *testing.T) {
+	const n = 6
+	dir, s, files := spoolOf(t, n+2)
+	for _, f := range files[:n] {
 		must(t, s.Uploaded(bg, f.ID, "k", "e", "ok"))
 	}
 	g := gate(t)
-	g.check = func() {
-		for _, f := range files {
-			if _, err := os.Stat(f.Path); err == nil {
-				t.Errorf("file %d is still in ready/ when the group carrying its deleted record is fsynced", f.ID)
-			}
+	g.release = nil
+	for _, f := range files[:n] {
+		must(t, s.Remove(bg, f.ID))
+		if _, err := os.Stat(f.Path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("file %d still in ready/ after Remove: %v", f.ID, err)
 		}
 	}
-	remove := func(f File) error { return s.Remove(bg, f.ID) }
-	errs := runGroup(t, s, g, files, remove, func(i int) error {
-		st, err := replayDurable(dir, g.synced.Load())
-		if err != nil {
-			return err
-		}
-		if st.files[files[i].ID] != nil {
-			return fmt.Errorf("file %d is not recorded deleted in the fsynced catalog", files[i].ID)
-		}
-		return nil
-	})
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("file %d: %v", files[i].ID, err)
-		}
+	if c, d := g.calls.Load(), countDeleted(t, dir); c != 0 || d != 0 {
+		t.Errorf("after %d removals: %d catalog fsyncs, %d deleted records written; want 0, 0", n, c, d)
 	}
+	if st := s.Stats(); st.Deleted.Files != n || st.Uploaded.Files != 0 || len(s.Retained()) != 0 {
+		t.Errorf("stats %+v, %d retained; want %d deleted, none retained", st, len(s.Retained()), n)
+	}
+	must(t, s.Uploaded(bg, files[n].ID, "k", "e", "ok"))
+	if c, d := g.calls.Load(), countDeleted(t, dir); c != 1 || d != n {
+		t.Errorf("after the next Uploaded: %d catalog fsyncs, %d deleted records; want 1, %d", c, d, n)
+	}
+	st, err := replayDurable(dir, g.synced.Load())
+	must(t, err)
+	if len(st.files) != 2 || st.stats.Deleted.Files != n {
+		t.Errorf("the fsynced catalog holds %d files, %d deleted; want 2, %d", len(st.files), st.stats.Deleted.Files, n)
+	}
+	must(t, s.Remove(bg, files[n].ID))
+	must(t, s.Refresh(bg))
+	if c, d := g.calls.Load(), countDeleted(t, dir); c != 2 || d != n+1 {
+		t.Errorf("after Refresh: %d catalog fsyncs, %d deleted records; want 2, %d", c, d, n+1)
+	}
+	must(t, s.Refresh(bg))
 	if c := g.calls.Load(); c != 2 {
-		t.Errorf("%d catalog fsyncs for %d removals, want 2", c, n)
+		t.Errorf("a Refresh with nothing deferred fsynced the catalog (%d fsyncs, want 2)", c)
 	}
-	if st := s.Stats(); st.Deleted.Files != n {
-		t.Errorf("stats %+v, want %d deleted", st, n)
-	}
+	must(t, s.Uploaded(bg, files[n+1].ID, "k", "e", "ok"))
+	must(t, s.Remove(bg, files[n+1].ID))
+	want := s.Stats()
 	must(t, s.Close())
-	if st := open(t, dir, nil).Stats(); st.Deleted.Files != n {
-		t.Errorf("after reopening: stats %+v, want %d deleted", st, n)
+	if got := open(t, dir, nil).Stats(); got != want || got.Deleted.Files != n+2 {
+		t.Errorf("after Close and reopening: stats %+v, want %+v", got, want)
 	}
 }
 
-// TestGroupCommitRemoveWaitsForDurableUpload: a Remove in the same group as the uploaded record
-// of its file is refused (the record is not durable yet) and the file stays; the upload is
-// recorded.
-func TestGroupCommitRemoveWaitsForDurableUpload(t *testing.T) {
-	_, s, files := spoolOf(t, 2)
-	g := gate(t)
-	errs := make(chan error, 3)
-	go func() { errs <- s.Uploaded(bg, files[0].ID, "k", "e", "ok") }()
-	waitFor(t, g.entered, "the first catalog fsync")
-	go func() { errs <- s.Uploaded(bg, files[1].ID, "k", "e", "ok") }()
-	queued(t, s, 1)
-	var removeErr error
-	done := make(chan struct{})
-	go func() { removeErr = s.Remove(bg, files[1].ID); close(done) }()
-	queued(t, s, 2)
-	close(g.release)
-	<-done
-	for range 2 {
-		must(t, <-errs)
+// TestRemoveLostRecordsAreHarmless: a crash that loses the deferred deleted records leaves the
+// files recorded uploaded and gone from ready/: the next owner opens the spool, lists them as
+// retained, and removing them records them deleted.
+func TestRemoveLostRecordsAreHarmless(t *testing.T) {
+	const n = 4
+	dir, s, files := spoolOf(t, n)
+	for _, f := range files {
+		must(t, s.Uploaded(bg, f.ID, "k", "e", "ok"))
+		must(t, s.Remove(bg, f.ID))
 	}
-	wantKind(t, removeErr, ErrState, files[1].Path, "not uploaded")
-	if _, err := os.Stat(files[1].Path); err != nil {
+	// A crash: the process's descriptors close, nothing else runs.
+	s.mu.Lock()
+	s.closed = true
+	s.cat.Close()
+	flock.Unlock(s.lock)
+	s.lock.Close()
+	s.mu.Unlock()
+	if d := countDeleted(t, dir); d != n-1 {
+		t.Fatalf("%d deleted records written before the crash, want %d (all but the last, carried by the next Uploaded)", d, n-1)
+	}
+	s2 := open(t, dir, nil)
+	ret := s2.Retained()
+	if len(ret) != 1 || ret[0].ID != files[n-1].ID {
+		t.Fatalf("retained after the crash: %+v, want file %d", ret, files[n-1].ID)
+	}
+	must(t, s2.Remove(bg, ret[0].ID))
+	must(t, s2.Close())
+	if st := open(t, dir, nil).Stats(); st.Deleted.Files != n {
+		t.Errorf("stats %+v, want %d deleted", st, n)
+	}
+}
+
+// TestRemoveWaitsForDurableUpload: a Remove made while the group carrying the file's uploaded
+// record is being fsynced does not unlink the file before that fsync returns, and a Remove of
+// a file not recorded uploaded is refused and leaves it.
+func TestRemoveWaitsForDurableUpload(t *testing.T) {
+	dir, s, files := spoolOf(t, 2)
+	g := gate(t)
+	uploaded := make(chan error, 1)
+	go func() { uploaded <- s.Uploaded(bg, files[0].ID, "k", "e", "ok") }()
+	waitFor(t, g.entered, "the first catalog fsync")
+	removed := make(chan error, 1)
+	go func() { removed <- s.Remove(bg, files[0].ID) }()
+	time.Sleep(50 * time.Millisecond) // room for a wrong unlink to happen
+	if _, err := os.Stat(files[0].Path); err != nil {
 		t.Errorf("the file was removed before its uploaded record was durable: %v", err)
 	}
-	if got := len(s.Retained()); got != 2 {
-		t.Errorf("%d retained, want 2", got)
+	close(g.release)
+	must(t, <-uploaded)
+	must(t, <-removed)
+	st, err := replayDurable(dir, g.synced.Load())
+	must(t, err)
+	if f := st.files[files[0].ID]; f == nil || f.State != Uploaded {
+		t.Errorf("file %d removed, but the fsynced catalog has it %+v", files[0].ID, f)
+	}
+	wantKind(t, s.Remove(bg, files[1].ID), ErrState, files[1].Path, "not uploaded")
+	if _, err := os.Stat(files[1].Path); err != nil {
+		t.Errorf("a file not recorded uploaded was removed: %v", err)
 	}
 }
 
@@ -334,29 +373,6 @@ func TestGroupCommitClosed(t *testing.T) {
 	wantKind(t, s.Remove(bg, files[0].ID), ErrState, "closed")
 }
 
-// slowDir replaces syncRemoved: the directory fsyncs wait for release (after closing entered
-// on the first), then fail with fail if it is set.
-type slowDir struct {
-	entered, release chan struct{}
-	once             sync.Once
-	fail             error
-}
-
-func slowDirSync(t *testing.T) *slowDir {
-	d := &slowDir{entered: make(chan struct{}), release: make(chan struct{})}
-	old := syncRemoved
-	syncRemoved = func(dir string) error {
-		d.once.Do(func() { close(d.entered) })
-		<-d.release
-		if d.fail != nil {
-			return d.fail
-		}
-		return syncDir(dir)
-	}
-	t.Cleanup(func() { syncRemoved = old })
-	return d
-}
-
 // countDeleted counts the deleted records in the catalog.
 func countDeleted(t *testing.T, dir string) int {
 	n := 0
@@ -368,83 +384,9 @@ func countDeleted(t *testing.T, dir string) int {
 	return n
 }
 
-// TestGroupCommitRemoveWaitsForDirFsync: while the directory fsync of removed files is
-// under way, no deleted record of theirs is written and no Remove returns.
-func TestGroupCommitRemoveWaitsForDirFsync(t *testing.T) {
-	const n = 6
-	dir, s, files := spoolOf(t, n)
-	for _, f := range files {
-		must(t, s.Uploaded(bg, f.ID, "k", "e", "ok"))
-	}
-	d := slowDirSync(t)
-	var returned atomic.Int64
-	errs := make(chan error, n)
-	for _, f := range files {
-		go func() {
-			err := s.Remove(bg, f.ID)
-			returned.Add(1)
-			errs <- err
-		}()
-	}
-	waitFor(t, d.entered, "the directory fsync")
-	time.Sleep(50 * time.Millisecond) // room for a wrong write or return to happen
-	if got := countDeleted(t, dir); got != 0 || returned.Load() != 0 {
-		t.Errorf("during the directory fsync: %d deleted records written, %d Remove calls returned; want 0, 0", got, returned.Load())
-	}
-	close(d.release)
-	for range n {
-		must(t, <-errs)
-	}
-	if got := countDeleted(t, dir); got != n {
-		t.Errorf("%d deleted records, want %d", got, n)
-	}
-	for _, f := range files {
-		if _, err := os.Stat(f.Path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("file %d still in ready/: %v", f.ID, err)
-		}
-	}
-}
-
-// TestGroupCommitRemoveDirFsyncFails: when the directory fsync fails, the removals of that
-// directory fail and no deleted record of theirs is written; removing again records them.
-func TestGroupCommitRemoveDirFsyncFails(t *testing.T) {
-	const n = 4
-	dir, s, files := spoolOf(t, n)
-	for _, f := range files {
-		must(t, s.Uploaded(bg, f.ID, "k", "e", "ok"))
-	}
-	d := slowDirSync(t)
-	d.fail = errors.New("injected directory fsync failure")
-	close(d.release)
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i, f := range files {
-		wg.Go(func() { errs[i] = s.Remove(bg, f.ID) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if !errors.Is(err, d.fail) || !strings.HasPrefix(fmt.Sprint(err), "remove ") {
-			t.Errorf("file %d: %v, want the injected failure as a remove error", files[i].ID, err)
-		}
-	}
-	if got := countDeleted(t, dir); got != 0 {
-		t.Errorf("%d deleted records after the failed directory fsync, want 0", got)
-	}
-	if got := len(s.Retained()); got != n {
-		t.Errorf("%d files retained, want %d", got, n)
-	}
-	d.fail = nil
-	for _, f := range files {
-		must(t, s.Remove(bg, f.ID)) // the file is gone already: recorded all the same
-	}
-	if got := countDeleted(t, dir); got != n {
-		t.Errorf("%d deleted records after removing again, want %d", got, n)
-	}
-}
-
 // TestGroupCommitMixed: many goroutines upload and remove files at once (run it with -race);
-// every call returns only once what was fsynced records it, and the catalog replays to the
-// same states.
+// every Uploaded returns only once what was fsynced records it, and the catalog replays to
+// the same states.
 func TestGroupCommitMixed(t *testing.T) {
 	const workers, each = 8, 6
 	dir, s, files := spoolOf(t, workers*each)
@@ -469,10 +411,6 @@ func TestGroupCommitMixed(t *testing.T) {
 					t.Errorf("remove %d: %v", f.ID, err)
 					return
 				}
-				st, err = replayDurable(dir, g.synced.Load())
-				if err != nil || st.files[f.ID] != nil {
-					t.Errorf("file %d: not recorded deleted in the fsynced catalog when Remove returned (%v)", f.ID, err)
-				}
 			}
 		})
 	}
@@ -485,5 +423,39 @@ func TestGroupCommitMixed(t *testing.T) {
 	must(t, s.Close())
 	if got := open(t, dir, nil).Stats(); got != want {
 		t.Errorf("replayed stats %+v, want %+v", got, want)
+	}
+}
+
+// TestGroupDelay: with OpenOptions.GroupDelay, Uploaded calls arriving one after the other
+// within the delay are written and fsynced as one group, and each returns only once that
+// fsync has.
+func TestGroupDelay(t *testing.T) {
+	dir := newSpool(t)
+	var files []File
+	for i := range 6 {
+		files = append(files, add(t, dir, "d", fmt.Sprintf("file %d\n", i), AddOptions{}))
+	}
+	s, err := Open(dir, OpenOptions{GroupDelay: 300 * time.Millisecond})
+	must(t, err)
+	defer s.Close()
+	g := gate(t)
+	g.release = nil
+	var wg sync.WaitGroup
+	for i, f := range files {
+		time.Sleep(10 * time.Millisecond)
+		wg.Go(func() {
+			if err := s.Uploaded(bg, f.ID, "k", "e", "ok"); err != nil {
+				t.Errorf("file %d: %v", i, err)
+				return
+			}
+			st, err := replayDurable(dir, g.synced.Load())
+			if err != nil || st.files[f.ID] == nil || st.files[f.ID].State != Uploaded {
+				t.Errorf("file %d: not durable when Uploaded returned (%v)", f.ID, err)
+			}
+		})
+	}
+	wg.Wait()
+	if c := g.calls.Load(); c != 1 {
+		t.Errorf("%d catalog fsyncs for %d calls within the delay, want 1", c, len(files))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,11 @@ import (
 type OpenOptions struct {
 	// Logger receives warnings (a torn catalog line, files removed by the clean-up); nil: none.
 	Logger *slog.Logger
+	// GroupDelay is how long the leader of a group commit of Uploaded calls waits for more
+	// calls to join before it writes and fsyncs: fewer, larger groups (fewer fsyncs) for a
+	// caller that does not wait on each record, at the cost of that much later returns.
+	// 0: none.
+	GroupDelay time.Duration
 }
 
 // Spool is a spool opened by its owner, the one process that ships its files. Its methods are
@@ -36,11 +42,21 @@ type Spool struct {
 	warnedTorn int64 // the offset of the torn line last warned about
 	closed     bool
 
-	// The group commit of Uploaded and Remove (group.go).
-	gmu      sync.Mutex    // guards queue
-	queue    []*commitReq  // requests waiting for a group
-	lead     chan struct{} // holds a token while a caller leads a group
-	unlinked *unlinked     // the last group's removals, waiting for their deleted records (mu)
+	// unfinished are files recorded finalized whose eligible record could not be written when
+	// they were found (a full file system): each catalog read tries again (mu).
+	unfinished []uint64
+	// deferred holds the deleted records of removals made since the last catalog write, one
+	// line each: the next write carries them (mu). See Remove.
+	deferred  []byte
+	deferredN int
+	// reserveFailed is set while the catalog's reserve cannot be kept (mu): warned about once.
+	reserveFailed bool
+
+	// The group commit of Uploaded (group.go).
+	groupDelay time.Duration
+	gmu        sync.Mutex    // guards queue
+	queue      []*commitReq  // requests waiting for a group
+	lead       chan struct{} // holds a token while a caller leads a group
 }
 
 // ownerLockTries and ownerLockPause bound how long Open waits for ship.lock: long enough to
@@ -69,7 +85,7 @@ func Open(dir string, opts OpenOptions) (*Spool, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Spool{info: info, log: orDiscard(opts.Logger), warnedTorn: -1, lead: make(chan struct{}, 1)}
+	s := &Spool{info: info, log: orDiscard(opts.Logger), warnedTorn: -1, lead: make(chan struct{}, 1), groupDelay: opts.GroupDelay}
 	if err := s.takeOwnerLock(); err != nil {
 		return nil, err
 	}
@@ -86,7 +102,11 @@ func Open(dir string, opts OpenOptions) (*Spool, error) {
 		if err := s.catchUp(op); err != nil {
 			return err
 		}
-		return s.cleanUp()
+		if err := s.cleanUp(); err != nil {
+			return err
+		}
+		s.reserve()
+		return nil
 	})
 	if err != nil {
 		s.cat.Close()
@@ -119,20 +139,40 @@ func (s *Spool) takeOwnerLock() error {
 		}
 		time.Sleep(ownerLockPause)
 	}
-	if err := writePID(f); err != nil {
-		flock.Unlock(f)
-		f.Close()
-		return ioErr(op, path, err)
+	if err := writePID(f, os.Getpid()); err != nil {
+		if errors.Is(ioErr(op, path, err), ErrFull) {
+			// The flock is the lock; the PID only tells others who holds it. A full disk
+			// must not keep the one process that can free it from starting.
+			s.log.Warn("spool: the owner's PID could not be written into the lock file (no space left); the lock is held all the same",
+				"path", path, "error", err)
+		} else {
+			flock.Unlock(f)
+			f.Close()
+			return ioErr(op, path, err)
+		}
 	}
 	s.lock = f
 	return nil
 }
 
-func writePID(f *os.File) error {
-	if err := f.Truncate(0); err != nil {
-		return err
+// pidField is the width of the PID in ship.lock: it is written in place, padded with spaces,
+// and blanked rather than truncated on release, so that the lock file keeps its block and
+// taking the lock needs no space on a full file system.
+const pidField = 20
+
+// writePID writes pid into ship.lock, padded to pidField; 0 writes blanks. A longer file (an
+// older layout) is cut to the field.
+func writePID(f *os.File, pid int) error {
+	b := []byte(strings.Repeat(" ", pidField) + "\n")
+	if pid > 0 {
+		copy(b, strconv.Itoa(pid))
 	}
-	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(b)) {
+		if err := f.Truncate(int64(len(b))); err != nil {
+			return err
+		}
+	}
+	_, err := f.WriteAt(b, 0)
 	return err
 }
 
@@ -155,9 +195,12 @@ func readPID(path string) int {
 	return 0
 }
 
-// releaseOwnerLock empties ship.lock (no stale PID) and releases it.
+// releaseOwnerLock blanks the PID in ship.lock (no stale PID) and releases it.
 func (s *Spool) releaseOwnerLock() error {
-	err := s.lock.Truncate(0)
+	err := writePID(s.lock, 0)
+	if errors.Is(ioErr("close", s.lock.Name(), err), ErrFull) {
+		err = nil // the PID is not cleared: readers find the lock free all the same
+	}
 	flock.Unlock(s.lock)
 	if cerr := s.lock.Close(); err == nil {
 		err = cerr
@@ -190,6 +233,7 @@ func (s *Spool) catchUp(op string) error {
 		s.warnedTorn = t.Offset
 		s.log.Warn("spool: "+t.warning(s.rd.path), "path", s.rd.path, "line", t.Line)
 	}
+	var finalized []uint64
 	for i := len(st.order) - 1; i >= 0 && st.order[i] >= firstNew; i-- {
 		f := st.files[st.order[i]]
 		if f == nil || f.State > Eligible {
@@ -200,9 +244,32 @@ func (s *Spool) catchUp(op string) error {
 		}
 		if f.State == Finalized {
 			s.log.Warn("spool: making eligible a file whose add stopped after its finalized record", "path", f.Path, "id", f.ID)
-			if err := s.appendOwn(op, &record{Type: recEligible, ID: f.ID, At: time.Now().UTC()}); err != nil {
-				return err
-			}
+			finalized = append(finalized, f.ID)
+		}
+	}
+	slices.Reverse(finalized)
+	return s.makeEligible(op, append(s.unfinished, finalized...))
+}
+
+// makeEligible appends the eligible records of files whose add stopped after their finalized
+// record (the catalog lock held, everything read). A full file system is not an error here:
+// the files wait, unfinished, for the next catalog read, and the owner carries on (with the
+// files it has) rather than fail to start.
+func (s *Spool) makeEligible(op string, ids []uint64) error {
+	s.unfinished = nil
+	for i, id := range ids {
+		f := s.rd.st.files[id]
+		if f == nil || f.State != Finalized {
+			continue
+		}
+		err := s.appendOwn(op, &record{Type: recEligible, ID: id, At: time.Now().UTC()})
+		if errors.Is(err, ErrFull) {
+			s.log.Warn("spool: no space left for the eligible record of a file; it waits for the next catalog read", "path", f.Path, "id", id, "error", err)
+			s.unfinished = ids[i:]
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -228,6 +295,9 @@ func (s *Spool) appendOwn(op string, rec *record) error {
 	if err := s.cutTorn(op); err != nil {
 		return err
 	}
+	if err := s.writeDeferred(op, nil); err != nil {
+		return err
+	}
 	end, err := appendRecord(s.cat, s.rd.off, rec)
 	if err != nil {
 		return ioErr(op, s.rd.path, err)
@@ -237,7 +307,27 @@ func (s *Spool) appendOwn(op string, rec *record) error {
 	}
 	s.rd.off = end
 	s.rd.line++
+	s.reserve()
 	return nil
+}
+
+// catalogReserve is how much of the catalog's file is kept allocated past its end (about 400
+// files' uploaded and deleted records), so that the owner can record uploads and removals on
+// a file system that producers filled: the removals then free the space of the files.
+const catalogReserve = 128 << 10
+
+// reserve tops the catalog's reserve up, the catalog lock held (mu). A file system too full
+// for it is warned about once, until it has room again.
+func (s *Spool) reserve() {
+	err := reserveSpace(s.cat, s.rd.off, catalogReserve)
+	switch {
+	case err == nil:
+		s.reserveFailed = false
+	case !s.reserveFailed:
+		s.reserveFailed = true
+		s.log.Warn("spool: the catalog's reserve for records cannot be kept: the spool's file system is (nearly) full",
+			"path", s.rd.path, "error", err)
+	}
 }
 
 // spoolName matches the names of the files an add places in ready/<dataset>/.
@@ -321,8 +411,17 @@ func (s *Spool) Dir() string { return s.info.Dir }
 
 // Refresh reads the records producers appended since the last read, and checks their files as
 // Open does. Errors: ErrCorrupt, ErrIO, ErrState (closed), or ctx's error.
+//
+// Refresh also writes the deleted records of the removals made since the last catalog write,
+// with one fsync; a failure to (a full file system) is logged and tried again by the next
+// write, not returned: those records can be lost without harm (see Remove).
 func (s *Spool) Refresh(ctx context.Context) error {
-	return s.do(ctx, "refresh", func() error { return nil })
+	return s.do(ctx, "refresh", func() error {
+		if err := s.writeDeferred("refresh", nil); err != nil {
+			s.log.Warn("spool: writing the deleted records of removed files failed; the next catalog write carries them", "path", s.rd.path, "error", err)
+		}
+		return nil
+	})
 }
 
 // do runs fn under the mutex and the catalog lock, after catching up on the catalog.
@@ -342,6 +441,22 @@ func (s *Spool) do(ctx context.Context, op string, fn func() error) error {
 
 // Pending returns the eligible files not yet uploaded, oldest (lowest First) first.
 func (s *Spool) Pending() []File { return s.list(Eligible) }
+
+// PendingN returns the first n of the eligible files not yet uploaded, oldest (lowest First)
+// first; n ≤ 0 returns them all.
+func (s *Spool) PendingN(n int) []File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rd.st.listN(Eligible, n)
+}
+
+// Waiting sums the eligible files not yet uploaded, without copying them: how many, their
+// bytes, and the earliest event time among them (zero when there are none).
+func (s *Spool) Waiting() (files, bytes int64, oldest time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rd.st.waiting(Eligible)
+}
 
 // Retained returns the uploaded files still in ready/, oldest first.
 func (s *Spool) Retained() []File { return s.list(Uploaded) }
@@ -378,28 +493,18 @@ func (s *Spool) Next() uint64 {
 
 // Uploaded records that the file id is in the store at key: an uploaded record, appended and
 // fsynced before Uploaded returns. outcome says how the upload ended (the ship service writes
-// "ok" or "conflict_equal"). Concurrent calls (and Remove calls) share one write and one fsync
-// (a group commit), each returning only once an fsync covering its own record has returned;
-// a failed write or fsync fails every call of its group, and none of their records stays.
-// ctx bounds the wait for a group to take the record, not the group's write and fsync.
-// Errors: ErrState (the file is not eligible: unknown, already uploaded or not yet eligible),
-// ErrInput (no key or outcome), ErrCorrupt, ErrIO, ctx's error.
+// "ok" or "conflict_equal"). Concurrent calls share one write and one fsync (a group commit),
+// each returning only once an fsync covering its own record has returned; a failed write or
+// fsync fails every call of its group, and none of their records stays. ctx bounds the wait
+// for a group to take the record, not the group's write and fsync. Errors: ErrState (the file
+// is not eligible: unknown, already uploaded or not yet eligible), ErrInput (no key or
+// outcome), ErrCorrupt, ErrFull (no space left for the record, even in the catalog's
+// reserve), ErrIO, ctx's error.
 func (s *Spool) Uploaded(ctx context.Context, id uint64, key, etag, outcome string) error {
 	if key == "" || outcome == "" {
 		return newErr(opUploaded, s.info.Dir, ErrInput, fmt.Errorf("file %d: an uploaded record needs a key and an outcome", id))
 	}
 	return s.commit(ctx, &commitReq{op: opUploaded, id: id, key: key, etag: etag, outcome: outcome})
-}
-
-// Remove is local retention: it removes the ready file of id, whose uploaded record must be
-// durable already, fsyncs its directory, then appends a deleted record and fsyncs it. A file
-// already gone from ready/ is recorded deleted all the same. Concurrent calls are committed
-// in groups, as with Uploaded: one group removes their files and fsyncs each directory once
-// (while its own catalog write is fsynced); the next writes their deleted records with its
-// own and fsyncs them once. Errors: ErrState (the file is not recorded uploaded: it is never
-// removed), ErrIO, store.ErrForbidden, ctx's error (only while waiting for a group).
-func (s *Spool) Remove(ctx context.Context, id uint64) error {
-	return s.commit(ctx, &commitReq{op: opRemove, id: id})
 }
 
 // want checks that file id is in state st.
@@ -424,6 +529,13 @@ func (s *Spool) Close() error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
+	}
+	if len(s.deferred) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), catalogLockWait)
+		if err := s.locked(ctx, "close", func() error { return s.writeDeferred("close", nil) }); err != nil {
+			s.log.Warn("spool: the deleted records of removed files could not be written; the next owner records them again", "path", s.rd.path, "error", err)
+		}
+		cancel()
 	}
 	s.closed = true
 	err := s.cat.Close()

@@ -429,7 +429,7 @@ func TestOwnerLockInProcess(t *testing.T) {
 	must(t, s.Close())
 	st, err = ReadStatus(dir)
 	must(t, err)
-	if st.Owner.Held || readText(t, filepath.Join(dir, LockFile)) != "" {
+	if st.Owner.Held || strings.TrimSpace(readText(t, filepath.Join(dir, LockFile))) != "" {
 		t.Errorf("after Close: owner %+v, lock file %q", st.Owner, readText(t, filepath.Join(dir, LockFile)))
 	}
 	open(t, dir, nil)

@@ -188,14 +188,35 @@ func (s *state) finalized(r *record) error {
 var stateOf = map[string]State{recFinalized: Finalized, recEligible: Eligible, recUploaded: Uploaded, recDeleted: Deleted}
 
 // list returns copies of the files in state st, oldest (lowest First) first.
-func (s *state) list(st State) []File {
-	var out []File
+func (s *state) list(st State) []File { return s.listN(st, 0) }
+
+// listN returns copies of the first n files in state st (n ≤ 0: all), oldest first.
+func (s *state) listN(st State, n int) []File {
+	want := int(s.stats.Of(st).Files)
+	if n > 0 {
+		want = min(want, n)
+	}
+	out := make([]File, 0, want)
 	for _, id := range s.order {
+		if len(out) == want {
+			break
+		}
 		if f := s.files[id]; f != nil && f.State == st {
 			out = append(out, *f)
 		}
 	}
 	return out
+}
+
+// waiting sums the files in state st: how many, their bytes, the earliest event time.
+func (s *state) waiting(st State) (files, bytes int64, oldest time.Time) {
+	c := s.stats.Of(st)
+	for _, id := range s.order {
+		if f := s.files[id]; f != nil && f.State == st && (oldest.IsZero() || f.Time.Before(oldest)) {
+			oldest = f.Time
+		}
+	}
+	return c.Files, c.Bytes, oldest
 }
 
 // oldest returns the file in state st with the lowest First.

@@ -34,9 +34,10 @@ type Store struct {
 	policy *driver.RetryPolicy
 	desc   driver.Description
 
-	copier driver.Copier
-	batch  driver.BatchDeleter
-	maker  driver.BucketMaker
+	copier  driver.Copier
+	batch   driver.BatchDeleter
+	maker   driver.BucketMaker
+	uploads driver.UploadLister
 }
 
 // New returns the portable store over b, following policy (nil: the default policy).
@@ -48,6 +49,7 @@ func New(b driver.Bucket, policy *RetryPolicy) *Store {
 	s.copier, _ = driver.Find[driver.Copier](b)
 	s.batch, _ = driver.Find[driver.BatchDeleter](b)
 	s.maker, _ = driver.Find[driver.BucketMaker](b)
+	s.uploads, _ = driver.Find[driver.UploadLister](b)
 	return s
 }
 
@@ -386,3 +388,47 @@ func (s *Store) ResolvePut(ctx context.Context, key, putID string) (ObjectInfo, 
 // Bucket returns the driver underneath, for tests and probes that must reach past the
 // portable store.
 func (s *Store) Bucket() driver.Bucket { return s.b }
+
+// Upload is an incomplete upload (see ListUploads).
+type Upload = driver.Upload
+
+// ListUploads returns the incomplete uploads (S3 multipart uploads never completed or
+// aborted, Azure blobs with uncommitted blocks only) whose key starts with prefix, keys
+// relative to the store, in key order. A backend that cannot list them (GCS resumable
+// uploads, the file and mem stores, which have none) is ErrUnsupported; a missing bucket is
+// ErrBucketMissing.
+func (s *Store) ListUploads(ctx context.Context, prefix string) ([]Upload, error) {
+	if err := driver.ValidatePrefix("list-uploads", prefix); err != nil {
+		return nil, err
+	}
+	if s.uploads == nil {
+		return nil, &Error{Op: "list-uploads", Key: s.desc.Location + prefix, Kind: ErrUnsupported,
+			Err: fmt.Errorf("%s stores keep no incomplete uploads that can be listed", s.desc.Scheme)}
+	}
+	ups, err := s.uploads.ListUploads(ctx, s.prefix+prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := ups[:0]
+	for _, u := range ups {
+		if k, ok := strings.CutPrefix(u.Key, s.prefix); ok {
+			u.Key = k
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// AbortUpload aborts the incomplete upload u (as ListUploads returned it), discarding its
+// parts; one already gone is success. ErrUnsupported where ListUploads is.
+func (s *Store) AbortUpload(ctx context.Context, u Upload) error {
+	if err := driver.ValidateKey("abort-upload", u.Key); err != nil {
+		return err
+	}
+	if s.uploads == nil {
+		return &Error{Op: "abort-upload", Key: u.Key, Kind: ErrUnsupported,
+			Err: fmt.Errorf("%s stores keep no incomplete uploads", s.desc.Scheme)}
+	}
+	u.Key = s.prefix + u.Key
+	return s.uploads.AbortUpload(ctx, u)
+}

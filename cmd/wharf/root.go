@@ -130,6 +130,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	root.AddCommand(a.shipCommand())
 	root.AddCommand(a.backfillCommand())
 	root.AddCommand(a.leaseCommand())
+	root.AddCommand(a.uploadsCommand())
 	return root
 }
 

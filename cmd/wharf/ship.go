@@ -13,6 +13,7 @@ import (
 )
 
 func (a *app) shipCommand() *cobra.Command {
+	var logLevel string
 	cmd := &cobra.Command{
 		Use:   "ship [-c wharf.yaml] [--spool DIR --to URL --pipeline P --node N]",
 		Short: "Ship a spool's finished files to a bucket, each exactly once, as a service",
@@ -34,8 +35,14 @@ Every key of the config file's ship: section is also a flag, so the service runs
 file. /metrics (Prometheus), /status (JSON) and /healthz are served on --listen (loopback).
 SIGTERM or Ctrl-C stops taking files, lets uploads in flight finish for --grace, and exits
 0; a restart resumes from the spool's catalog. With --drain the service exits 0 once
-nothing is left to ship. A fatal error keeps /healthz at 503 until SIGTERM (with --drain,
-the command exits 1 at once).
+nothing is left to ship. /healthz answers 503 once the service is unhealthy (three
+attempts in a row refused for credentials, a missing bucket or a full spool: it recovers
+by itself once they succeed) or fatal (it stays so until SIGTERM; with --drain, the command
+exits 1 at once). A full spool disk does not stop the service: it ships, records and
+removes files in the catalog's reserve, and retries a record it cannot write.
+
+Before a large file is sent again after a restart, the multipart uploads an earlier run
+left open at its key are aborted ('wharf uploads' lists and aborts others).
 
 Logs go to stderr at info level unless --log-level says otherwise: one line per upload with
 file_id, dataset, key, size, sha256, outcome, duration and attempt.`,
@@ -46,23 +53,27 @@ file_id, dataset, key, size, sha256, outcome, duration and attempt.`,
   wharf ship -c wharf.yaml --drain --listen off`,
 		Args: args(0, 0, "no arguments (use flags or the config file's ship: section)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil || !validLevel(logLevel) {
+				return usageErr(fmt.Errorf("ship: --log-level %q: want debug, info, warn or error", logLevel))
+			}
 			cfg, err := a.shipConfig(cmd.Flags())
 			if err != nil {
 				return err
 			}
-			log := a.log
-			if !cmd.Flags().Changed("log-level") {
-				log = newLogger(a.err, a.format, slog.LevelInfo)
-			}
-			return a.ship(cmd.Context(), cfg, log)
+			return a.ship(cmd.Context(), cfg, newLogger(a.err, a.format, level))
 		},
 	}
 	registerShipFlags(cmd.Flags())
+	// The service logs each upload at info: its own --log-level, whose default the help shows,
+	// stands in for the global one (same name, same values).
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	return cmd
 }
 
 func (a *app) ship(ctx context.Context, cfg ship.Config, log *slog.Logger) error {
 	cfg.Store.Logger = log
+	cfg.Store.Wrap = shipTestWrap(a.getenv)
 	s, err := ship.New(cfg, ship.Options{Logger: log.With("component", "ship"), Hooks: shipTestHooks(a.getenv)})
 	if err != nil {
 		return err
@@ -74,16 +85,21 @@ func (a *app) ship(ctx context.Context, cfg ship.Config, log *slog.Logger) error
 	start := time.Now()
 	err = s.Run(ctx)
 	st := s.Status()
-	if err != nil {
-		return err
+	// The summary comes after a fatal error too (before the error's own line): what is left
+	// to ship is what an operator asks first.
+	switch {
+	case a.quiet:
+	case a.format == "json":
+		if werr := writeJSON(a.out, st); err == nil {
+			err = werr
+		}
+	default:
+		state := st.State
+		if st.Fatal != nil {
+			state = "fatal"
+		}
+		fmt.Fprintf(a.out, "ship: %s after %s; %d file(s) uploaded; backlog %d file(s), %s\n",
+			state, time.Since(start).Round(time.Millisecond), st.Uploaded, st.Backlog.Files, humanSize(st.Backlog.Bytes))
 	}
-	if a.quiet {
-		return nil
-	}
-	if a.format == "json" {
-		return writeJSON(a.out, st)
-	}
-	fmt.Fprintf(a.out, "ship: %s after %s; %d file(s) uploaded; backlog %d file(s), %s\n",
-		st.State, time.Since(start).Round(time.Millisecond), st.Uploaded, st.Backlog.Files, humanSize(st.Backlog.Bytes))
-	return nil
+	return err
 }

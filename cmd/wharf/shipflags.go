@@ -26,11 +26,11 @@ var shipFlagKeys = map[string]string{
 // registerShipFlags declares the flags of `wharf ship`, each showing its default.
 func registerShipFlags(fl *pflag.FlagSet) {
 	d := ship.DefaultConfig()
-	fl.String("spool", "", "the spool directory (made by `wharf spool init DIR`)")
+	fl.String("spool", "", "the spool directory (made by 'wharf spool init DIR')")
 	fl.String("to", "", "the destination URL: s3://bucket/prefix, gs://…, az://…, ./dir")
 	fl.String("pipeline", "", "the pipeline name, written into every key")
 	fl.String("node", "", "this machine's id, written into every key (default: $"+ship.EnvNodeID+")")
-	fl.Int("upload-concurrency", d.UploadConcurrency, "files uploaded at once (also the part buffers shared by multipart uploads)")
+	fl.Int("upload-concurrency", d.UploadConcurrency, "files uploaded at once (also the parts in flight across all multipart uploads)")
 	fl.String("multipart-threshold", bytesize.Format(d.MultipartThreshold), "files above this size go multipart")
 	fl.String("part-size", bytesize.Format(d.PartSize), "multipart part size, 5MiB to 5GiB")
 	fl.String("conditional-put", string(d.ConditionalPut), "auto, create or overwrite")

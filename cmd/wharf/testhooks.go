@@ -96,6 +96,33 @@ func (s *slowReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// shipTestWrap parses WHARF_TEST_SHIP for the points that sit in the store rather than in an
+// upload:
+//
+//	kill-after-probe-put  SIGKILL itself once the startup probe's sentinel is written
+//
+// and returns a decorator of the destination's bucket, or nil without them.
+func shipTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucket {
+	if !strings.Contains(getenv(envTestShip), "kill-after-probe-put") {
+		return nil
+	}
+	return func(b driver.Bucket) driver.Bucket { return &probeKiller{Bucket: b} }
+}
+
+// probeKiller kills the process once a put under the probe's prefix has landed, as a crash
+// in the middle of the startup probe would.
+type probeKiller struct{ driver.Bucket }
+
+func (p *probeKiller) Unwrap() driver.Bucket { return p.Bucket }
+
+func (p *probeKiller) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
+	info, err := p.Bucket.Put(ctx, key, body, opts)
+	if err == nil && strings.Contains(key, "_wharf/probe/") {
+		killSelf()
+	}
+	return info, err
+}
+
 // shipTestHooks parses WHARF_TEST_SHIP, a comma-separated list of point:value:
 //
 //	kill-after-put:N     SIGKILL itself the Nth time an object is in the store but not yet
@@ -140,31 +167,52 @@ func shipTestHooks(getenv func(string) string) ship.Hooks {
 	}}
 	if midBody > 0 || pause > 0 {
 		h.Body = func(_ spool.File, r io.Reader) io.Reader {
-			return &hookedBody{r: r, killAt: midBody, pause: pause}
+			hb := &hookedBody{r: r, killAt: midBody, pause: pause}
+			if ra, ok := r.(io.ReaderAt); ok {
+				// A large file read in place (each part straight from the file) stays so.
+				return &hookedBodyAt{hookedBody: hb, ra: ra}
+			}
+			return hb
 		}
 	}
 	return h
+}
+
+// hookedBodyAt is a hookedBody whose body is read in place too: ReadAt counts, pauses and
+// kills as Read does.
+type hookedBodyAt struct {
+	*hookedBody
+	ra io.ReaderAt
+}
+
+func (b *hookedBodyAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := b.ra.ReadAt(p, off)
+	b.after(n)
+	return n, err
 }
 
 // hookedBody reads an upload's body, pausing after each read and killing the process once
 // killAt bytes were read.
 type hookedBody struct {
 	r      io.Reader
-	n      int64
+	n      atomic.Int64 // parts read in place are read in parallel
 	killAt int64
 	pause  time.Duration
 }
 
 func (b *hookedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
-	b.n += int64(n)
-	if b.killAt > 0 && b.n >= b.killAt {
+	b.after(n)
+	return n, err
+}
+
+func (b *hookedBody) after(n int) {
+	if b.killAt > 0 && b.n.Add(int64(n)) >= b.killAt {
 		killSelf()
 	}
 	if b.pause > 0 && n > 0 {
 		time.Sleep(b.pause)
 	}
-	return n, err
 }
 
 // killSelf ends the process as a crash would: SIGKILL, no deferred code, no cleanup.

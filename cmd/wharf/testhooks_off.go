@@ -13,3 +13,5 @@ import (
 func exportTestWrap(func(string) string) func(driver.Bucket) driver.Bucket { return nil }
 
 func shipTestHooks(func(string) string) ship.Hooks { return ship.Hooks{} }
+
+func shipTestWrap(func(string) string) func(driver.Bucket) driver.Bucket { return nil }

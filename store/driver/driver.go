@@ -100,6 +100,27 @@ type BucketInfo struct {
 	Created time.Time `json:"created,omitzero"`
 }
 
+// UploadLister finds and aborts incomplete uploads: S3 multipart uploads started and never
+// completed or aborted (their parts are stored, and billed, until then), Azure blobs that
+// have uncommitted blocks only.
+type UploadLister interface {
+	// ListUploads returns every incomplete upload whose key starts with prefix, in key order
+	// (then oldest first), following every page. It applies the retry policy to each
+	// request it makes itself. Some servers list less than the prefix asks: see each
+	// backend's documentation.
+	ListUploads(ctx context.Context, prefix string) ([]Upload, error)
+	// AbortUpload ends u and discards its parts. An upload that is already gone (completed
+	// or aborted) is success. It applies the retry policy itself.
+	AbortUpload(ctx context.Context, u Upload) error
+}
+
+// Upload is an incomplete upload.
+type Upload struct {
+	Key       string    `json:"key"`
+	ID        string    `json:"id,omitempty"`       // the store's id of the upload (S3's upload id)
+	Initiated time.Time `json:"initiated,omitzero"` // when it was started, by the store's clock
+}
+
 // Wrapper is implemented by decorators: Unwrap returns the bucket they wrap.
 type Wrapper interface {
 	Unwrap() Bucket

@@ -55,6 +55,10 @@ type CapabilityResult struct {
 	Verdict  string `json:"verdict"`        // Yes, No or Inconclusive
 	Evidence string `json:"evidence"`       // what was done and what the store answered
 	Code     string `json:"code,omitempty"` // WHARF_PROBE_INCONCLUSIVE when inconclusive
+	// Cause is the code of the failure that made the capability inconclusive, when a request
+	// failed (WHARF_FORBIDDEN for refused credentials, WHARF_UNAVAILABLE for a store that
+	// does not answer…).
+	Cause string `json:"cause,omitempty"`
 }
 
 // Result is what the probe found.
@@ -66,12 +70,22 @@ type Result struct {
 	ClockSkewSeconds float64                     `json:"clock_skew_seconds"` // store clock − local clock
 	ClockSkewWarning string                      `json:"clock_skew_warning"` // "" when the skew is small
 	Sentinel         string                      `json:"sentinel,omitempty"` // the key used, deleted after
-	Duration         time.Duration               `json:"-"`
+	// Swept is how many sentinels that earlier probes with the same Options.Tag left (killed,
+	// or cut off before they could delete theirs) this probe deleted.
+	Swept    int           `json:"swept,omitempty"`
+	Duration time.Duration `json:"-"`
 }
 
 // Options modify Probe.
 type Options struct {
 	Now func() time.Time // local clock; nil means time.Now
+	// Tag names the prober in its sentinel's key (Prefix + Tag + "-" + a random id): 1 to 100
+	// letters, digits, '.', '_' or '-'. A probe with a tag deletes, besides its own sentinel,
+	// every sentinel with the same tag that earlier probes left behind (a process killed
+	// mid-probe, a store that stopped answering before the sentinel's delete). Give a tag only
+	// to a prober of which one runs at a time: the ship service tags its probe with its node
+	// id and its spool's epoch, which one process at a time owns.
+	Tag string
 }
 
 // RequireCAS returns ErrCoordinationUnproven unless r proves cas.

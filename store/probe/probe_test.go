@@ -56,3 +56,54 @@ func TestProbeClockSkewWarns(t *testing.T) {
 		t.Errorf("in-sync clock: skew %v warning %q", res.ClockSkewSeconds, res.ClockSkewWarning)
 	}
 }
+
+// TestProbeInconclusiveNamesCause: a capability made inconclusive by a failed request names
+// that failure's code (here the 501's WHARF_UNSUPPORTED), for callers that report it.
+func TestProbeInconclusiveNamesCause(t *testing.T) {
+	res, err := probe.Run(context.Background(), store.New(refusing{mem.New()}, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Capabilities[probe.CapConditionalCreate]; c.Cause != "WHARF_UNSUPPORTED" {
+		t.Errorf("conditional create: %+v, want cause WHARF_UNSUPPORTED", c)
+	}
+}
+
+// TestProbeTagSweepsLeftovers: a tagged probe deletes its sentinel and those that earlier
+// probes with its tag left, and nothing else under the probe's prefix.
+func TestProbeTagSweepsLeftovers(t *testing.T) {
+	ctx := context.Background()
+	s := store.New(mem.New(), nil)
+	put := func(key string) {
+		if _, err := s.Put(ctx, key, strings.NewReader("x"), &store.PutOptions{Size: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(probe.Prefix + "ship-n1-0123456789abcdef-00112233445566aa") // an earlier run's, killed
+	put(probe.Prefix + "ship-n1-0123456789abcdef-ffeeddccbbaa9988")
+	put(probe.Prefix + "ship-n2-0123456789abcdef-00112233445566aa") // another node's
+	put(probe.Prefix + "00112233445566aa")                          // an untagged probe's
+	put(probe.Prefix + "ship-n1-0123456789abcdef-notmine")          // not a sentinel name
+	res, err := probe.Run(ctx, s, &probe.Options{Tag: "ship-n1-0123456789abcdef"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Sentinel, probe.Prefix+"ship-n1-0123456789abcdef-") || res.Swept != 2 {
+		t.Errorf("sentinel %q, swept %d; want the tag in the key and 2 swept", res.Sentinel, res.Swept)
+	}
+	objs, err := s.ListAll(ctx, probe.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, o := range objs {
+		left = append(left, strings.TrimPrefix(o.Key, probe.Prefix))
+	}
+	want := []string{"00112233445566aa", "ship-n1-0123456789abcdef-notmine", "ship-n2-0123456789abcdef-00112233445566aa"}
+	if strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("left under %s: %v, want %v", probe.Prefix, left, want)
+	}
+	if _, err := probe.Run(ctx, s, &probe.Options{Tag: "bad/tag"}); err == nil {
+		t.Error("a tag with a slash was accepted")
+	}
+}

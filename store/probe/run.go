@@ -38,6 +38,13 @@ func Run(ctx context.Context, s *store.Store, opts *Options) (*Result, error) {
 	if opts != nil && opts.Now != nil {
 		p.now = opts.Now
 	}
+	if opts != nil && opts.Tag != "" {
+		if !validTag(opts.Tag) {
+			return nil, &store.Error{Op: "probe", Key: opts.Tag, Kind: store.ErrConfig,
+				Err: fmt.Errorf("probe tag %q: want 1 to 100 letters, digits, '.', '_' or '-'", opts.Tag)}
+		}
+		p.tag = opts.Tag
+	}
 	start := p.now()
 	defer func() { p.res.Duration = p.now().Sub(start) }()
 	if d := p.res.Store; d.Scheme == "file" && d.MountType != "" && !localMountTypes[d.MountType] {
@@ -60,12 +67,18 @@ type prober struct {
 	now func() time.Time
 	res *Result
 	key string
+	tag string
 }
 
 func (p *prober) set(c, verdict, format string, a ...any) {
 	r := CapabilityResult{Verdict: verdict, Evidence: fmt.Sprintf(format, a...)}
 	if verdict == Inconclusive {
 		r.Code = ErrInconclusive.Code()
+		for _, v := range a {
+			if err, ok := v.(error); ok && errcode.NameOf(err) != "" {
+				r.Cause = errcode.NameOf(err)
+			}
+		}
 	}
 	p.res.Capabilities[c] = r
 }
@@ -83,6 +96,9 @@ func inconclusive(err error) bool {
 func (p *prober) run(ctx context.Context) error {
 	id := driver.NewPutID()[:16]
 	p.key = Prefix + id
+	if p.tag != "" {
+		p.key = Prefix + p.tag + "-" + id
+	}
 	p.res.Sentinel = p.key
 	v1 := []byte("wharf probe " + id + " v1")
 	md := map[string]string{"wharf-probe": id}
@@ -96,6 +112,9 @@ func (p *prober) run(ctx context.Context) error {
 	case err != nil && (inconclusive(err) || errors.Is(err, store.ErrPreconditionFailed)):
 		for _, c := range Capabilities {
 			p.set(c, Inconclusive, "the first create of the sentinel failed: %v", err)
+		}
+		if errors.Is(err, store.ErrOutcomeUnknown) {
+			p.cleanup() // it may have landed; a store that answers again deletes it
 		}
 		return nil
 	case err != nil:
@@ -128,10 +147,47 @@ func (p *prober) current(ctx context.Context) (store.ObjectInfo, bool) {
 	return info, err == nil
 }
 
+// cleanup deletes the sentinel and, with a tag, the sentinels earlier probes with that tag
+// left behind. It runs on a context of its own, so that a probe cancelled at its end still
+// deletes what it wrote.
 func (p *prober) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = p.s.Delete(ctx, p.key, nil)
+	if p.tag == "" {
+		return
+	}
+	for o, err := range p.s.Walk(ctx, Prefix+p.tag+"-") {
+		if err != nil {
+			return
+		}
+		id := strings.TrimPrefix(o.Key, Prefix+p.tag+"-")
+		if o.Key != p.key && len(id) == 16 && isHex(id) && p.s.Delete(ctx, o.Key, nil) == nil {
+			p.res.Swept++
+		}
+	}
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validTag reports whether tag is usable in a sentinel's key.
+func validTag(tag string) bool {
+	if len(tag) == 0 || len(tag) > 100 {
+		return false
+	}
+	for _, c := range tag {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *prober) checkMetadata(ctx context.Context, id string) {

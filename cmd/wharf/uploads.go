@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wharfdata/wharf/store"
+)
+
+func (a *app) uploadsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "uploads",
+		Short: "List and abort incomplete uploads (open multipart uploads, uncommitted blocks)",
+		Long: `An upload that was started and never finished (a process killed in the middle of a
+multipart upload, a network cut before the abort) leaves its parts in the store: billed,
+and invisible to 'wharf ls'. 'wharf uploads ls' lists them and 'wharf uploads abort'
+discards them, under a prefix, optionally only those started more than --older-than ago.
+
+  s3://, r2://   multipart uploads (ListMultipartUploads, AbortMultipartUpload). MinIO
+                 lists them only for an exact key, or, with no prefix, those started since
+                 it last started; it removes any left after 24 hours by itself.
+  az://          blobs that have uncommitted blocks only (Put Block never followed by Put
+                 Block List); abort deletes such a blob, never a committed one. Azure
+                 discards uncommitted blocks after seven days by itself.
+  gs://          not listable: a resumable upload session belongs to the client that made
+                 it, and expires after a week.
+  file://, mem:// no incomplete uploads: a write is a temporary file renamed whole.
+
+'wharf ship' aborts by itself the uploads an earlier run left at the key of a file it
+sends again; these commands are for everything else.
+
+URL is a bucket and a prefix: every upload whose key starts with what follows the bucket,
+byte for byte (s3://bucket/logs matches logs/a and logs-old/b), or all of the bucket's.`,
+		Example: `  wharf uploads ls s3://my-bucket/
+  wharf uploads ls --older-than 24h s3://my-bucket/raw/
+  wharf uploads abort --dry-run s3://my-bucket/raw/
+  wharf uploads abort --older-than 1h s3://my-bucket/raw/`,
+		Args: args(0, 0, "a subcommand: ls or abort"),
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(a.uploadsLsCommand(), a.uploadsAbortCommand())
+	return cmd
+}
+
+func (a *app) uploadsLsCommand() *cobra.Command {
+	var olderThan time.Duration
+	cmd := &cobra.Command{
+		Use:   "ls URL",
+		Short: "List the incomplete uploads under a prefix",
+		Long: `List the incomplete uploads whose key starts with URL's prefix, in key order: when
+each was started (UTC, by the store's clock), its age, its URL and its upload id. With
+--older-than, only those started longer ago than that. A store that cannot list them
+fails with WHARF_UNSUPPORTED; a bucket that does not exist with WHARF_BUCKET_MISSING.
+
+Output: one line per upload; with --format json, one object per upload:
+{"url","key","id","initiated","age_seconds"}.`,
+		Example: `  wharf uploads ls s3://my-bucket/
+  wharf uploads ls --older-than 24h --format json s3://my-bucket/raw/`,
+		Args: args(1, 1, "one URL (a bucket and a prefix)"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.uploads(cmd.Context(), argv[0], olderThan, false, false)
+		},
+	}
+	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "only uploads started longer ago than this (0: all)")
+	return cmd
+}
+
+func (a *app) uploadsAbortCommand() *cobra.Command {
+	var olderThan time.Duration
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "abort URL",
+		Short: "Abort the incomplete uploads under a prefix, discarding their parts",
+		Long: `Abort every incomplete upload whose key starts with URL's prefix and that was started
+longer ago than --older-than (default 24h, so that uploads under way are left alone; 0
+aborts all), discarding its parts. An upload that finished or was aborted meanwhile is
+not an error. Objects are never touched. --dry-run lists what would be aborted and aborts
+nothing.
+
+Output: a line per upload aborted and a summary; with --format json, one object per
+upload ({"url","key","id","initiated","age_seconds"}), then {"aborted":N,"dry_run":…}.
+An upload that could not be aborted is reported and the others are still tried; the
+command then exits with its error.`,
+		Example: `  wharf uploads abort --dry-run s3://my-bucket/raw/
+  wharf uploads abort s3://my-bucket/raw/
+  wharf uploads abort --older-than 0 s3://my-bucket/raw/events/file.parquet`,
+		Args: args(1, 1, "one URL (a bucket and a prefix)"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.uploads(cmd.Context(), argv[0], olderThan, true, dryRun)
+		},
+	}
+	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "only uploads started longer ago than this (0: all)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be aborted, and abort nothing")
+	return cmd
+}
+
+// uploadLine is one upload in the commands' JSON output.
+type uploadLine struct {
+	URL       string    `json:"url"`
+	Key       string    `json:"key"`
+	ID        string    `json:"id,omitempty"`
+	Initiated time.Time `json:"initiated,omitzero"`
+	Age       float64   `json:"age_seconds"`
+}
+
+// uploadsResult is abort's summary.
+type uploadsResult struct {
+	Aborted int  `json:"aborted"`
+	DryRun  bool `json:"dry_run,omitempty"`
+}
+
+func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, abort, dryRun bool) error {
+	if olderThan < 0 {
+		return usageErr(fmt.Errorf("uploads: --older-than %s: want 0 or more", olderThan))
+	}
+	t, err := a.splitList(raw)
+	if err != nil {
+		return err
+	}
+	s, err := a.open(ctx, t.loc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	defer s.Close()
+	ups, err := s.ListUploads(ctx, t.prefix)
+	if err != nil {
+		if errors.Is(err, store.ErrUnsupported) && t.loc.Scheme == "gs" {
+			err = fmt.Errorf("%w (a resumable upload session belongs to the client that started it; an abandoned one expires after a week)", err)
+		}
+		return fmt.Errorf("%s: %w", raw, err)
+	}
+	now := time.Now()
+	var first error
+	done := 0
+	for _, u := range ups {
+		if olderThan > 0 && (u.Initiated.IsZero() || now.Sub(u.Initiated) <= olderThan) {
+			continue
+		}
+		l := t.loc
+		l.Key = u.Key
+		line := uploadLine{URL: l.String(), Key: u.Key, ID: u.ID, Initiated: u.Initiated}
+		if !u.Initiated.IsZero() {
+			line.Age = max(now.Sub(u.Initiated), 0).Round(time.Second).Seconds()
+		}
+		if abort && !dryRun {
+			if err := s.AbortUpload(ctx, u); err != nil {
+				err = fmt.Errorf("%s (upload %s): %w", line.URL, u.ID, err)
+				a.log.Error("aborting an incomplete upload failed", "url", line.URL, "upload_id", u.ID, "error", err)
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+		}
+		done++
+		if err := a.uploadPrint(line, abort, dryRun); err != nil {
+			return err
+		}
+	}
+	if abort {
+		if err := a.uploadsReport(uploadsResult{Aborted: done, DryRun: dryRun}); err != nil {
+			return err
+		}
+	}
+	return first
+}
+
+func (a *app) uploadPrint(l uploadLine, abort, dryRun bool) error {
+	switch {
+	case a.format == "json":
+		return writeJSON(a.out, l)
+	case abort && a.quiet:
+		return nil
+	}
+	age := "-"
+	if !l.Initiated.IsZero() {
+		age = (time.Duration(l.Age) * time.Second).String()
+	}
+	verb := ""
+	switch {
+	case abort && dryRun:
+		verb = "would abort "
+	case abort:
+		verb = "aborted "
+	}
+	_, err := fmt.Fprintf(a.out, "%s%19s %10s %s %s\n", verb, formatTime(l.Initiated), age, l.URL, l.ID)
+	return err
+}
+
+func (a *app) uploadsReport(r uploadsResult) error {
+	switch {
+	case a.format == "json":
+		return writeJSON(a.out, r)
+	case a.quiet:
+		return nil
+	case r.DryRun:
+		_, err := fmt.Fprintf(a.out, "dry run: would abort %d incomplete upload(s); nothing was aborted\n", r.Aborted)
+		return err
+	}
+	_, err := fmt.Fprintf(a.out, "aborted %d incomplete upload(s)\n", r.Aborted)
+	return err
+}
