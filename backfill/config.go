@@ -3,14 +3,13 @@ package backfill
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/wharfdata/wharf/internal/bytesize"
+	"github.com/wharfdata/wharf/internal/listen"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -29,7 +28,7 @@ const (
 )
 
 // ListenOff disables the HTTP endpoints.
-const ListenOff = "off"
+const ListenOff = listen.Off
 
 // EnvNodeID names this worker when neither the config nor a flag does.
 const EnvNodeID = "WHARF_NODE_ID"
@@ -215,7 +214,7 @@ func (c *Config) checkCoordinator() error {
 	}
 	secret := c.NATS.Password != "" || c.NATS.Token != ""
 	for _, h := range hosts {
-		if secret && h.plain && !loopback(h.host) {
+		if secret && h.plain && !listen.Loopback(h.host) {
 			return fmt.Errorf("coordinator %q: nats:// is plaintext and %s is not this machine: use tls:// so the NATS password or token is not sent in the clear", c.Coordinator, h.host)
 		}
 	}
@@ -292,23 +291,5 @@ func (c *Config) checkTimes() error {
 }
 
 func (c *Config) checkListen() error {
-	if c.Listen == ListenOff || c.Listen == "" {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(c.Listen)
-	if err != nil {
-		return fmt.Errorf("listen %q: want host:port (127.0.0.1:9465) or off", c.Listen)
-	}
-	if !c.ListenRemote && !loopback(host) {
-		return fmt.Errorf("listen %q: not a loopback address; set listen_remote: true to serve /status and /metrics beyond this machine", c.Listen)
-	}
-	return nil
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.IsLoopback()
+	return listen.Check(c.Listen, c.ListenRemote, "127.0.0.1:9465")
 }

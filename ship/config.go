@@ -3,14 +3,13 @@ package ship
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/wharfdata/wharf/internal/bytesize"
+	"github.com/wharfdata/wharf/internal/listen"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -47,7 +46,7 @@ const (
 )
 
 // ListenOff disables the HTTP endpoints.
-const ListenOff = "off"
+const ListenOff = listen.Off
 
 // Retry is the per-file backoff: before retry n (n ≥ 1) the service waits
 // min(Initial·2^(n-1), Max), drawn uniformly from its upper half when Jitter is set. Attempts
@@ -238,23 +237,5 @@ func (c *Config) checkRetention() error {
 }
 
 func (c *Config) checkListen() error {
-	if c.Listen == ListenOff {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(c.Listen)
-	if err != nil {
-		return fmt.Errorf("listen %q: want host:port (127.0.0.1:9464) or off", c.Listen)
-	}
-	if !c.ListenRemote && !loopback(host) {
-		return fmt.Errorf("listen %q: not a loopback address; /status and /metrics describe the spool and the destination, so set listen_remote: true to serve them beyond this machine", c.Listen)
-	}
-	return nil
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.IsLoopback()
+	return listen.Check(c.Listen, c.ListenRemote, "127.0.0.1:9464")
 }

@@ -8,13 +8,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/internal/listen"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
@@ -393,31 +392,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // serve starts the HTTP endpoints unless Listen is off, and returns how to stop them.
 func (s *Shipper) serve() (func(), error) {
-	if s.cfg.Listen == ListenOff {
-		return func() {}, nil
-	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
+	srv, err := listen.Serve(s.cfg.Listen, s.Handler(), s.log)
 	if err != nil {
-		return nil, listenError(s.cfg.Listen, err)
+		return nil, errcode.E("listen", s.cfg.Listen, ErrListen, err)
 	}
-	if s.opts.Listening != nil {
-		s.opts.Listening(ln.Addr())
-	}
-	s.log.Info("serving /metrics, /status and /healthz", "listen", ln.Addr().String())
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("serving the HTTP endpoints", "error", err)
+	if srv.Addr != nil {
+		if s.opts.Listening != nil {
+			s.opts.Listening(srv.Addr)
 		}
-	}()
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-	}, nil
+		s.log.Info("serving /metrics, /status and /healthz", "listen", srv.Addr.String())
+	}
+	return srv.Stop, nil
 }
 
 // ErrListen: the address of Config.Listen cannot be served.
@@ -425,21 +410,3 @@ var ErrListen = errcode.New(errcode.Def{Name: "WHARF_SHIP_LISTEN_FAILED",
 	Text: "cannot serve /metrics, /status and /healthz on the listen address", Exit: errcode.ExitFailed, Section: "Ship",
 	Meaning: "The address given by `listen` (`--listen`) cannot be bound: another process listens on that port (address already in use), the address is not one of this machine's, or the port is below 1024 and the process may not bind it. The message names the address and the system's answer. Nothing was shipped.",
 	Remedy:  "Give another address (`--listen 127.0.0.1:9465`), or `off` for no endpoints, or stop what holds the port (`ss -ltnp` shows it)."})
-
-// listenError explains a failure to listen on addr.
-func listenError(addr string, err error) error {
-	why := "the address cannot be bound here"
-	switch {
-	case errors.Is(err, syscall.EADDRINUSE):
-		why = "another process listens on that port; give another address (--listen, or listen: in the config file), or off"
-	case errors.Is(err, syscall.EACCES):
-		why = "this process may not bind that port (below 1024?); give another address (--listen), or off"
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		why = "the address is not one of this machine's; give another (--listen), or off"
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		err = oe.Err // its text repeats "listen tcp ADDR"
-	}
-	return errcode.E("listen", addr, ErrListen, fmt.Errorf("%w: %s", err, why))
-}

@@ -152,7 +152,7 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 	if err != nil {
 		return err
 	}
-	stop, err := a.serveBackfill(ctx, cfg, j)
+	stop, err := a.serveBackfill(cfg, j)
 	if err != nil {
 		return err
 	}

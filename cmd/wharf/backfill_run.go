@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wharfdata/wharf/backfill"
 	"github.com/wharfdata/wharf/backfill/natskv"
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/internal/listen"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
 )
@@ -131,22 +130,15 @@ func (a *app) openNATS(ctx context.Context, cfg *backfill.Config) (backfill.Coor
 }
 
 // serveBackfill serves /metrics, /status and /healthz on cfg.Listen; stop shuts it down.
-func (a *app) serveBackfill(ctx context.Context, cfg backfill.Config, j *backfill.Job) (stop func(), err error) {
-	if cfg.Listen == "" || cfg.Listen == backfill.ListenOff {
-		return func() {}, nil
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+func (a *app) serveBackfill(cfg backfill.Config, j *backfill.Job) (stop func(), err error) {
+	srv, err := listen.Serve(cfg.Listen, j.Handler(), a.log)
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("backfill: listen %s: %w", cfg.Listen, err))
+		return nil, errcode.E("listen", cfg.Listen, backfill.ErrListen, err)
 	}
-	srv := &http.Server{Handler: j.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	a.log.Info("serving /metrics and /status", "listen", ln.Addr().String())
-	return func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}, nil
+	if srv.Addr != nil {
+		a.log.Info("serving /metrics, /status and /healthz", "listen", srv.Addr.String())
+	}
+	return srv.Stop, nil
 }
 
 func (a *app) backfillStatusCommand() *cobra.Command {
