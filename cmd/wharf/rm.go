@@ -157,15 +157,20 @@ func (a *app) rmListed(url string, dryRun bool) error {
 }
 
 func (a *app) rmReport(r rmResult) error {
+	return a.summary(r, r.DryRun, "dry run: would remove %d object(s); nothing was removed", "removed %d object(s)", r.Removed)
+}
+
+// summary prints the last line of a command that acts on many objects: v as JSON, nothing
+// with --quiet, else the line for a dry run or for what was done, each formatted with n.
+func (a *app) summary(v any, dryRun bool, would, did string, n int) error {
 	switch {
 	case a.format == "json":
-		return writeJSON(a.out, r)
+		return writeJSON(a.out, v)
 	case a.quiet:
 		return nil
-	case r.DryRun:
-		_, err := fmt.Fprintf(a.out, "dry run: would remove %d object(s); nothing was removed\n", r.Removed)
-		return err
+	case dryRun:
+		did = would
 	}
-	_, err := fmt.Fprintf(a.out, "removed %d object(s)\n", r.Removed)
+	_, err := fmt.Fprintf(a.out, did+"\n", n)
 	return err
 }

@@ -192,15 +192,5 @@ func (a *app) uploadPrint(l uploadLine, abort, dryRun bool) error {
 }
 
 func (a *app) uploadsReport(r uploadsResult) error {
-	switch {
-	case a.format == "json":
-		return writeJSON(a.out, r)
-	case a.quiet:
-		return nil
-	case r.DryRun:
-		_, err := fmt.Fprintf(a.out, "dry run: would abort %d incomplete upload(s); nothing was aborted\n", r.Aborted)
-		return err
-	}
-	_, err := fmt.Fprintf(a.out, "aborted %d incomplete upload(s)\n", r.Aborted)
-	return err
+	return a.summary(r, r.DryRun, "dry run: would abort %d incomplete upload(s); nothing was aborted", "aborted %d incomplete upload(s)", r.Aborted)
 }
