@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/atomicfile"
 	"github.com/wharfdata/wharf/store"
 )
@@ -80,8 +81,14 @@ func (v *Verdicts) Record(r *Result) error {
 		all = map[string]Verdict{}
 	}
 	key := StoreKey(r.Store)
-	all[key] = Verdict{Store: key, Coordination: r.Coordination, Reason: r.Reason,
-		ConditionalCreate: r.Capabilities[CapConditionalCreate].Verdict, ProbedAt: v.now().UTC()}
+	if cc := r.Capabilities[CapConditionalCreate].Verdict; cc == Inconclusive {
+		// A store that did not answer showed nothing: forget what an earlier probe found
+		// rather than remember a verdict that would refuse until it goes stale.
+		delete(all, key)
+	} else {
+		all[key] = Verdict{Store: key, Coordination: r.Coordination, Reason: r.Reason,
+			ConditionalCreate: cc, ProbedAt: v.now().UTC()}
+	}
 	body, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
 		return err
@@ -123,6 +130,14 @@ func (v *Verdicts) RequireCreate(ctx context.Context, s, at *store.Store) (probe
 		}
 		r.Store = d // filed under the bucket, whatever prefix it ran in
 		_ = v.Record(r)
+		if c := r.Capabilities[CapConditionalCreate]; c.Verdict == Inconclusive {
+			// The store failed the probe's requests: that failure (the store unavailable,
+			// credentials refused) is the answer, not a verdict about conditions.
+			if k, ok := errcode.Lookup(c.Cause); ok {
+				return true, &store.Error{Op: "if-absent", Key: StoreKey(d), Kind: k,
+					Err: fmt.Errorf("the probe could not show whether the store enforces create-if-absent: %s", c.Evidence)}
+			}
+		}
 		e = Verdict{Coordination: r.Coordination, Reason: r.Reason,
 			ConditionalCreate: r.Capabilities[CapConditionalCreate].Verdict, ProbedAt: v.now().UTC()}
 		probed = true

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
-	_ "github.com/wharfdata/wharf/store/mem"
+	"github.com/wharfdata/wharf/store/mem"
 	"github.com/wharfdata/wharf/store/probe"
 	_ "github.com/wharfdata/wharf/store/s3"
 )
@@ -52,11 +52,38 @@ func TestRequireCreate(t *testing.T) {
 		t.Fatalf("a mem store, remembered: probed=%v err=%v", probed, err)
 	}
 	if err := v.Record(&probe.Result{Store: s.Describe(), Coordination: probe.SingleWriter,
-		Capabilities: map[string]probe.CapabilityResult{probe.CapConditionalCreate: {Verdict: probe.Inconclusive}}}); err != nil {
+		Capabilities: map[string]probe.CapabilityResult{probe.CapConditionalCreate: {Verdict: probe.No}}}); err != nil {
 		t.Fatal(err)
 	}
 	probed, err = v.RequireCreate(ctx, s, s)
 	if probed || !errors.Is(err, probe.ErrCoordinationUnproven) {
-		t.Fatalf("a remembered inconclusive verdict: probed=%v err=%v, want ErrCoordinationUnproven without a probe", probed, err)
+		t.Fatalf("a remembered \"no\": probed=%v err=%v, want ErrCoordinationUnproven without a probe", probed, err)
+	}
+	// An inconclusive probe (the store did not answer) forgets the earlier verdict: the next
+	// call probes again.
+	if err := v.Record(&probe.Result{Store: s.Describe(), Coordination: probe.SingleWriter,
+		Capabilities: map[string]probe.CapabilityResult{probe.CapConditionalCreate: {Verdict: probe.Inconclusive}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v.Lookup(s.Describe()); ok {
+		t.Fatal("an inconclusive verdict was remembered")
+	}
+	if probed, err := v.RequireCreate(ctx, s, s); err != nil || !probed {
+		t.Fatalf("after an inconclusive probe: probed=%v err=%v, want a new probe", probed, err)
+	}
+}
+
+// A store that fails the probe's requests is refused with that failure's code, not as
+// unproven, and nothing is remembered for it.
+func TestRequireCreateStoreFailing(t *testing.T) {
+	ctx := t.Context()
+	v := &probe.Verdicts{Path: filepath.Join(t.TempDir(), "probes.json")}
+	s := store.New(refusing{mem.New()}, nil)
+	probed, err := v.RequireCreate(ctx, s, s)
+	if !probed || !errors.Is(err, store.ErrUnsupported) || errors.Is(err, probe.ErrCoordinationUnproven) {
+		t.Fatalf("probed=%v err=%v, want the probe's failure (WHARF_UNSUPPORTED), not unproven", probed, err)
+	}
+	if _, ok := v.Lookup(s.Describe()); ok {
+		t.Fatal("a verdict was remembered for a store that did not answer")
 	}
 }
