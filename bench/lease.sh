@@ -16,8 +16,10 @@
 #            (a 1 KiB entry), renew and release; the probe once, apart
 #   export   BenchmarkLeasedExportQuickstart (1,000 rows in 4 parts) and
 #            BenchmarkLeasedExport1M (1,000,000 rows in 2 parts): each iteration runs the same
-#            export with a local state file and then with state: bucket, side by side; medians
-#            of both and the difference, in ms and store requests (the probe's apart)
+#            export with a local state file, then with state: bucket as a fresh process
+#            (probe, lease, log, release), then with state: bucket where an earlier process
+#            remembered the store's cas verdict (no probe), side by side; medians and the
+#            differences, in ms and store requests (the probe's apart)
 #   history  TestHistoryLinearizableOnMinIO at 6 clients x HISTORY_ROUNDS rounds, timed
 #
 # The load average is printed before and after: the machine is shared.

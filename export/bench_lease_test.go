@@ -16,6 +16,7 @@ import (
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/probe"
 	_ "github.com/wharfdata/wharf/store/s3" // the s3:// backend
 )
 
@@ -61,8 +62,9 @@ func (c counted) List(ctx context.Context, o *driver.ListOptions) (driver.Page, 
 
 // BenchmarkLeasedExportQuickstart and BenchmarkLeasedExport1M measure what state: bucket
 // adds to an export to MinIO: each iteration runs the same export with a local state file
-// and then with state: bucket (a fresh process's worth: probe, lease, log, release), and
-// reports the medians of both and their difference, in milliseconds and requests.
+// and then with state: bucket (a fresh process's worth: probe, lease, log, release), then
+// with state: bucket and the store's cas verdict remembered by an earlier process (no probe),
+// and reports the medians and their differences, in milliseconds and requests.
 func BenchmarkLeasedExportQuickstart(b *testing.B) { benchLeased(b, 1000, 250) }
 
 func BenchmarkLeasedExport1M(b *testing.B) { benchLeased(b, 1_000_000, 0) }
@@ -94,11 +96,17 @@ func benchLeased(b *testing.B, rows, chunk int) {
 	modes := map[string]Options{
 		"local":  {StatePath: filepath.Join(dir, "state.db"), Getenv: os.Getenv},
 		"bucket": {StatePath: StateBucket, Getenv: os.Getenv, Lease: &lc},
+		// as a process that finds the store's cas verdict remembered by an earlier one
+		"remembered": {StatePath: StateBucket, Getenv: os.Getenv, Lease: &lc,
+			Verdicts: &probe.Verdicts{Path: filepath.Join(dir, "probes.json")}},
+	}
+	if _, err := modes["remembered"].Verdicts.Coordination(ctx, s); err != nil {
+		b.Fatal(err)
 	}
 	took, reqs, probeReqs := map[string][]time.Duration{}, map[string][]int64{}, []int64{}
 	b.ResetTimer()
 	for range b.N {
-		for _, mode := range []string{"local", "bucket"} {
+		for _, mode := range []string{"local", "bucket", "remembered"} {
 			n.Store(0)
 			probeN.Store(0)
 			t0 := time.Now()
@@ -123,4 +131,7 @@ func benchLeased(b *testing.B, rows, chunk int) {
 	b.ReportMetric(float64(medN(reqs["bucket"])), "bucket-req")
 	b.ReportMetric(float64(medN(reqs["bucket"])-medN(reqs["local"])), "overhead-req")
 	b.ReportMetric(float64(medN(probeReqs)), "probe-req")
+	rem := med(took["remembered"])
+	b.ReportMetric(float64((rem-local).Microseconds())/1000, "remembered-overhead-ms")
+	b.ReportMetric(float64(medN(reqs["remembered"])-medN(reqs["local"])), "remembered-overhead-req")
 }

@@ -132,7 +132,7 @@ func takeJournal(ctx context.Context, s *store.Store, root string, e *Export, o 
 	if o.Lease != nil {
 		cfg = *o.Lease
 	}
-	l, err := lease.Open(ctx, s, cfg, &lease.Options{Logger: o.log()})
+	l, err := lease.Open(ctx, s, cfg, &lease.Options{Logger: o.log(), Verdicts: o.Verdicts})
 	if err != nil {
 		return nil, fmt.Errorf("state: bucket in %s: %w", root, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // Mode is how an export selects rows.
@@ -163,6 +164,9 @@ type Options struct {
 	// Lease configures the writer lease when StatePath is StateBucket; nil is
 	// lease.DefaultConfig with the node id from Getenv's WHARF_NODE_ID.
 	Lease *lease.Config
+	// Verdicts, when set, remembers the destination's probe verdict across runs for the
+	// writer lease of StateBucket (lease.Options.Verdicts); nil probes every run.
+	Verdicts *probe.Verdicts
 }
 
 // Progress reports a run's progress after a chunk.

@@ -23,6 +23,10 @@ const (
 type Options struct {
 	// Probe is the store's probe result, when the caller has one; nil makes Open probe.
 	Probe *probe.Result
+	// Verdicts, when set, remembers probe verdicts across processes: a fresh remembered cas
+	// verdict for the store spares Open its probe (13 requests), and a probe Open runs is
+	// remembered (see probe.Verdicts.Coordination).
+	Verdicts *probe.Verdicts
 	// Clock is the clock expiry is judged by; nil is SystemClock.
 	Clock Clock
 	// Logger receives what a lease does (nil discards).
@@ -40,7 +44,7 @@ type Leaser struct {
 }
 
 // Open returns a Leaser over s. It checks cfg and decides, from the probe (run now unless
-// opts has its result), how leases are held: ModeBucket on a store proven cas; ModeMachine on
+// opts has its result or a remembered cas verdict), how leases are held: ModeBucket on a store proven cas; ModeMachine on
 // a file store resolved single-writer (a network mount type), unless cfg asks for cas, which
 // fails ErrCoordinationUnproven naming why, as does every other store not proven cas. A
 // bucket lease under the node id "local" fails ErrNodeIDLocal.
@@ -62,7 +66,7 @@ func Open(ctx context.Context, s *store.Store, cfg Config, opts *Options) (*Leas
 	res := o.Probe
 	if res == nil {
 		var err error
-		if res, err = probe.Run(ctx, s, nil); err != nil {
+		if res, err = o.Verdicts.Coordination(ctx, s); err != nil {
 			return nil, err
 		}
 	}

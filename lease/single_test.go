@@ -1,16 +1,22 @@
 package lease
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/file"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // mounted is a file store that reports another mount type, as one on a network share would.
@@ -185,5 +191,46 @@ func TestConfigCheck(t *testing.T) {
 	d.FromEnv(func(k string) string { return map[string]string{EnvNodeID: "pod-7"}[k] })
 	if d.Node != "pod-7" {
 		t.Errorf("node %q from %s", d.Node, EnvNodeID)
+	}
+}
+
+// probeCounter counts the puts of probe sentinels.
+type probeCounter struct {
+	driver.Bucket
+	n *atomic.Int64
+}
+
+func (b probeCounter) Unwrap() driver.Bucket { return b.Bucket }
+
+func (b probeCounter) Put(ctx context.Context, key string, body io.Reader, o *driver.PutOptions) (driver.ObjectInfo, error) {
+	if strings.HasPrefix(key, probe.Prefix) {
+		b.n.Add(1)
+	}
+	return b.Bucket.Put(ctx, key, body, o)
+}
+
+// TestOpenRemembersVerdict: with Verdicts, the first Open probes and remembers the store's
+// cas verdict, and a second Open (another process's, sharing the file) trusts it and sends
+// no probe request.
+func TestOpenRemembersVerdict(t *testing.T) {
+	ctx := t.Context()
+	var n atomic.Int64
+	s, err := store.Open(ctx, "mem://lease-verdicts", &store.Config{Wrap: func(b driver.Bucket) driver.Bucket {
+		return probeCounter{Bucket: b, n: &n}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "probes.json")
+	for i, wantProbes := range []int64{1, 0} {
+		n.Store(0)
+		l, err := Open(ctx, s, testConfig("n1"), &Options{Verdicts: &probe.Verdicts{Path: path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Mode() != ModeBucket || (n.Load() > 0) != (wantProbes > 0) {
+			t.Fatalf("Open %d: mode %s, %d probe sentinel put(s); want bucket leases and probing only the first time", i+1, l.Mode(), n.Load())
+		}
+		mustAcquire(t, machine{Leaser: l}, fmt.Sprintf("job-%d", i))
 	}
 }

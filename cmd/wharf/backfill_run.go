@@ -12,7 +12,6 @@ import (
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/listen"
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/probe"
 )
 
 // backfillWorld is what a backfill worker opens: the source (at its bucket's root), the
@@ -101,7 +100,7 @@ func (a *app) openCoordinator(ctx context.Context, cfg *backfill.Config, src *st
 	if !check {
 		return backfill.NewBucket(s.Sub(backfill.BucketPrefix(cfg.Job))), nil
 	}
-	res, err := probe.Run(ctx, s, nil)
+	res, err := a.verdicts().Coordination(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("probing the bucket coordinator's store: %w", err)
 	}

@@ -120,6 +120,7 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 			return err
 		}
 		opts.Lease = &lc
+		opts.Verdicts = a.verdicts()
 	}
 	res, err := export.Run(ctx, e, opts)
 	bar.finish(err == nil)

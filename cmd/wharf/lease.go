@@ -175,7 +175,7 @@ func (a *app) leaser(ctx context.Context, fl *pflag.FlagSet, f leaseFlags) (*lea
 	if err != nil {
 		return nil, err
 	}
-	l, err := lease.Open(ctx, s, cfg, &lease.Options{Logger: a.log})
+	l, err := lease.Open(ctx, s, cfg, &lease.Options{Logger: a.log, Verdicts: a.verdicts()})
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", f.store, err)

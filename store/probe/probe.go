@@ -74,6 +74,9 @@ type Result struct {
 	// or cut off before they could delete theirs) this probe deleted.
 	Swept    int           `json:"swept,omitempty"`
 	Duration time.Duration `json:"-"`
+	// Remembered, when set, says the result is a verdict Verdicts remembered from a probe
+	// at that time, not a probe run now.
+	Remembered time.Time `json:"remembered,omitzero"`
 }
 
 // Options modify Probe.

@@ -149,3 +149,25 @@ func (v *Verdicts) RequireCreate(ctx context.Context, s, at *store.Store) (probe
 		Err: fmt.Errorf("the probe of %s found conditional_create %q (%s): a create-if-absent there may replace an existing object",
 			e.ProbedAt.Format(time.RFC3339), e.ConditionalCreate, e.Reason)}
 }
+
+// Coordination returns what s guarantees for coordination. A fresh remembered cas verdict
+// for s's bucket at its endpoint is trusted without a probe (Result.Remembered is then
+// true, and the result carries no capabilities); otherwise the probe runs in s now and
+// what it found is remembered. A local directory is always probed: that costs no request,
+// and its mount can change. A nil v always probes and remembers nothing.
+func (v *Verdicts) Coordination(ctx context.Context, s *store.Store) (*Result, error) {
+	d := s.Describe()
+	if v != nil && d.Scheme != "file" {
+		if e, ok := v.Lookup(d); ok && e.Coordination == CAS {
+			return &Result{Store: d, Coordination: CAS, Reason: e.Reason, Remembered: e.ProbedAt}, nil
+		}
+	}
+	r, err := Run(ctx, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		_ = v.Record(r) // a cache that cannot be written only means the next run probes again
+	}
+	return r, nil
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
+	_ "github.com/wharfdata/wharf/store/file"
 	"github.com/wharfdata/wharf/store/mem"
 	"github.com/wharfdata/wharf/store/probe"
 	_ "github.com/wharfdata/wharf/store/s3"
@@ -85,5 +86,45 @@ func TestRequireCreateStoreFailing(t *testing.T) {
 	}
 	if _, ok := v.Lookup(s.Describe()); ok {
 		t.Fatal("a verdict was remembered for a store that did not answer")
+	}
+}
+
+// Coordination trusts a fresh remembered cas verdict without probing, probes (and remembers)
+// otherwise, never trusts a remembered single-writer verdict, and always probes a local
+// directory.
+func TestCoordinationRemembered(t *testing.T) {
+	ctx := t.Context()
+	v := &probe.Verdicts{Path: filepath.Join(t.TempDir(), "probes.json")}
+	s, err := store.Open(ctx, "mem://coordination-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := v.Coordination(ctx, s)
+	if err != nil || r.Coordination != probe.CAS || !r.Remembered.IsZero() || len(r.Capabilities) == 0 {
+		t.Fatalf("first: %+v %v, want a probe run now proving cas", r, err)
+	}
+	r, err = v.Coordination(ctx, s.Sub("other/prefix"))
+	if err != nil || r.Coordination != probe.CAS || r.Remembered.IsZero() || len(r.Capabilities) != 0 {
+		t.Fatalf("second, same bucket: %+v %v, want the remembered verdict", r, err)
+	}
+	if err := v.Record(&probe.Result{Store: s.Describe(), Coordination: probe.SingleWriter,
+		Capabilities: map[string]probe.CapabilityResult{probe.CapConditionalCreate: {Verdict: probe.No}}}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = v.Coordination(ctx, s); err != nil || !r.Remembered.IsZero() || r.Coordination != probe.CAS {
+		t.Fatalf("after a remembered single-writer verdict: %+v %v, want a new probe", r, err)
+	}
+	f, err := store.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if r, err = v.Coordination(ctx, f); err != nil || !r.Remembered.IsZero() {
+			t.Fatalf("local directory, call %d: %+v %v, want a probe every time", i, r, err)
+		}
+	}
+	var none *probe.Verdicts
+	if r, err = none.Coordination(ctx, s); err != nil || !r.Remembered.IsZero() {
+		t.Fatalf("nil Verdicts: %+v %v, want a probe", r, err)
 	}
 }
