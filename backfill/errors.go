@@ -55,12 +55,12 @@ var (
 		Exit: errcode.ExitFailed, Section: section,
 		Meaning: "The sink did not take the records: standard output was closed, or the destination store failed past its retry policy. Records not committed are delivered again when the job runs again.",
 		Remedy:  "Fix the destination (or what reads standard output) and run the same command again."})
-	// ErrPartCollision: a part key holds other records than the split's.
 	// ErrListen: the address of Config.Listen cannot be served.
 	ErrListen = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_LISTEN_FAILED", Text: "cannot serve /metrics, /status and /healthz on the listen address",
 		Exit: errcode.ExitFailed, Standing: true, Section: section,
 		Meaning: "The address given by `listen` (`--listen`) cannot be bound: another process listens on that port, the address is not one of this machine's, or the port is below 1024 and the process may not bind it. The message names the address and the system's answer. Nothing was read.",
 		Remedy:  "Give another address (`--listen 127.0.0.1:9466`), or `off` for no endpoints, or stop what holds the port (`ss -ltnp` shows it)."})
+	// ErrPartCollision: a part key holds other records than the split's.
 	ErrPartCollision = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_PART_COLLISION", Text: "part holds other records",
 		Exit: errcode.ExitFailed, Standing: true, Section: section,
 		Meaning: "A split's part (`part-<split-id>.ndjson.zst`) already exists at the destination with other records than the split gives: another job, or a hand, wrote it. Nothing was overwritten.",
