@@ -44,10 +44,11 @@ type Leaser struct {
 }
 
 // Open returns a Leaser over s. It checks cfg and decides, from the probe (run now unless
-// opts has its result or a remembered cas verdict), how leases are held: ModeBucket on a store proven cas; ModeMachine on
-// a file store resolved single-writer (a network mount type), unless cfg asks for cas, which
-// fails ErrCoordinationUnproven naming why, as does every other store not proven cas. A
-// bucket lease under the node id "local" fails ErrNodeIDLocal.
+// opts has its result or a remembered cas verdict), how leases are held: ModeBucket on a
+// store proven cas; ModeMachine on a file store resolved single-writer (a network mount
+// type), unless cfg asks for cas, which fails ErrCoordinationUnproven naming why, as does
+// every other store not proven cas. A bucket lease under the node id "local" fails
+// ErrNodeIDLocal.
 func Open(ctx context.Context, s *store.Store, cfg Config, opts *Options) (*Leaser, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
