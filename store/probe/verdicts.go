@@ -151,10 +151,10 @@ func (v *Verdicts) RequireCreate(ctx context.Context, s, at *store.Store) (probe
 }
 
 // Coordination returns what s guarantees for coordination. A fresh remembered cas verdict
-// for s's bucket at its endpoint is trusted without a probe (Result.Remembered is then
-// when it was probed, and the result carries no capabilities); otherwise the probe runs in s now and
-// what it found is remembered. A local directory is always probed: that costs no request,
-// and its mount can change. A nil v always probes and remembers nothing.
+// for s's bucket at its endpoint is trusted without a probe (Result.Remembered then holds
+// when it was probed, and the result carries no capabilities); otherwise the probe runs in
+// s now and what it found is remembered. A local directory is always probed: that costs no
+// request, and its mount can change. A nil v always probes and remembers nothing.
 func (v *Verdicts) Coordination(ctx context.Context, s *store.Store) (*Result, error) {
 	d := s.Describe()
 	if v != nil && d.Scheme != "file" {
