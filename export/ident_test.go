@@ -57,7 +57,7 @@ func TestTableWithADot(t *testing.T) {
 	}
 	t.Run("postgres", func(t *testing.T) {
 		srv := testenv.Postgres(t)
-		pg := pgConn(t, srv, "")
+		pg := srv.DB(t, "")
 		pgExec(t, pg, `CREATE SCHEMA IF NOT EXISTS "Other Schema"`)
 		pgExec(t, pg, `DROP TABLE IF EXISTS "Other Schema"."weird.name"`)
 		pgExec(t, pg, `CREATE TABLE "Other Schema"."weird.name" (id int, v text)`)

@@ -61,7 +61,7 @@ func TestBatchesBoundedByBytes(t *testing.T) {
 
 	t.Run("postgres", func(t *testing.T) {
 		srv := testenv.Postgres(t)
-		table := pgFresh(t, pgConn(t, srv, ""), `CREATE TABLE {t} (id int, v text)`,
+		table := pgFresh(t, srv.DB(t, ""), `CREATE TABLE {t} (id int, v text)`,
 			`INSERT INTO {t} SELECT g, repeat('x', 1048576) FROM generate_series(1, 20) g`)
 		s, err := openPostgres(context.Background(), srv.URL, srv.PasswordRef(t), 1, os.Getenv)
 		must(t, err)

@@ -9,38 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/wharfdata/wharf/internal/testenv"
 )
-
-// pgConn opens the test server (or another database of it, when db is not "").
-func pgConn(t *testing.T, srv testenv.PostgresServer, db string) *sql.DB {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(pgURL(t, srv, db))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = srv.Password
-	c := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// pgURL is the server's URL, for another database when db is not "".
-func pgURL(t *testing.T, srv testenv.PostgresServer, db string) string {
-	t.Helper()
-	if db == "" {
-		return srv.URL
-	}
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	return u.String()
-}
 
 // pgFresh drops and creates the test's own table from create (with {t} for its name) and
 // the inserts, and returns its name.
@@ -67,7 +37,7 @@ func pgExport(t *testing.T, srv testenv.PostgresServer, source, table string) (E
 // wrapped around to 290279 BC. The last one before it is written.
 func TestPostgresTimestampPastUnixMicros(t *testing.T) {
 	srv := testenv.Postgres(t)
-	db := pgConn(t, srv, "")
+	db := srv.DB(t, "")
 	for _, typ := range []string{"timestamp", "timestamptz"} {
 		t.Run(typ, func(t *testing.T) {
 			table := pgFresh(t, db, `CREATE TABLE {t} (id int, at `+typ+`)`,
@@ -94,7 +64,7 @@ func TestPostgresTimestampPastUnixMicros(t *testing.T) {
 // infinity: null and infinity: clamp export them (DuckDB's read of them is in readback).
 func TestPostgresInfinityRefusedByDefault(t *testing.T) {
 	srv := testenv.Postgres(t)
-	db := pgConn(t, srv, "")
+	db := srv.DB(t, "")
 	for _, c := range []struct{ typ, value, key string }{
 		{"date", "-infinity", "2"}, {"timestamp", "infinity", "2"}, {"timestamptz", "-infinity", "2"},
 	} {
@@ -141,7 +111,7 @@ func TestPostgresInfinityRefusedByDefault(t *testing.T) {
 func TestPostgresSQLASCIIText(t *testing.T) {
 	srv := testenv.Postgres(t)
 	const dbname = "wharf_sql_ascii"
-	admin := pgConn(t, srv, "")
+	admin := srv.DB(t, "")
 	var n int
 	if err := admin.QueryRow(`SELECT count(*) FROM pg_database WHERE datname = $1`, dbname).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -149,10 +119,10 @@ func TestPostgresSQLASCIIText(t *testing.T) {
 	if n == 0 {
 		pgExec(t, admin, `CREATE DATABASE `+dbname+` ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`)
 	}
-	db := pgConn(t, srv, dbname)
+	db := srv.DB(t, dbname)
 	table := pgFresh(t, db, `CREATE TABLE {t} (id int, v text, j json)`,
 		`INSERT INTO {t} VALUES (1, 'plain', '{}'), (2, E'\xde\xad\xbe\xef', '{}')`)
-	e, o := pgExport(t, srv, pgURL(t, srv, dbname), table)
+	e, o := pgExport(t, srv, srv.URLFor(t, dbname), table)
 	_, err := Run(context.Background(), e, o)
 	var ve *ValueError
 	if !errors.Is(err, ErrNotUTF8) || !errors.As(err, &ve) || ve.Column != "v" || ve.Row != "2" || ve.Value != "x'deadbeef'" {
@@ -175,7 +145,7 @@ func TestPostgresSQLASCIIText(t *testing.T) {
 // settings; money is a decimal at its currency's scale, not a locale-formatted string.
 func TestPostgresSessionPinned(t *testing.T) {
 	srv := testenv.Postgres(t)
-	db := pgConn(t, srv, "")
+	db := srv.DB(t, "")
 	table := pgFresh(t, db, `CREATE TABLE {t} (id int, iv interval, tt timetz, arr timestamptz[], f float8[], m money)`,
 		`INSERT INTO {t} VALUES (1, '1 year 2 mons 3 days 04:05:06.5', '10:00:00+02', ARRAY['2024-01-02 03:04:05+00'::timestamptz],
   ARRAY[0.1::float8], 1234.56)`)
@@ -214,7 +184,7 @@ func TestPostgresSessionPinned(t *testing.T) {
 // numeric(38,10), varchar(10), timestamp(3), arrays.
 func TestPostgresManifestTypeNames(t *testing.T) {
 	srv := testenv.Postgres(t)
-	db := pgConn(t, srv, "")
+	db := srv.DB(t, "")
 	pgExec(t, db, `DO $$ BEGIN
   CREATE TYPE wharf_mood AS ENUM ('sad', 'ok');
   EXCEPTION WHEN duplicate_object THEN NULL; END $$`)

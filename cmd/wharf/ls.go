@@ -54,13 +54,9 @@ func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
 	if at, ok := a.bucketsAt(raw); ok {
 		return a.lsBuckets(ctx, raw, at)
 	}
-	t, err := a.splitList(raw)
+	t, s, err := a.openList(ctx, raw)
 	if err != nil {
 		return err
-	}
-	s, err := a.open(ctx, t.loc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
 	opts := store.ListOptions{Prefix: t.prefix}

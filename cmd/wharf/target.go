@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -52,6 +54,19 @@ func (a *app) splitList(raw string) (listTarget, error) {
 		return listTarget{}, err
 	}
 	return listTarget{loc: loc.Root(), prefix: loc.Key}, nil
+}
+
+// openList splits raw as splitList does and opens its store; the caller closes it.
+func (a *app) openList(ctx context.Context, raw string) (listTarget, *store.Store, error) {
+	t, err := a.splitList(raw)
+	if err != nil {
+		return t, nil, err
+	}
+	s, err := a.open(ctx, t.loc)
+	if err != nil {
+		return t, nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	return t, s, nil
 }
 
 // isLocalPath reports whether raw names plain local files: a path or a file:// URL that is

@@ -117,13 +117,9 @@ func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, 
 	if olderThan < 0 {
 		return usageErr(fmt.Errorf("uploads: --older-than %s: want 0 or more", olderThan))
 	}
-	t, err := a.splitList(raw)
+	t, s, err := a.openList(ctx, raw)
 	if err != nil {
 		return err
-	}
-	s, err := a.open(ctx, t.loc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
 	ups, err := s.ListUploads(ctx, t.prefix)

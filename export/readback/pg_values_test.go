@@ -2,12 +2,8 @@ package readback
 
 import (
 	"database/sql"
-	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
@@ -17,7 +13,7 @@ import (
 // default one) and returns its name.
 func pgTable(t *testing.T, srv testenv.PostgresServer, db, create string, inserts ...string) string {
 	t.Helper()
-	c := pgOpen(t, srv, db)
+	c := srv.DB(t, db)
 	name := "wharf_rb_" + strings.ToLower(strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
 	for _, q := range append([]string{`DROP TABLE IF EXISTS {t}`, create}, inserts...) {
 		if _, err := c.Exec(strings.ReplaceAll(q, "{t}", name)); err != nil {
@@ -25,31 +21,6 @@ func pgTable(t *testing.T, srv testenv.PostgresServer, db, create string, insert
 		}
 	}
 	return name
-}
-
-func pgOpen(t *testing.T, srv testenv.PostgresServer, db string) *sql.DB {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(pgURL(t, srv, db))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = srv.Password
-	c := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func pgURL(t *testing.T, srv testenv.PostgresServer, db string) string {
-	t.Helper()
-	if db == "" {
-		return srv.URL
-	}
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	return u.String()
 }
 
 // queryStrings runs q and returns its one row's columns as text ("NULL" for NULL).
@@ -114,7 +85,7 @@ func TestDuckDBReadsPostgresInfinity(t *testing.T) {
 func TestDuckDBReadsSQLASCIIBytes(t *testing.T) {
 	srv := testenv.Postgres(t)
 	const dbname = "wharf_sql_ascii"
-	admin := pgOpen(t, srv, "")
+	admin := srv.DB(t, "")
 	var n int
 	if err := admin.QueryRow(`SELECT count(*) FROM pg_database WHERE datname = $1`, dbname).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -126,7 +97,7 @@ func TestDuckDBReadsSQLASCIIBytes(t *testing.T) {
 	}
 	table := pgTable(t, srv, dbname, `CREATE TABLE {t} (id int, v text, name text)`,
 		`INSERT INTO {t} VALUES (1, 'plain', 'a'), (2, E'\xde\xad\xbe\xef', 'b'), (3, NULL, 'c')`)
-	e := export.Export{Name: "ascii", Source: pgURL(t, srv, dbname), Password: srv.PasswordRef(t), Table: table,
+	e := export.Export{Name: "ascii", Source: srv.URLFor(t, dbname), Password: srv.PasswordRef(t), Table: table,
 		ChunkKey: "id", ChunkRows: 1, InvalidUTF8: export.UTF8Binary}
 	duck, from, res := exportAndRead(t, e)
 	if len(res.Parts) != 3 {

@@ -1,8 +1,13 @@
 package testenv
 
 import (
+	"database/sql"
+	"net/url"
 	"os"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // PostgresServer is a PostgreSQL server on loopback.
@@ -34,4 +39,31 @@ func (s PostgresServer) PasswordRef(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return "file://" + p
+}
+
+// URLFor is the server's URL for database db ("" for the server's own).
+func (s PostgresServer) URLFor(t testing.TB, db string) string {
+	t.Helper()
+	if db == "" {
+		return s.URL
+	}
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+// DB opens database db ("" for the server's own) with the password; it is closed when t ends.
+func (s PostgresServer) DB(t testing.TB, db string) *sql.DB {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(s.URLFor(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = s.Password
+	c := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { c.Close() })
+	return c
 }
