@@ -299,7 +299,7 @@ func (s *Shipper) finish(ev event, cancelled bool) {
 	if ev.res.key != "" {
 		attrs = append(attrs, "key", s.where(ev.res.key))
 	} else {
-		attrs = append(attrs, "key", s.where(ObjectKey(s.cfg.Pipeline, s.cfg.Node, s.epoch, f)))
+		attrs = append(attrs, "key", s.where(s.key(f)))
 	}
 	switch {
 	case ev.err == nil:

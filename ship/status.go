@@ -39,6 +39,7 @@ type Status struct {
 	Destination string    `json:"destination,omitempty"`
 	Pipeline    string    `json:"pipeline"`
 	Node        string    `json:"node"`
+	Replay      string    `json:"replay,omitempty"` // the replay shipped: keys under wharf/replays/{replay}/
 	// Health is ok, unhealthy (unhealthyAfter attempts in a row failed in a way no retry
 	// fixes without an operator: refused credentials, a full spool, a missing bucket) or
 	// fatal; /healthz answers 503 unless it is ok.
@@ -151,7 +152,7 @@ func (s *Shipper) Status() Status {
 	now := s.now()
 	s.mu.Lock()
 	st := Status{Component: "ship", State: s.stateLocked(), Health: s.healthLocked(), Started: s.stat.started.UTC(), Spool: s.cfg.Spool,
-		Epoch: s.stat.epoch, Destination: s.stat.dest, Pipeline: s.cfg.Pipeline, Node: s.cfg.Node,
+		Epoch: s.stat.epoch, Destination: s.stat.dest, Pipeline: s.cfg.Pipeline, Node: s.cfg.Node, Replay: s.cfg.Replay,
 		ConditionalPut: s.cfg.ConditionalPut, PutMode: s.stat.mode, Probe: s.stat.probe,
 		InFlight: len(s.stat.inflight), Retrying: len(s.stat.retry), RetryAge: s.retryAgeLocked(now).Seconds(),
 		Uploaded: s.stat.uploaded, LastError: s.stat.lastErr, Fatal: s.stat.fatal}

@@ -44,7 +44,7 @@ func (s *Shipper) upload(ctx context.Context, f spool.File) (result, error) {
 	if err := checkFile(f); err != nil {
 		return result{}, &store.Error{Op: "ship", Key: f.Path, Kind: store.ErrConfig, Err: err}
 	}
-	key := ObjectKey(s.cfg.Pipeline, s.cfg.Node, s.epoch, f)
+	key := s.key(f)
 	large := f.Size > s.cfg.MultipartThreshold
 	if large || s.mode == PutOverwrite {
 		// A multipart upload costs a lot to send for nothing, and an overwrite would replace

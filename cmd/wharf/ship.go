@@ -22,7 +22,12 @@ destination, oldest first, each under one deterministic key:
 
   {prefix}/wharf/v1/{pipeline}/{dataset}/date=YYYY-MM-DD/hour=HH/{node}_{epoch}_{first}_{last}.{ext}
 
-with wharf-sha256, wharf-range, wharf-dataset and wharf-node metadata. At start the service
+with wharf-sha256, wharf-range, wharf-dataset and wharf-node metadata. A file whose clock was
+not synchronized when it was added (see 'wharf spool add --clock-synced') goes under
+{dataset}/unsynced/ instead of date=/hour=. A replay spool ('wharf spool init --replay ID')
+ships only with --replay ID, and then every key is under {prefix}/wharf/replays/ID/v1/…,
+never beside production's; a replay spool without --replay, or --replay on any other spool,
+is refused before anything is shipped (WHARF_REPLAY_INTO_PRODUCTION, WHARF_REPLAY_MISMATCH). At start the service
 probes the store: with conditional_put auto it sends create-if-absent puts where the store
 enforces them, and otherwise plain puts checked by HEAD before and after. An object already
 at a key is verified by size and sha256: the same content is success, other content stops
