@@ -108,10 +108,11 @@ type status struct {
 }
 
 // needsOperator reports whether err is a failure that retrying does not fix until someone
-// acts: refused credentials or permissions, a missing bucket, a full spool.
+// acts: refused credentials or permissions, a missing bucket, a full spool, uploads that keep
+// arriving damaged.
 func needsOperator(err error) bool {
 	for _, k := range []error{store.ErrForbidden, store.ErrBucketMissing, spool.ErrFull, driver.ErrRoleUnavailable,
-		driver.ErrCredentialUnbound} {
+		driver.ErrCredentialUnbound, ErrUploadTruncated} {
 		if errors.Is(err, k) {
 			return true
 		}
