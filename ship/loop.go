@@ -337,6 +337,7 @@ func (s *Shipper) finish(ev event, cancelled bool) {
 		s.mu.Unlock()
 		s.log.Warn("upload failed; will retry", append(attrs, "outcome", OutcomeRetry, "retry_in", wait,
 			"code", errcode.NameOf(ev.err), "error", ev.err)...)
+		s.warnClock(ev.err)
 	}
 }
 

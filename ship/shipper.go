@@ -262,6 +262,7 @@ func (s *Shipper) decide(ctx context.Context) error {
 			if s.cfg.ConditionalPut == PutOverwrite {
 				// overwrite does not depend on the probe: the uploads will retry.
 				s.log.Warn("probe failed; conditional_put is overwrite, so shipping starts anyway", "error", err)
+				s.warnClock(err)
 				s.mode = PutOverwrite
 				s.mu.Lock()
 				s.stat.mode = PutOverwrite
@@ -382,6 +383,7 @@ func (s *Shipper) logProbe(res *probe.Result) {
 
 func (s *Shipper) probeFailed(err error) {
 	s.log.Warn("probe failed", "code", errcode.NameOf(err), "error", err)
+	s.warnClock(err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stat.probeFailing.IsZero() {
