@@ -41,10 +41,12 @@ file. /metrics (Prometheus), /status (JSON) and /healthz are served on --listen 
 SIGTERM or Ctrl-C stops taking files, lets uploads in flight finish for --grace, and exits
 0; a restart resumes from the spool's catalog. With --drain the service exits 0 once
 nothing is left to ship. /healthz answers 503 once the service is unhealthy (three
-attempts in a row refused for credentials, a missing bucket or a full spool: it recovers
-by itself once they succeed) or fatal (it stays so until SIGTERM; with --drain, the command
+attempts in a row refused for credentials, a missing bucket, a full spool or uploads that
+keep arriving cut short: it recovers by itself once they succeed) or fatal (it stays so until SIGTERM; with --drain, the command
 exits 1 at once). A full spool disk does not stop the service: it ships, records and
 removes files in the catalog's reserve, and retries a record it cannot write.
+A store that refuses this machine's clock (WHARF_CLOCK_SKEWED) is retried like an outage:
+/healthz stays 200 and says it is degraded, and a warning names the skew.
 
 Before a large file is sent again after a restart, the multipart uploads an earlier run
 left open at its key are aborted ('wharf uploads' lists and aborts others).
