@@ -109,7 +109,7 @@ func TestE2EShipUnsyncedPartition(t *testing.T) {
 			want := []spool.Clock{spool.ClockUnsynced, spool.ClockSynced, kernel.Clock}
 			for i, f := range files {
 				if f.Clock != want[i] {
-					t.Errorf("file %d: spool add says clock %q, want %q (kernel: %s)", f.ID, f.Clock, want[i], kernel.Why)
+					t.Errorf("file %d: spool add says clock %q, want %q (%s)", f.ID, f.Clock, want[i], kernel.Why)
 				}
 			}
 			if cat := readFile(t, filepath.Join(dir, spool.CatalogFile)); !strings.Contains(cat, `"clock":"unsynced"`) || !strings.Contains(cat, `"clock":"synced"`) {
