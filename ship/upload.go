@@ -311,13 +311,13 @@ func damaged(f spool.File, info store.ObjectInfo) bool {
 // again), the fatal collision for another object.
 func (s *Shipper) mismatch(f spool.File, key string, info store.ObjectInfo) error {
 	if damaged(f, info) {
-		return s.truncated(f, key, info, "the next attempt writes the file over it")
+		return s.truncated(f, key, info)
 	}
 	return s.collision(f, key, info)
 }
 
-// truncated is the error of a damaged copy of f at key.
-func (s *Shipper) truncated(f spool.File, key string, info store.ObjectInfo, next string) error {
+// truncated is the error of a damaged copy of f at key, which the next attempt writes over.
+func (s *Shipper) truncated(f spool.File, key string, info store.ObjectInfo) error {
 	how := "has"
 	if info.Size < f.Size {
 		how = "holds only"
@@ -325,8 +325,8 @@ func (s *Shipper) truncated(f spool.File, key string, info store.ObjectInfo, nex
 	return &store.Error{Op: "ship", Key: s.where(key), Kind: ErrUploadTruncated, Err: fmt.Errorf(
 		"file %d (%s, %d bytes, sha256 %s) was sent there, but the object %s %d bytes, though it carries the file's wharf-sha256 "+
 			"(node %s): the upload's body did not arrive whole (a proxy or the network dropped part of it), this is not another "+
-			"spool's or machine's object; %s",
-		f.ID, f.Path, f.Size, strings.ToLower(f.SHA256), how, info.Size, orUnknown(info.Metadata[MetaNode]), next)}
+			"spool's or machine's object; the next attempt writes the file over it",
+		f.ID, f.Path, f.Size, strings.ToLower(f.SHA256), how, info.Size, orUnknown(info.Metadata[MetaNode]))}
 }
 
 // rewrite writes f over old, a damaged copy of f at key (an earlier attempt's upload that did

@@ -318,17 +318,17 @@ func (s *staged) discard() {
 	}
 }
 
-// commit moves the staged file into ready/ and records it, under the catalog lock: the next
-// sequence numbers, the rename, a directory fsync, the finalized record and the eligible
-// record. On failure nothing is recorded and nothing is left in ready/, unless the finalized
-// record could be written but not taken back (then the error says so, and the owner makes the
-// file eligible when it next reads the catalog).
 // stamp is a file's event time and the state of the clock that gave it.
 type stamp struct {
 	time  time.Time
 	clock Clock
 }
 
+// commit moves the staged file into ready/ and records it, under the catalog lock: the next
+// sequence numbers, the rename, a directory fsync, the finalized record and the eligible
+// record. On failure nothing is recorded and nothing is left in ready/, unless the finalized
+// record could be written but not taken back (then the error says so, and the owner makes the
+// file eligible when it next reads the catalog).
 func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, ts stamp, records uint64, log *slog.Logger) (File, error) {
 	const op = "add"
 	catPath := filepath.Join(info.Dir, CatalogFile)
