@@ -55,7 +55,7 @@ func BenchmarkMinIOShipSmall(b *testing.B) {
 			if err := os.Link(src, link); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := spool.Add(b.Context(), dir, link, spool.AddOptions{Dataset: "small", Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}); err != nil {
+			if _, err := spool.Add(b.Context(), dir, link, spool.AddOptions{Dataset: "small", Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Clock: spool.ClockSynced}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -84,6 +84,10 @@ type Config struct {
 	To       string `yaml:"to"`       // the destination store URL: s3://bucket/prefix, gs://…, az://…, file://…
 	Pipeline string `yaml:"pipeline"` // written into every key
 	Node     string `yaml:"node"`     // this machine's id, written into every key and object
+	// Replay is the id of the replay the spool holds (spool.InitOptions.Replay): every key
+	// goes under wharf/replays/{Replay}/ (ReplayKey). "" ships a production spool. Run
+	// refuses a spool whose replay id is another (ErrReplayIntoProduction, ErrReplayMismatch).
+	Replay string `yaml:"replay"`
 
 	UploadConcurrency  int   `yaml:"upload_concurrency"`               // files in flight (and part buffers across all uploads)
 	MultipartThreshold int64 `yaml:"multipart_threshold" unit:"bytes"` // at or below, one put; above, a multipart upload
@@ -183,6 +187,9 @@ func (c *Config) Check() error {
 	}
 	add(CheckSegment("pipeline", c.Pipeline))
 	add(CheckSegment("node", c.Node))
+	if c.Replay != "" {
+		add(CheckSegment("replay", c.Replay))
+	}
 	if c.UploadConcurrency < 1 || c.UploadConcurrency > 256 {
 		add(fmt.Errorf("upload_concurrency %d: want 1 to 256", c.UploadConcurrency))
 	}

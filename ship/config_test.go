@@ -114,6 +114,26 @@ func TestObjectKey(t *testing.T) {
 	if err := store.ValidateKey("put", got); err != nil {
 		t.Errorf("the key is not a valid store key: %v", err)
 	}
+	// A file whose clock was not synchronized has no partition: unsynced/ instead. An
+	// unknown clock (a record from before wharf recorded it) keeps the partition.
+	unsynced, unknown := f, f
+	unsynced.Clock, unknown.Clock = spool.ClockUnsynced, spool.ClockUnknown
+	for _, c := range []struct{ name, got, want string }{
+		{"unsynced", ObjectKey("edge", "gw-17", 0x0123456789abcdef, unsynced),
+			"wharf/v1/edge/events/unsynced/gw-17_0123456789abcdef_00000000000000000007_00000000000000000009.ndjson.gz"},
+		{"unknown", ObjectKey("edge", "gw-17", 0x0123456789abcdef, unknown), want},
+		{"replay", ReplayKey("fix-1", "edge", "gw-17", 0x0123456789abcdef, f),
+			"wharf/replays/fix-1/v1/edge/events/date=2026-03-04/hour=03/gw-17_0123456789abcdef_00000000000000000007_00000000000000000009.ndjson.gz"},
+		{"replay, unsynced", ReplayKey("fix-1", "edge", "gw-17", 0x0123456789abcdef, unsynced),
+			"wharf/replays/fix-1/v1/edge/events/unsynced/gw-17_0123456789abcdef_00000000000000000007_00000000000000000009.ndjson.gz"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, c.got, c.want)
+		}
+		if strings.HasPrefix(c.name, "replay") && strings.HasPrefix(c.got, KeyRoot+"/") {
+			t.Errorf("%s: %s is under the production root %s/", c.name, c.got, KeyRoot)
+		}
+	}
 	md := Metadata("gw-17", f)
 	for k, v := range map[string]string{"wharf-sha256": "abcdef", "wharf-range": "7-9", "wharf-dataset": "events", "wharf-node": "gw-17"} {
 		if md[k] != v {

@@ -6,7 +6,15 @@
 //
 //   - Keys are deterministic and Hive-style (ObjectKey):
 //     wharf/v1/{pipeline}/{dataset}/date=YYYY-MM-DD/hour=HH/{node}_{epoch:016x}_{first:020}_{last:020}.{ext}
-//     below the destination's prefix, with the date and hour of the file's time in UTC.
+//     below the destination's prefix, with the date and hour of the file's time in UTC. A file
+//     whose clock was not synchronized when it was spooled (spool.ClockUnsynced) goes under
+//     {dataset}/unsynced/ instead of date=/hour=: its time cannot say which partition it
+//     belongs to. A file whose clock is unknown (spooled before wharf recorded it) keeps its
+//     partition.
+//   - Replays are isolated (Config.Replay): a replay spool's files go under
+//     wharf/replays/{replay}/v1/… (ReplayKey), never under wharf/v1/; Run refuses a replay
+//     spool without its id (ErrReplayIntoProduction) and an id on any other spool
+//     (ErrReplayMismatch), before it opens the store.
 //   - Every object carries wharf-sha256, wharf-range ("first-last"), wharf-dataset and
 //     wharf-node metadata (Metadata).
 //   - An object already at a file's key is verified by size and wharf-sha256 (by its content
@@ -14,7 +22,10 @@
 //     a crash between the upload and the spool's record of it); different is
 //     ErrObjectKeyCollision, which stops shipping for good and names the file, the key, and
 //     the misconfiguration (a spool epoch or node id used twice). Nothing is overwritten to
-//     make way.
+//     make way. The one exception is a damaged copy of the file itself: an object carrying
+//     the file's wharf-sha256 with another size (a proxy or the network dropped part of a
+//     put's body). It is named (ErrUploadTruncated, transient), and the file is written over
+//     it: If-Match on its ETag in create mode, a plain put in overwrite mode, then verified.
 //   - Put modes (Config.ConditionalPut): create sends every put as create-if-absent and
 //     refuses to start on a store whose probe did not prove conditional create; overwrite
 //     sends plain puts, checks the key by HEAD before each put and verifies the object by
@@ -45,7 +56,8 @@
 //
 // # Errors
 //
-// Run returns ErrObjectKeyCollision (WHARF_OBJECT_KEY_COLLISION) on a collision, ErrListen
+// Run returns ErrObjectKeyCollision (WHARF_OBJECT_KEY_COLLISION) on a collision,
+// ErrReplayIntoProduction and ErrReplayMismatch for a spool and a Config.Replay that disagree, ErrListen
 // (WHARF_SHIP_LISTEN_FAILED) when Config.Listen cannot be bound, the spool's kinds
 // (spool.ErrNotSpool, spool.ErrLocked, spool.ErrCorrupt) when the spool cannot be used,
 // store.ErrBucketMissing (naming the bucket alone, and the command that makes it),
@@ -58,7 +70,10 @@
 // Handler serves /metrics (Prometheus text, from a registry of the Shipper's own), /status
 // (JSON, Status) and /healthz: 200 while healthy (probing and retrying included), 503 once
 // three attempts in a row failed with an error that needs an operator (refused credentials,
-// a missing bucket, a full spool; back to 200 at the next success) and once fatal. The
+// a missing bucket, a full spool, uploads arriving damaged; back to 200 at the next success)
+// and once fatal. A request the store refused for its time (store.ErrClockSkewed) is
+// retried like an outage and keeps /healthz at 200, degraded: a warning, /status and /healthz
+// name the skew the store's answer showed. The
 // backlog and the spool's gauges are true in every state: read before the probe, while it
 // waits, and after a fatal error. Every upload is logged with fixed keys: file_id, dataset,
 // key, size, sha256, outcome, duration, attempt. No credential ever reaches a log line, the

@@ -59,7 +59,8 @@ func (fx *fixture) add(t *testing.T, dataset string, n int) spool.File {
 	if err := os.WriteFile(src, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := spool.Add(t.Context(), fx.dir, src, spool.AddOptions{Dataset: dataset, Time: eventTime.Add(time.Duration(len(fx.files)) * time.Hour), Records: 3})
+	f, err := spool.Add(t.Context(), fx.dir, src, spool.AddOptions{Dataset: dataset, Time: eventTime.Add(time.Duration(len(fx.files)) * time.Hour), Records: 3,
+		Clock: spool.ClockSynced})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,15 +26,40 @@ const (
 //	wharf/v1/{pipeline}/{dataset}/date=YYYY-MM-DD/hour=HH/{node}_{epoch:016x}_{first:020}_{last:020}.{ext}
 //
 // The date and hour are f.Time's in UTC. The spool's random epoch keeps two spools (a wiped
-// and re-made one, say) on the same node apart; the node id keeps machines apart.
+// and re-made one, say) on the same node apart; the node id keeps machines apart. A file whose
+// clock was not synchronized when it was added (f.Clock is spool.ClockUnsynced) has no
+// partition it can be trusted to belong to: it goes under unsynced/ instead of date=/hour=:
+//
+//	wharf/v1/{pipeline}/{dataset}/unsynced/{node}_{epoch:016x}_{first:020}_{last:020}.{ext}
 func ObjectKey(pipeline, node string, epoch uint64, f spool.File) string {
-	t := f.Time.UTC()
+	return KeyRoot + "/" + keyTail(pipeline, node, epoch, f)
+}
+
+// ReplayRoot is the first segment of the keys of replays, below the destination's prefix:
+// beside KeyRoot, never under it.
+const ReplayRoot = "wharf/replays"
+
+// ReplayKey is the key of f, a file of replay's spool: ObjectKey's layout, below
+// wharf/replays/{replay}/ instead of wharf/:
+//
+//	wharf/replays/{replay}/v1/{pipeline}/{dataset}/date=YYYY-MM-DD/hour=HH/{node}_{epoch:016x}_{first:020}_{last:020}.{ext}
+//
+// Nothing a replay writes is under wharf/v1/, where production's files are.
+func ReplayKey(replay, pipeline, node string, epoch uint64, f spool.File) string {
+	return ReplayRoot + "/" + replay + "/" + strings.TrimPrefix(KeyRoot, "wharf/") + "/" + keyTail(pipeline, node, epoch, f)
+}
+
+// keyTail is a key from the pipeline on.
+func keyTail(pipeline, node string, epoch uint64, f spool.File) string {
 	name := fmt.Sprintf("%s_%016x_%020d_%020d", node, epoch, f.First, f.Last)
 	if ext := strings.TrimPrefix(f.Ext, "."); ext != "" {
 		name += "." + ext
 	}
-	return fmt.Sprintf("%s/%s/%s/date=%s/hour=%02d/%s", KeyRoot, pipeline, f.Dataset,
-		t.Format(time.DateOnly), t.Hour(), name)
+	if f.Clock == spool.ClockUnsynced {
+		return fmt.Sprintf("%s/%s/unsynced/%s", pipeline, f.Dataset, name)
+	}
+	t := f.Time.UTC()
+	return fmt.Sprintf("%s/%s/date=%s/hour=%02d/%s", pipeline, f.Dataset, t.Format(time.DateOnly), t.Hour(), name)
 }
 
 // checkFile refuses a spooled file whose dataset or extension cannot go into a key. The

@@ -299,7 +299,7 @@ func (s *Shipper) finish(ev event, cancelled bool) {
 	if ev.res.key != "" {
 		attrs = append(attrs, "key", s.where(ev.res.key))
 	} else {
-		attrs = append(attrs, "key", s.where(ObjectKey(s.cfg.Pipeline, s.cfg.Node, s.epoch, f)))
+		attrs = append(attrs, "key", s.where(s.key(f)))
 	}
 	switch {
 	case ev.err == nil:
@@ -337,6 +337,7 @@ func (s *Shipper) finish(ev event, cancelled bool) {
 		s.mu.Unlock()
 		s.log.Warn("upload failed; will retry", append(attrs, "outcome", OutcomeRetry, "retry_in", wait,
 			"code", errcode.NameOf(ev.err), "error", ev.err)...)
+		s.warnClock(ev.err)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 // *spool.Spool satisfies it.
 type Spool interface {
 	Epoch() uint64
+	Info() spool.Info
 	Dir() string
 	Refresh(ctx context.Context) error
 	PendingN(n int) []spool.File
@@ -158,6 +159,9 @@ func (s *Shipper) Run(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
+	if err := s.checkReplay(sp.Info()); err != nil {
+		return err // before anything is served or shipped
+	}
 	stopHTTP, err := s.serve()
 	if err != nil {
 		return err
@@ -181,7 +185,7 @@ func (s *Shipper) Run(ctx context.Context) (err error) {
 	s.stat.dest = s.loc
 	s.mu.Unlock()
 	s.log.Info("ship starting", "spool", sp.Dir(), "epoch", fmt.Sprintf("%016x", s.epoch), "to", s.loc,
-		"pipeline", s.cfg.Pipeline, "node", s.cfg.Node, "conditional_put", s.cfg.ConditionalPut)
+		"pipeline", s.cfg.Pipeline, "node", s.cfg.Node, "replay", s.cfg.Replay, "conditional_put", s.cfg.ConditionalPut)
 	if err := s.decide(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -191,6 +195,14 @@ func (s *Shipper) Run(ctx context.Context) (err error) {
 		return err
 	}
 	return s.loop(ctx)
+}
+
+// key is f's key: ReplayKey for a replay, ObjectKey otherwise.
+func (s *Shipper) key(f spool.File) string {
+	if s.cfg.Replay != "" {
+		return ReplayKey(s.cfg.Replay, s.cfg.Pipeline, s.cfg.Node, s.epoch, f)
+	}
+	return ObjectKey(s.cfg.Pipeline, s.cfg.Node, s.epoch, f)
 }
 
 // where names key in the destination, for messages: the location and the key.
@@ -250,6 +262,7 @@ func (s *Shipper) decide(ctx context.Context) error {
 			if s.cfg.ConditionalPut == PutOverwrite {
 				// overwrite does not depend on the probe: the uploads will retry.
 				s.log.Warn("probe failed; conditional_put is overwrite, so shipping starts anyway", "error", err)
+				s.warnClock(err)
 				s.mode = PutOverwrite
 				s.mu.Lock()
 				s.stat.mode = PutOverwrite
@@ -370,6 +383,7 @@ func (s *Shipper) logProbe(res *probe.Result) {
 
 func (s *Shipper) probeFailed(err error) {
 	s.log.Warn("probe failed", "code", errcode.NameOf(err), "error", err)
+	s.warnClock(err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stat.probeFailing.IsZero() {

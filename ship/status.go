@@ -39,6 +39,7 @@ type Status struct {
 	Destination string    `json:"destination,omitempty"`
 	Pipeline    string    `json:"pipeline"`
 	Node        string    `json:"node"`
+	Replay      string    `json:"replay,omitempty"` // the replay shipped: keys under wharf/replays/{replay}/
 	// Health is ok, unhealthy (unhealthyAfter attempts in a row failed in a way no retry
 	// fixes without an operator: refused credentials, a full spool, a missing bucket) or
 	// fatal; /healthz answers 503 unless it is ok.
@@ -82,6 +83,9 @@ type ErrorInfo struct {
 	Code    string    `json:"code,omitempty"`
 	FileID  uint64    `json:"file_id,omitempty"`
 	Key     string    `json:"key,omitempty"`
+	// ClockSkewSeconds is, for a request the store refused for its time
+	// (store.ErrClockSkewed), the store's clock less this machine's, as the answer showed it.
+	ClockSkewSeconds float64 `json:"clock_skew_seconds,omitempty"`
 }
 
 // status is the mutable state behind Status, guarded by Shipper.mu.
@@ -107,15 +111,42 @@ type status struct {
 }
 
 // needsOperator reports whether err is a failure that retrying does not fix until someone
-// acts: refused credentials or permissions, a missing bucket, a full spool.
+// acts: refused credentials or permissions, a missing bucket, a full spool, uploads that keep
+// arriving damaged.
 func needsOperator(err error) bool {
 	for _, k := range []error{store.ErrForbidden, store.ErrBucketMissing, spool.ErrFull, driver.ErrRoleUnavailable,
-		driver.ErrCredentialUnbound} {
+		driver.ErrCredentialUnbound, ErrUploadTruncated} {
 		if errors.Is(err, k) {
 			return true
 		}
 	}
 	return false
+}
+
+// clockSkew returns the skew between the store's clock and this machine's that a refusal for
+// the request's time (store.ErrClockSkewed) showed, rounded to the second.
+func clockSkew(err error) (time.Duration, bool) {
+	var se *driver.SkewError
+	if !errors.Is(err, store.ErrClockSkewed) || !errors.As(err, &se) || se.Skew() == 0 {
+		return 0, false
+	}
+	return se.Skew().Round(time.Second), true
+}
+
+// warnClock logs a warning naming the measured skew when err is a refusal for the request's
+// time: a clock to sync, not credentials to fix. The attempt is retried like an outage.
+func (s *Shipper) warnClock(err error) {
+	if !errors.Is(err, store.ErrClockSkewed) {
+		return
+	}
+	d, ok := clockSkew(err)
+	msg := "the store refused the time this machine signed its request with; sync this machine's clock (NTP): retrying meanwhile"
+	if !ok {
+		s.log.Warn("clock skew", "to", s.loc, "warning", msg)
+		return
+	}
+	s.log.Warn("clock skew", "to", s.loc, "clock_skew_seconds", d.Seconds(), "warning",
+		fmt.Sprintf("the store's clock is %+.0f s from this machine's: %s", d.Seconds(), msg))
 }
 
 // openedSpool returns the spool once Run opened it, else nil.
@@ -128,6 +159,9 @@ func (s *Shipper) openedSpool() Spool {
 // failedLocked records a failed attempt (s.mu held): the last error, and whether it adds to
 // the failures that make the service unhealthy.
 func (s *Shipper) failedLocked(info *ErrorInfo, err error) {
+	if d, ok := clockSkew(err); ok {
+		info.ClockSkewSeconds = d.Seconds()
+	}
 	s.stat.lastErr = info
 	if needsOperator(err) {
 		s.stat.standing++
@@ -151,7 +185,7 @@ func (s *Shipper) Status() Status {
 	now := s.now()
 	s.mu.Lock()
 	st := Status{Component: "ship", State: s.stateLocked(), Health: s.healthLocked(), Started: s.stat.started.UTC(), Spool: s.cfg.Spool,
-		Epoch: s.stat.epoch, Destination: s.stat.dest, Pipeline: s.cfg.Pipeline, Node: s.cfg.Node,
+		Epoch: s.stat.epoch, Destination: s.stat.dest, Pipeline: s.cfg.Pipeline, Node: s.cfg.Node, Replay: s.cfg.Replay,
 		ConditionalPut: s.cfg.ConditionalPut, PutMode: s.stat.mode, Probe: s.stat.probe,
 		InFlight: len(s.stat.inflight), Retrying: len(s.stat.retry), RetryAge: s.retryAgeLocked(now).Seconds(),
 		Uploaded: s.stat.uploaded, LastError: s.stat.lastErr, Fatal: s.stat.fatal}
@@ -251,6 +285,10 @@ func (s *Shipper) Handler() http.Handler {
 		case st.Health == HealthUnhealthy && st.LastError != nil:
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "unhealthy: %s: %s [%s]\n", st.State, st.LastError.Message, st.LastError.Code)
+		case st.LastError != nil && st.LastError.Code == store.ErrClockSkewed.Code() && st.State != StateShipping:
+			// Healthy (a clock to sync is retried like an outage), and degraded: say why.
+			fmt.Fprintf(w, "ok: %s; degraded: the store refuses this machine's clock (%+.0f s) [%s]\n",
+				st.State, st.LastError.ClockSkewSeconds, st.LastError.Code)
 		default:
 			fmt.Fprintf(w, "ok: %s\n", st.State)
 		}

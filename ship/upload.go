@@ -44,7 +44,7 @@ func (s *Shipper) upload(ctx context.Context, f spool.File) (result, error) {
 	if err := checkFile(f); err != nil {
 		return result{}, &store.Error{Op: "ship", Key: f.Path, Kind: store.ErrConfig, Err: err}
 	}
-	key := ObjectKey(s.cfg.Pipeline, s.cfg.Node, s.epoch, f)
+	key := s.key(f)
 	large := f.Size > s.cfg.MultipartThreshold
 	if large || s.mode == PutOverwrite {
 		// A multipart upload costs a lot to send for nothing, and an overwrite would replace
@@ -65,7 +65,7 @@ func (s *Shipper) upload(ctx context.Context, f spool.File) (result, error) {
 		return result{}, err
 	}
 	defer b.Close()
-	info, err := s.put(ctx, f, key, b, large)
+	info, err := s.put(ctx, f, key, b, large, "")
 	switch {
 	case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrOutcomeUnknown):
 		return s.refused(ctx, f, key, err)
@@ -156,16 +156,20 @@ func (s *Shipper) verifyAfter(ctx context.Context, f spool.File, key string) (re
 		return result{}, err
 	}
 	if !same {
-		return result{}, s.collision(f, key, after)
+		return result{}, s.mismatch(f, key, after)
 	}
 	return result{key: key, etag: after.ETag, outcome: OutcomeOK}, nil
 }
 
 // put sends b to key: in one request, or as a multipart upload with part buffers taken from
-// the shared budget.
-func (s *Shipper) put(ctx context.Context, f spool.File, key string, b *body, large bool) (store.ObjectInfo, error) {
+// the shared budget. A put replacing the object of ETag ifMatch carries If-Match in create
+// mode (and nothing in overwrite mode); any other is create-if-absent in create mode.
+func (s *Shipper) put(ctx context.Context, f spool.File, key string, b *body, large bool, ifMatch string) (store.ObjectInfo, error) {
 	opts := &store.PutOptions{Size: f.Size, ContentType: contentType(f.Ext),
-		Metadata: Metadata(s.cfg.Node, f), IfNoneMatch: s.mode == PutCreate}
+		Metadata: Metadata(s.cfg.Node, f), IfNoneMatch: s.mode == PutCreate && ifMatch == ""}
+	if s.mode == PutCreate {
+		opts.IfMatch = ifMatch
+	}
 	// A large file is offered for reading in place (ReadAt: the S3 backend then sends each
 	// part straight from the file, with no part buffer); a small one is read in order.
 	var r io.Reader = b
@@ -207,19 +211,23 @@ func (s *Shipper) refused(ctx context.Context, f spool.File, key string, putErr 
 			return result{}, err
 		}
 		if !same {
-			return result{}, s.collision(f, key, info)
+			return result{}, s.mismatch(f, key, info)
 		}
 		return result{key: key, etag: info.ETag, outcome: OutcomeOK}, nil
 	}
 	return s.existing(ctx, f, key, info)
 }
 
-// existing settles a key that already holds an object: success when it is f's content,
-// ErrObjectKeyCollision when it is not.
+// existing settles a key that already holds an object: success when it is f's content, the
+// file written over it when it is a damaged copy of f (damaged), ErrObjectKeyCollision when it
+// is another object.
 func (s *Shipper) existing(ctx context.Context, f spool.File, key string, info store.ObjectInfo) (result, error) {
 	same, err := s.same(ctx, f, key, info)
 	if err != nil {
 		return result{}, err
+	}
+	if !same && damaged(f, info) {
+		return s.rewrite(ctx, f, key, info)
 	}
 	if !same {
 		return result{}, s.collision(f, key, info)
@@ -287,6 +295,68 @@ func (s *Shipper) repair(ctx context.Context, f spool.File, key, etag string) er
 		return fmt.Errorf("writing the metadata of %s again: %w", s.where(key), err)
 	}
 	return nil
+}
+
+// damaged reports whether the object described by info is a damaged copy of f: it carries f's
+// wharf-sha256, sent in the headers of a put of f, but another size, because its body did not
+// arrive whole (a proxy or the network dropped part of it). No other writer's object carries
+// that sha256 with another size: it is f's own upload, not a collision.
+func damaged(f spool.File, info store.ObjectInfo) bool {
+	sum := info.Metadata[store.MetaSHA256]
+	return sum != "" && strings.EqualFold(sum, f.SHA256) && info.Size != f.Size
+}
+
+// mismatch is the error for f's key holding an object that is not f after f was written
+// there: ErrUploadTruncated for a damaged copy of f (retried: the next attempt writes it
+// again), the fatal collision for another object.
+func (s *Shipper) mismatch(f spool.File, key string, info store.ObjectInfo) error {
+	if damaged(f, info) {
+		return s.truncated(f, key, info)
+	}
+	return s.collision(f, key, info)
+}
+
+// truncated is the error of a damaged copy of f at key, which the next attempt writes over.
+func (s *Shipper) truncated(f spool.File, key string, info store.ObjectInfo) error {
+	how := "has"
+	if info.Size < f.Size {
+		how = "holds only"
+	}
+	return &store.Error{Op: "ship", Key: s.where(key), Kind: ErrUploadTruncated, Err: fmt.Errorf(
+		"file %d (%s, %d bytes, sha256 %s) was sent there, but the object %s %d bytes, though it carries the file's wharf-sha256 "+
+			"(node %s): the upload's body did not arrive whole (a proxy or the network dropped part of it), this is not another "+
+			"spool's or machine's object; the next attempt writes the file over it",
+		f.ID, f.Path, f.Size, strings.ToLower(f.SHA256), how, info.Size, orUnknown(info.Metadata[MetaNode]))}
+}
+
+// rewrite writes f over old, a damaged copy of f at key (an earlier attempt's upload that did
+// not arrive whole): under If-Match on old's ETag in create mode, so that nothing else is ever
+// replaced, and as a plain put in overwrite mode; then it verifies the object by HEAD.
+func (s *Shipper) rewrite(ctx context.Context, f spool.File, key string, old store.ObjectInfo) (result, error) {
+	s.log.Warn("the object at the file's key is a damaged copy of it (its wharf-sha256, another size): writing the file over it",
+		"file_id", f.ID, "key", s.where(key), "size", f.Size, "object_size", old.Size, "sha256", f.SHA256)
+	large := f.Size > s.cfg.MultipartThreshold
+	if large {
+		s.abortStale(ctx, key)
+	}
+	b, err := openBody(f, s.cfg.PartSize)
+	if err != nil {
+		return result{}, err
+	}
+	defer b.Close()
+	info, err := s.put(ctx, f, key, b, large, old.ETag)
+	switch {
+	case errors.Is(err, store.ErrPreconditionFailed), errors.Is(err, store.ErrOutcomeUnknown):
+		// The object changed since it was read, or the answer was lost: the next attempt
+		// looks again.
+		return result{}, fmt.Errorf("writing file %d over the damaged copy at %s: %w", f.ID, s.where(key), err)
+	case err != nil:
+		return result{}, err
+	}
+	if err := s.sent(ctx, f, key, info, b); err != nil {
+		return result{}, err
+	}
+	return s.verifyAfter(ctx, f, key)
 }
 
 // collision is the fatal error for f meeting other content at key.

@@ -25,7 +25,11 @@ type AddOptions struct {
 	Copy    bool      // copy the source and keep it; otherwise move it in (the source is removed)
 	Records uint64    // how many sequence numbers the file carries; 0 means 1
 	Ext     string    // the extension to spool it with; "": ExtOf(src)
-	Logger  *slog.Logger
+	// Clock says whether the clock that gave Time was synchronized: ClockSynced or
+	// ClockUnsynced as the producer knows it; ClockUnknown (the zero value) asks the kernel
+	// when the add starts (ReadClock), and records ClockUnknown where it cannot say.
+	Clock  Clock
+	Logger *slog.Logger
 }
 
 // testHook, set only by this package's tests, is called at named points of an add so that a
@@ -78,6 +82,7 @@ func Add(ctx context.Context, dir, src string, opts AddOptions) (File, error) {
 	if t.IsZero() {
 		t = fi.ModTime()
 	}
+	clock := clockFor(opts.Clock)
 	log := orDiscard(opts.Logger)
 	if !opts.Copy {
 		if id, ok := idOf(fi); ok && id.nlink > 1 {
@@ -92,7 +97,7 @@ func Add(ctx context.Context, dir, src string, opts AddOptions) (File, error) {
 	}
 	defer st.discard()
 	at("tmp-written")
-	f, err := st.commit(ctx, info, opts.Dataset, ext, t, opts.Records, log)
+	f, err := st.commit(ctx, info, opts.Dataset, ext, stamp{t, clock}, opts.Records, log)
 	if err != nil || opts.Copy {
 		return f, err
 	}
@@ -116,6 +121,9 @@ func CheckAdd(src string, opts AddOptions) error {
 // through a symbolic link only when copying) and the extension.
 func checkAdd(op, src string, opts *AddOptions) (fs.FileInfo, string, error) {
 	if err := checkDataset(op, opts.Dataset); err != nil {
+		return nil, "", err
+	}
+	if err := parseClock(op, opts.Clock); err != nil {
 		return nil, "", err
 	}
 	if opts.Records == 0 {
@@ -310,12 +318,18 @@ func (s *staged) discard() {
 	}
 }
 
+// stamp is a file's event time and the state of the clock that gave it.
+type stamp struct {
+	time  time.Time
+	clock Clock
+}
+
 // commit moves the staged file into ready/ and records it, under the catalog lock: the next
 // sequence numbers, the rename, a directory fsync, the finalized record and the eligible
 // record. On failure nothing is recorded and nothing is left in ready/, unless the finalized
 // record could be written but not taken back (then the error says so, and the owner makes the
 // file eligible when it next reads the catalog).
-func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, t time.Time, records uint64, log *slog.Logger) (File, error) {
+func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, ts stamp, records uint64, log *slog.Logger) (File, error) {
 	const op = "add"
 	catPath := filepath.Join(info.Dir, CatalogFile)
 	cat, err := os.OpenFile(catPath, os.O_RDWR|os.O_APPEND, 0)
@@ -351,7 +365,7 @@ func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, t t
 	at("renamed")
 	now := time.Now().UTC()
 	rec := &record{Type: recFinalized, ID: first, Dataset: dataset, Path: name, Size: &s.size,
-		SHA256: hex.EncodeToString(s.h.Sum(nil)), First: first, Last: last, Time: t.UTC(), Ext: ext, At: now}
+		SHA256: hex.EncodeToString(s.h.Sum(nil)), First: first, Last: last, Time: ts.time.UTC(), Ext: ext, Clock: ts.clock, At: now}
 	end, err := appendRecord(cat, tl.end, rec)
 	if err != nil {
 		s.unplace(full)
@@ -371,7 +385,7 @@ func (s *staged) commit(ctx context.Context, info Info, dataset, ext string, t t
 	// full file system only means the owner records in what is left of it.
 	_ = reserveSpace(cat, end2, catalogReserve)
 	return File{ID: first, Dataset: dataset, Path: full, Name: name, Size: s.size, SHA256: rec.SHA256,
-		First: first, Last: last, Time: rec.Time, Ext: ext, State: Eligible, Added: now}, nil
+		First: first, Last: last, Time: rec.Time, Ext: ext, Clock: ts.clock, State: Eligible, Added: now}, nil
 }
 
 // place renames the staged file to full in ready/ and fsyncs the directories it changed.

@@ -36,6 +36,7 @@ type record struct {
 	Last    uint64    `json:"last,omitempty"`
 	Time    time.Time `json:"time,omitzero"`
 	Ext     string    `json:"ext,omitempty"`
+	Clock   Clock     `json:"clock,omitempty"`
 	Key     string    `json:"key,omitempty"`
 	ETag    string    `json:"etag"`
 	Outcome string    `json:"outcome,omitempty"`
@@ -58,8 +59,9 @@ func (r *record) line() ([]byte, error) {
 			Last    uint64    `json:"last"`
 			Time    time.Time `json:"time"`
 			Ext     string    `json:"ext"`
+			Clock   Clock     `json:"clock,omitempty"`
 			At      time.Time `json:"at"`
-		}{r.Type, r.ID, r.Dataset, r.Path, *r.Size, r.SHA256, r.First, r.Last, r.Time, r.Ext, r.At}
+		}{r.Type, r.ID, r.Dataset, r.Path, *r.Size, r.SHA256, r.First, r.Last, r.Time, r.Ext, r.Clock, r.At}
 	case recUploaded:
 		v = struct {
 			Type    string    `json:"type"`
@@ -126,6 +128,8 @@ func checkFinalized(r *record) error {
 		return fmt.Errorf("finalized record %d: sha256 %q is not 64 hex digits", r.ID, r.SHA256)
 	case r.First == 0 || r.Last == 0 || r.Time.IsZero() || r.Path == "":
 		return fmt.Errorf("finalized record %d without first, last, time or path", r.ID)
+	case r.Clock != ClockUnknown && r.Clock != ClockSynced && r.Clock != ClockUnsynced:
+		return fmt.Errorf("finalized record %d: clock %q is not synced or unsynced", r.ID, string(r.Clock))
 	}
 	return nil
 }

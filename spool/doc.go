@@ -4,11 +4,17 @@
 //
 // # Layout
 //
-//	spool.json    format version, the spool's epoch (random, 64 bits, made once by Init), creation time
+//	spool.json    format version, the spool's epoch (random, 64 bits, made once by Init), creation time,
+//	              and a replay spool's replay id
 //	ready/        finalized files: ready/<dataset>/<first:020>_<last:020>.<ext>
 //	tmp/          files being finalized
 //	catalog.log   the catalog: one JSON record per line, append-only
 //	ship.lock     the owner's lock; holds the owner's PID
+//
+// A replay spool (InitWith, InitOptions.Replay) holds the files of one replay: files shipped
+// again, such as a re-processed range. Its spool.json is format 2 (FormatReplay) and names the
+// replay; ship keys its files under wharf/replays/{id}/ and refuses to ship it otherwise. A
+// wharf that predates replays reads only format 1, and so refuses a replay spool.
 //
 // # Adding a file
 //
@@ -20,17 +26,25 @@
 // Sequence numbers are unique and contiguous across concurrent adders in any number of
 // processes. A moved source is removed only after both records are durable.
 //
+// Each add also records whether the clock was synchronized when the add took the file's event
+// time (AddOptions.Clock, or the kernel's reading, ReadClock: adjtimex on Linux, unknown
+// elsewhere). ship keys a file whose clock was not synchronized under unsynced/ instead of its
+// date=/hour= partition. The zero time is no event time: Add takes the source's modification
+// time for it, and no catalog holds it.
+//
 // # The catalog
 //
 // Each line is one JSON object whose "type" is one of:
 //
-//	finalized  {id, dataset, path, size, sha256, first, last, time, ext, at}
+//	finalized  {id, dataset, path, size, sha256, first, last, time, ext, clock, at}
 //	eligible   {id, at}
 //	uploaded   {id, key, etag, outcome, at}
 //	deleted    {id, at}
 //
 // id is the file's first sequence number; path is relative to the spool; time is the file's
-// event time (its date=/hour= partition), at the wall time of the record, both RFC 3339 UTC.
+// event time (its date=/hour= partition), at the wall time of the record, both RFC 3339 UTC;
+// clock is "synced" or "unsynced", and absent when unknown (every record written before wharf
+// recorded it, which ship keeps keying by date=/hour=, so an upgrade moves no key).
 // A file goes through the four in that order and no other. Replay checks every record against
 // the ones before it: sequence numbers contiguous from 1, each record for a known file in the
 // state before its own. A torn last line — no trailing newline, or the last line not JSON: an

@@ -26,8 +26,13 @@ const (
 	LockFile    = "ship.lock"   // the owner lock; holds the owner's PID
 )
 
-// Format is the layout version this package reads and writes (spool.json's "format").
+// Format is the layout version of a spool (spool.json's "format").
 const Format = 1
+
+// FormatReplay is the layout version of a replay spool: Format's layout, with the replay's
+// id in spool.json. A wharf from before replays reads only Format, and so refuses a replay
+// spool rather than ship it into the production prefix.
+const FormatReplay = 2
 
 // Info is what spool.json records.
 type Info struct {
@@ -35,6 +40,10 @@ type Info struct {
 	Format  int       `json:"format"`  // the layout version
 	Epoch   uint64    `json:"-"`       // random, made once at Init; never 0
 	Created time.Time `json:"created"` // when Init made the spool (UTC)
+	// Replay is the id of the replay a replay spool holds files for (InitOptions.Replay);
+	// "" for a production spool. ship keys a replay spool's files under
+	// wharf/replays/{Replay}/, never under the production prefix.
+	Replay string `json:"replay,omitempty"`
 }
 
 // EpochHex is the epoch as 16 hex digits, as object keys carry it.
@@ -46,6 +55,28 @@ type meta struct {
 	Format  int       `json:"format"`
 	Epoch   string    `json:"epoch"`
 	Created time.Time `json:"created"`
+	Replay  string    `json:"replay,omitempty"`
+}
+
+// InitOptions say what kind of spool InitWith makes.
+type InitOptions struct {
+	// Replay makes a replay spool: its files are a replay (a range shipped again, such as a
+	// re-processed one) that ship keys under wharf/replays/{Replay}/ only, and ships only when
+	// told the same id. 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or
+	// digit. "" makes a production spool.
+	Replay string
+}
+
+// replayRE is a replay id: a safe key segment.
+var replayRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidateReplay checks a replay id: 1 to 128 letters, digits, '.', '_' or '-', starting with
+// a letter or digit. The error is ErrInput.
+func ValidateReplay(id string) error {
+	if !replayRE.MatchString(id) {
+		return newErr("replay", "", ErrInput, fmt.Errorf("replay id %q: want 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", id))
+	}
+	return nil
 }
 
 // Init makes dir a new, empty spool: spool.json (format, a random epoch, the creation time),
@@ -53,8 +84,17 @@ type meta struct {
 // on a spool is ErrExists (a spool is never reset); on a non-empty directory that is not a
 // spool it is ErrNotSpool. A directory holding only what an interrupted Init left is finished.
 // spool.json is written last, with create-if-absent, so of two concurrent Inits one wins.
-func Init(dir string) (Info, error) {
+func Init(dir string) (Info, error) { return InitWith(dir, InitOptions{}) }
+
+// InitWith is Init, making the kind of spool opts says: a production spool, or a replay
+// spool (format FormatReplay, its id in spool.json).
+func InitWith(dir string, opts InitOptions) (Info, error) {
 	const op = "init"
+	if opts.Replay != "" {
+		if err := ValidateReplay(opts.Replay); err != nil {
+			return Info{}, err
+		}
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return Info{}, newErr(op, dir, ErrInput, err)
@@ -81,7 +121,10 @@ func Init(dir string) (Info, error) {
 			return Info{}, ioErr(op, p, err)
 		}
 	}
-	info := Info{Dir: abs, Format: Format, Epoch: newEpoch(), Created: time.Now().UTC().Truncate(time.Millisecond)}
+	info := Info{Dir: abs, Format: Format, Epoch: newEpoch(), Created: time.Now().UTC().Truncate(time.Millisecond), Replay: opts.Replay}
+	if opts.Replay != "" {
+		info.Format = FormatReplay
+	}
 	if err := writeMeta(abs, info); err != nil {
 		return Info{}, err
 	}
@@ -153,7 +196,7 @@ func newEpoch() uint64 {
 // through atomicfile), then syncs the directory.
 func writeMeta(dir string, info Info) error {
 	const op = "init"
-	b, err := json.MarshalIndent(meta{Format: info.Format, Epoch: info.EpochHex(), Created: info.Created}, "", "  ")
+	b, err := json.MarshalIndent(meta{Format: info.Format, Epoch: info.EpochHex(), Created: info.Created, Replay: info.Replay}, "", "  ")
 	if err != nil {
 		return newErr(op, dir, ErrIO, err)
 	}
@@ -186,8 +229,13 @@ func readInfo(op, dir string) (Info, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Info{}, newErr(op, metaPath, ErrNotSpool, fmt.Errorf("not a spool's metadata: %v", err))
 	}
-	if m.Format != Format {
-		return Info{}, newErr(op, metaPath, ErrNotSpool, fmt.Errorf("format %d: this wharf reads format %d", m.Format, Format))
+	switch {
+	case m.Format != Format && m.Format != FormatReplay:
+		return Info{}, newErr(op, metaPath, ErrNotSpool, fmt.Errorf("format %d: this wharf reads formats %d and %d (a replay spool)", m.Format, Format, FormatReplay))
+	case (m.Format == FormatReplay) != (m.Replay != ""):
+		return Info{}, newErr(op, metaPath, ErrNotSpool, fmt.Errorf("format %d with replay %q: a replay spool is format %d and names its replay, a production spool is format %d and names none", m.Format, m.Replay, FormatReplay, Format))
+	case m.Replay != "" && ValidateReplay(m.Replay) != nil:
+		return Info{}, newErr(op, metaPath, ErrNotSpool, fmt.Errorf("replay id %q is not a replay id", m.Replay))
 	}
 	epoch, err := strconv.ParseUint(m.Epoch, 16, 64)
 	if err != nil || len(m.Epoch) != 16 || epoch == 0 {
@@ -206,7 +254,7 @@ func readInfo(op, dir string) (Info, error) {
 			return Info{}, newErr(op, path, ErrNotSpool, errors.New("the spool's layout is damaged: wrong file type"))
 		}
 	}
-	return Info{Dir: dir, Format: m.Format, Epoch: epoch, Created: m.Created.UTC()}, nil
+	return Info{Dir: dir, Format: m.Format, Epoch: epoch, Created: m.Created.UTC(), Replay: m.Replay}, nil
 }
 
 // notSpoolErr explains a missing part of a spool's layout: ErrNotSpool with what to do; a

@@ -48,16 +48,19 @@ func (s *State) UnmarshalText(b []byte) error {
 
 // File is a file in the spool, as the catalog records it.
 type File struct {
-	ID         uint64    `json:"id"`      // = First
-	Dataset    string    `json:"dataset"` // [a-z0-9_-], 1–64 characters
-	Path       string    `json:"path"`    // absolute path of the file in ready/
-	Name       string    `json:"name"`    // the same, relative to the spool: ready/<dataset>/<first>_<last>.<ext>
-	Size       int64     `json:"size"`
-	SHA256     string    `json:"sha256"` // hex
-	First      uint64    `json:"first"`  // the file's first sequence number
-	Last       uint64    `json:"last"`   // its last: Last-First+1 records
-	Time       time.Time `json:"time"`   // event time (UTC): the date=/hour= partition
-	Ext        string    `json:"ext"`
+	ID      uint64    `json:"id"`      // = First
+	Dataset string    `json:"dataset"` // [a-z0-9_-], 1–64 characters
+	Path    string    `json:"path"`    // absolute path of the file in ready/
+	Name    string    `json:"name"`    // the same, relative to the spool: ready/<dataset>/<first>_<last>.<ext>
+	Size    int64     `json:"size"`
+	SHA256  string    `json:"sha256"` // hex
+	First   uint64    `json:"first"`  // the file's first sequence number
+	Last    uint64    `json:"last"`   // its last: Last-First+1 records
+	Time    time.Time `json:"time"`   // event time (UTC): the date=/hour= partition
+	Ext     string    `json:"ext"`
+	// Clock says whether the clock was synchronized when the file was added (ClockUnknown
+	// for records from before wharf recorded it): ship keys an unsynced file under unsynced/.
+	Clock      Clock     `json:"clock,omitempty"`
 	State      State     `json:"state"`
 	Added      time.Time `json:"added"`         // when it was finalized into the spool
 	Key        string    `json:"key,omitempty"` // set once uploaded
@@ -173,7 +176,7 @@ func (s *state) finalized(r *record) error {
 	f := &File{
 		ID: r.ID, Dataset: r.Dataset, Name: r.Path, Path: filepath.Join(s.dir, filepath.FromSlash(r.Path)),
 		Size: *r.Size, SHA256: r.SHA256, First: r.First, Last: r.Last, Time: r.Time.UTC(), Ext: r.Ext,
-		State: Finalized, Added: r.At.UTC(),
+		Clock: r.Clock, State: Finalized, Added: r.At.UTC(),
 	}
 	s.files[f.ID] = f
 	s.order = append(s.order, f.ID)

@@ -17,8 +17,9 @@ type Status struct {
 	Format   int       `json:"format"`
 	Epoch    string    `json:"epoch"` // 16 hex digits
 	Created  time.Time `json:"created"`
-	Next     uint64    `json:"next_sequence"` // the first sequence number of the next file
-	Files    Stats     `json:"files"`         // files and bytes per state
+	Replay   string    `json:"replay,omitempty"` // a replay spool's replay id
+	Next     uint64    `json:"next_sequence"`    // the first sequence number of the next file
+	Files    Stats     `json:"files"`            // files and bytes per state
 	Records  int       `json:"catalog_records"`
 	Oldest   *File     `json:"oldest_pending,omitempty"` // the eligible file with the lowest First
 	OldestAt time.Time `json:"-"`                        // when ReadStatus measured Age
@@ -63,7 +64,7 @@ func ReadStatus(dir string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{Dir: info.Dir, Format: info.Format, Epoch: info.EpochHex(), Created: info.Created,
+	st := Status{Dir: info.Dir, Format: info.Format, Epoch: info.EpochHex(), Created: info.Created, Replay: info.Replay,
 		Next: rd.st.next, Files: rd.st.stats, Records: rd.line, Owner: readOwner(info.Dir)}
 	if rd.torn != nil {
 		st.Warnings = append(st.Warnings, rd.torn.warning(catPath))

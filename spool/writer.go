@@ -15,6 +15,9 @@ import (
 type Writer struct {
 	// Logger receives the warnings of Commit (a torn catalog line removed); nil: none.
 	Logger *slog.Logger
+	// Clock says whether the clock that gives Commit's event time is synchronized;
+	// ClockUnknown asks the kernel at Commit (see AddOptions.Clock).
+	Clock Clock
 
 	info    Info
 	dataset string
@@ -77,13 +80,17 @@ func (w *Writer) Commit(ctx context.Context, t time.Time, records uint64) (File,
 		return File{}, ioErr(op, w.st.path, err)
 	}
 	at("tmp-written")
+	if err := parseClock(op, w.Clock); err != nil {
+		return File{}, err
+	}
 	if t.IsZero() {
 		t = time.Now()
 	}
 	if records == 0 {
 		records = 1
 	}
-	return w.st.commit(ctx, w.info, w.dataset, w.ext, t, records, orDiscard(w.Logger))
+	ts := stamp{t, clockFor(w.Clock)}
+	return w.st.commit(ctx, w.info, w.dataset, w.ext, ts, records, orDiscard(w.Logger))
 }
 
 // Abort drops the file. It is a no-op after Commit or Abort.

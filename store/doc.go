@@ -27,7 +27,8 @@
 //
 // Every failure is an *Error carrying the operation and key that unwraps to exactly one kind,
 // tested with errors.Is: ErrNotExist, ErrPreconditionFailed, ErrBucketMissing (never read as
-// empty), ErrForbidden, ErrUnsupported, ErrUnavailable (retries spent; names the request and
+// empty), ErrForbidden, ErrClockSkewed (the store refused the time the request was signed
+// with), ErrUnsupported, ErrUnavailable (retries spent; names the request and
 // claims nothing about content), ErrOutcomeUnknown (a conditional put whose answer was lost:
 // settle it with ResolvePut), ErrKeyInvalid, and ErrConfig and the other configuration kinds of
 // package driver before any connection. Each kind is an *errcode.Code with a stable WHARF_…

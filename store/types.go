@@ -29,6 +29,7 @@ var (
 	ErrPreconditionFailed = driver.ErrPreconditionFailed
 	ErrBucketMissing      = driver.ErrBucketMissing
 	ErrForbidden          = driver.ErrForbidden
+	ErrClockSkewed        = driver.ErrClockSkewed
 	ErrUnsupported        = driver.ErrUnsupported
 	ErrUnavailable        = driver.ErrUnavailable
 	ErrOutcomeUnknown     = driver.ErrOutcomeUnknown

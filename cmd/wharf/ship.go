@@ -22,7 +22,12 @@ destination, oldest first, each under one deterministic key:
 
   {prefix}/wharf/v1/{pipeline}/{dataset}/date=YYYY-MM-DD/hour=HH/{node}_{epoch}_{first}_{last}.{ext}
 
-with wharf-sha256, wharf-range, wharf-dataset and wharf-node metadata. At start the service
+with wharf-sha256, wharf-range, wharf-dataset and wharf-node metadata. A file whose clock was
+not synchronized when it was added (see 'wharf spool add --clock-synced') goes under
+{dataset}/unsynced/ instead of date=/hour=. A replay spool ('wharf spool init --replay ID')
+ships only with --replay ID, and then every key is under {prefix}/wharf/replays/ID/v1/…,
+never beside production's; a replay spool without --replay, or --replay on any other spool,
+is refused before anything is shipped (WHARF_REPLAY_INTO_PRODUCTION, WHARF_REPLAY_MISMATCH). At start the service
 probes the store: with conditional_put auto it sends create-if-absent puts where the store
 enforces them, and otherwise plain puts checked by HEAD before and after. An object already
 at a key is verified by size and sha256: the same content is success, other content stops
@@ -36,10 +41,12 @@ file. /metrics (Prometheus), /status (JSON) and /healthz are served on --listen 
 SIGTERM or Ctrl-C stops taking files, lets uploads in flight finish for --grace, and exits
 0; a restart resumes from the spool's catalog. With --drain the service exits 0 once
 nothing is left to ship. /healthz answers 503 once the service is unhealthy (three
-attempts in a row refused for credentials, a missing bucket or a full spool: it recovers
-by itself once they succeed) or fatal (it stays so until SIGTERM; with --drain, the command
+attempts in a row refused for credentials, a missing bucket, a full spool or uploads that
+keep arriving cut short: it recovers by itself once they succeed) or fatal (it stays so until SIGTERM; with --drain, the command
 exits 1 at once). A full spool disk does not stop the service: it ships, records and
 removes files in the catalog's reserve, and retries a record it cannot write.
+A store that refuses this machine's clock (WHARF_CLOCK_SKEWED) is retried like an outage:
+/healthz stays 200 and says it is degraded, and a warning names the skew.
 
 Before a large file is sent again after a restart, the multipart uploads an earlier run
 left open at its key are aborted ('wharf uploads' lists and aborts others).

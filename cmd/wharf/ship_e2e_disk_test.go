@@ -40,7 +40,7 @@ func addShipFiles(t *testing.T, rng *rand.Rand, sp *shipSpool, sizes []int) {
 		p := filepath.Join(src, fmt.Sprintf("part-%d.ndjson", i))
 		must(t, os.WriteFile(p, b, 0o644))
 		f, err := spool.Add(context.Background(), sp.dir, p, spool.AddOptions{Dataset: []string{"events", "metrics"}[i%2],
-			Time: time.Date(2026, 11, 29, 10+i%10, 0, 0, 0, time.UTC), Records: uint64(1 + i)})
+			Time: time.Date(2026, 11, 29, 10+i%10, 0, 0, 0, time.UTC), Records: uint64(1 + i), Clock: spool.ClockSynced})
 		must(t, err)
 		sp.files = append(sp.files, f)
 		sp.data[f.ID] = b

@@ -141,7 +141,7 @@ func TestShipRunOnMem(t *testing.T) {
 	}
 	src := filepath.Join(t.TempDir(), "a.csv")
 	writeFiles(t, filepath.Dir(src), map[string]string{"a.csv": "id\n1\n"})
-	f, err := spool.Add(t.Context(), dir, src, spool.AddOptions{Dataset: "orders", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	f, err := spool.Add(t.Context(), dir, src, spool.AddOptions{Dataset: "orders", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Clock: spool.ClockSynced})
 	if err != nil {
 		t.Fatal(err)
 	}

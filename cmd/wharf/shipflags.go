@@ -14,7 +14,7 @@ import (
 // shipFlagKeys maps each flag of `wharf ship` to the key of the ship: section it sets: a
 // flag is that key given on the command line, read by the same decoder.
 var shipFlagKeys = map[string]string{
-	"spool": "spool", "to": "to", "pipeline": "pipeline", "node": "node",
+	"spool": "spool", "to": "to", "pipeline": "pipeline", "node": "node", "replay": "replay",
 	"upload-concurrency": "upload_concurrency", "multipart-threshold": "multipart_threshold",
 	"part-size": "part_size", "conditional-put": "conditional_put",
 	"retry-initial": "retry.initial", "retry-max": "retry.max", "retry-jitter": "retry.jitter",
@@ -30,6 +30,7 @@ func registerShipFlags(fl *pflag.FlagSet) {
 	fl.String("to", "", "the destination URL: s3://bucket/prefix, gs://…, az://…, ./dir")
 	fl.String("pipeline", "", "the pipeline name, written into every key")
 	fl.String("node", "", "this machine's id, written into every key (default: $"+ship.EnvNodeID+")")
+	fl.String("replay", "", "ship the replay spool of this replay id, every key under wharf/replays/ID/ (refused on any other spool)")
 	fl.Int("upload-concurrency", d.UploadConcurrency, "files uploaded at once (also the parts in flight across all multipart uploads)")
 	fl.String("multipart-threshold", bytesize.Format(d.MultipartThreshold), "files above this size go multipart")
 	fl.String("part-size", bytesize.Format(d.PartSize), "multipart part size, 5MiB to 5GiB")

@@ -38,8 +38,9 @@ docs/ship.md describes the layout, the catalog and what survives a crash.`,
 }
 
 func (a *app) spoolInitCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "init DIR",
+	var replay string
+	cmd := &cobra.Command{
+		Use:   "init [--replay ID] DIR",
 		Short: "Make a new, empty spool",
 		Long: `Make DIR a new, empty spool: spool.json (format version, the spool's epoch, creation
 time), ready/, tmp/, an empty catalog.log and ship.lock. DIR is created if it does not exist.
@@ -50,14 +51,23 @@ objects the old one shipped. That is why init never resets a spool: on one it fa
 WHARF_SPOOL_EXISTS, and on a non-empty directory that is not a spool with
 WHARF_SPOOL_INVALID.
 
-With --format json it prints {"dir","format","epoch","created"}.`,
+With --replay ID it makes a replay spool, for a replay: files shipped again (a re-processed
+range, say), which must never land beside production's. 'wharf ship --replay ID' ships it,
+keying every object under wharf/replays/ID/; 'wharf ship' without --replay (or with another
+id) refuses it (WHARF_REPLAY_INTO_PRODUCTION, WHARF_REPLAY_MISMATCH). A replay spool is
+format 2, which a wharf from before replays refuses to open.
+
+With --format json it prints {"dir","format","epoch","created"} (and "replay").`,
 		Example: `  wharf spool init /var/lib/wharf/spool
-  wharf spool init ./spool --format json`,
+  wharf spool init ./spool --format json
+  wharf spool init --replay reprocess-2026-11 ./replay-spool`,
 		Args: args(1, 1, "the spool directory"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.spoolInit(argv[0])
+			return a.spoolInit(argv[0], replay)
 		},
 	}
+	cmd.Flags().StringVar(&replay, "replay", "", "make a replay spool for the replay ID (shipped only by 'wharf ship --replay ID', under wharf/replays/ID/)")
+	return cmd
 }
 
 // spoolInfo is `spool init`'s JSON output.
@@ -66,22 +76,31 @@ type spoolInfo struct {
 	Format  int       `json:"format"`
 	Epoch   string    `json:"epoch"`
 	Created time.Time `json:"created"`
+	Replay  string    `json:"replay,omitempty"`
 }
 
-func (a *app) spoolInit(dir string) error {
-	info, err := spool.Init(dir)
+func (a *app) spoolInit(dir, replay string) error {
+	if replay != "" && spool.ValidateReplay(replay) != nil {
+		return usageErr(fmt.Errorf("spool init: --replay %q: want 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", replay))
+	}
+	info, err := spool.InitWith(dir, spool.InitOptions{Replay: replay})
 	if err != nil {
 		return err
 	}
 	switch {
 	case a.format == "json":
-		return writeJSON(a.out, spoolInfo{info.Dir, info.Format, info.EpochHex(), info.Created})
+		return writeJSON(a.out, spoolInfo{info.Dir, info.Format, info.EpochHex(), info.Created, info.Replay})
 	case a.quiet:
 		return nil
 	}
 	shown := displayPath(info.Dir)
-	_, err = fmt.Fprintf(a.out, "made spool %s (epoch %s)\n  add files:  wharf spool add --spool %s --dataset NAME FILE…\n  status:     wharf spool status --spool %s\n",
-		shown, info.EpochHex(), shown, shown)
+	kind, ship := "spool", ""
+	if info.Replay != "" {
+		kind = "replay spool"
+		ship = fmt.Sprintf("\n  ship it:    wharf ship --spool %s --replay %s … (keys under wharf/replays/%s/)", shown, info.Replay, info.Replay)
+	}
+	_, err = fmt.Fprintf(a.out, "made %s %s (epoch %s)\n  add files:  wharf spool add --spool %s --dataset NAME FILE…\n  status:     wharf spool status --spool %s%s\n",
+		kind, shown, info.EpochHex(), shown, shown, ship)
 	return err
 }
 
@@ -89,12 +108,15 @@ type spoolAddFlags struct {
 	spool, dataset, time, ext string
 	copy                      bool
 	records                   uint64
+	// clockSynced is --clock-synced; clockGiven says it was given (otherwise the kernel is
+	// asked).
+	clockSynced, clockGiven bool
 }
 
 func (a *app) spoolAddCommand() *cobra.Command {
 	var f spoolAddFlags
 	cmd := &cobra.Command{
-		Use:   "add --spool DIR --dataset NAME [--time T] [--copy] FILE…",
+		Use:   "add --spool DIR --dataset NAME [--time T] [--clock-synced=BOOL] [--copy] FILE…",
 		Short: "Move (or copy) finished files into a spool",
 		Long: `Add each FILE, in order, to the spool: move it in (or, with --copy, copy it and keep
 it), hash it with sha256, fsync it, rename it into ready/<dataset>/, fsync the directory,
@@ -109,6 +131,13 @@ ready/<dataset>/<first:020>_<last:020>.<ext>, and its event time (--time, defaul
 file's modification time, in UTC), which picks its date=/hour= partition, make its
 object key.
 
+Each file also records whether the clock was synchronized (to NTP or PTP) when it was
+added: on Linux the kernel says (adjtimex: synchronized unless STA_UNSYNC is set or the
+maximum error is over 1 s); --clock-synced=false or =true says it for the producer, as it
+must on other systems (where the state is recorded unknown). 'wharf ship' keys a file whose
+clock was not synchronized under unsynced/ instead of date=/hour=: its time cannot say
+which partition it belongs to.
+
 Add only finished files: a file that changes while it is added is refused. The
 extension is the file's own (ndjson; ndjson.gz for a compressed one; bin when it has
 none), unless --ext gives it. Dataset names are 1 to 64 of a-z, 0-9, _ and -.
@@ -119,8 +148,8 @@ a crash spools a file once; a copy (or a move across file systems) retried after
 may spool it twice.
 
 Output: a line per file; with --format json, one object per file: the spooled file
-({"id","dataset","path","name","size","sha256","first","last","time","ext","state",
-"added"}) and "source".`,
+({"id","dataset","path","name","size","sha256","first","last","time","ext","clock",
+"state","added"}) and "source".`,
 		Example: `  wharf spool add --spool ./spool --dataset events out/events-0001.ndjson
   wharf spool add --spool ./spool --dataset events --copy --records 5000 batch.ndjson.gz
   wharf spool add --spool ./spool --dataset metrics --time 2026-03-04T05:00:00Z m1.parquet m2.parquet`,
@@ -131,6 +160,7 @@ Output: a line per file; with --format json, one object per file: the spooled fi
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			f.clockGiven = cmd.Flags().Changed("clock-synced")
 			return a.spoolAdd(cmd.Context(), f, argv)
 		},
 	}
@@ -141,6 +171,7 @@ Output: a line per file; with --format json, one object per file: the spooled fi
 	fl.BoolVar(&f.copy, "copy", false, "copy the files and keep them (default: move them in)")
 	fl.Uint64Var(&f.records, "records", 1, "sequence numbers each file carries (its record count)")
 	fl.StringVar(&f.ext, "ext", "", "the extension to spool the files with (default: their own)")
+	fl.BoolVar(&f.clockSynced, "clock-synced", false, "whether the clock that gave the event time was synchronized (default: ask the kernel; unsynchronized files ship under unsynced/)")
 	return cmd
 }
 
@@ -194,7 +225,18 @@ func (f spoolAddFlags) options() (spool.AddOptions, error) {
 		if err != nil {
 			return opts, usageErr(fmt.Errorf("spool add: --time %q: want RFC 3339, such as 2026-03-04T05:06:07Z", f.time))
 		}
+		if t.IsZero() {
+			// The zero time is "no time given" to spool.Add, and no catalog holds it: taking
+			// the file's modification time instead would file it under another partition.
+			return opts, usageErr(fmt.Errorf("spool add: --time %q is the zero time, which the spool reads as no time at all: give the files' event time, or leave --time out for each file's modification time", f.time))
+		}
 		opts.Time = t
+	}
+	if f.clockGiven {
+		opts.Clock = spool.ClockUnsynced
+		if f.clockSynced {
+			opts.Clock = spool.ClockSynced
+		}
 	}
 	return opts, nil
 }
@@ -210,8 +252,12 @@ func (a *app) printAdded(f spool.File, src string, copied bool) error {
 	if copied {
 		how = "copied"
 	}
-	_, err := fmt.Fprintf(a.out, "%s %s -> %s (%s, sequence %d-%d, sha256 %s…)\n",
-		how, src, f.Name, humanSize(f.Size), f.First, f.Last, f.SHA256[:12])
+	clock := ""
+	if f.Clock == spool.ClockUnsynced {
+		clock = ", clock unsynced: ships under unsynced/"
+	}
+	_, err := fmt.Fprintf(a.out, "%s %s -> %s (%s, sequence %d-%d, sha256 %s…%s)\n",
+		how, src, f.Name, humanSize(f.Size), f.First, f.Last, f.SHA256[:12], clock)
 	return err
 }
 
@@ -264,6 +310,9 @@ func writeSpoolStatus(w io.Writer, st spool.Status) error {
 	row("spool", "%s", st.Dir)
 	row("epoch", "%s", st.Epoch)
 	row("created", "%s UTC", formatTime(st.Created))
+	if st.Replay != "" {
+		row("replay", "%s (ships only with --replay %s, under wharf/replays/%s/)", st.Replay, st.Replay, st.Replay)
+	}
 	row("next sequence", "%d", st.Next)
 	if st.Owner.Held {
 		row("owner", "PID %d (holds %s)", st.Owner.PID, st.Owner.Lock)

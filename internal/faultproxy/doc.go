@@ -19,6 +19,10 @@
 //	            bytes, then close the connection
 //	Lost        forward, let the backend answer, then reset the connection: the request took
 //	            effect but its answer is lost (what makes a conditional put's outcome unknown)
+//	DropBody    forward only Rule.After bytes of the request's body, with a Content-Length (and
+//	            a signed payload's hash) to match, re-signed with the keys in Options: the backend
+//	            stores a shortened object and answers success, as behind a proxy that lost the
+//	            rest of the body
 //
 // StripConditions(true) removes If-Match, If-None-Match, If-Modified-Since and
 // If-Unmodified-Since from every forwarded request, simulating a store that ignores conditions.

@@ -1,11 +1,17 @@
 package faultproxy
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // hopHeaders are the hop-by-hop headers a proxy must not forward.
@@ -35,6 +41,12 @@ func (p *Proxy) apply(w http.ResponseWriter, r *http.Request, rule *Rule) {
 		p.forward(w, r, nil)
 	case Lost:
 		p.lose(w, r)
+	case DropBody:
+		if err := p.dropBody(r, rule.After); err != nil {
+			writeS3Error(w, r, http.StatusInternalServerError, "FaultProxyCannotResign", err.Error())
+			return
+		}
+		p.forward(w, r, nil)
 	case StallBody, Truncate:
 		p.forward(w, r, rule)
 	default:
@@ -98,6 +110,38 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, rule *Rule) {
 		return
 	}
 	_, _ = io.Copy(w, resp.Body)
+}
+
+// dropBody cuts r's body to its first n bytes, with a Content-Length to match, as a proxy
+// that lost the rest would; a signature over the Content-Length is made again.
+func (p *Proxy) dropBody(r *http.Request, n int64) error {
+	head, err := io.ReadAll(io.LimitReader(r.Body, n))
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(head))
+	r.ContentLength = int64(len(head))
+	r.Header.Set("Content-Length", strconv.Itoa(len(head)))
+	rehashed := false
+	if h := r.Header.Get("X-Amz-Content-Sha256"); len(h) == sha256.Size*2 {
+		// A signed payload: the hash of what is left, as a proxy that re-signs would send.
+		sum := sha256.Sum256(head)
+		r.Header.Set("X-Amz-Content-Sha256", hex.EncodeToString(sum[:]))
+		rehashed = true
+	}
+	auth := r.Header.Get("Authorization")
+	if !strings.HasPrefix(auth, sigV4Algorithm) {
+		return nil
+	}
+	sig, err := parseSigV4(auth)
+	if err != nil {
+		return fmt.Errorf("faultproxy: re-sign after dropping the body: %w", err)
+	}
+	if !rehashed && !slices.Contains(sig.signedHeaders, "content-length") {
+		return nil
+	}
+	return p.resign(r, sig)
 }
 
 // lose forwards r, reads the backend's whole answer, and resets the client's connection.

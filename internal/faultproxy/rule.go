@@ -19,6 +19,7 @@ const (
 	StallBody
 	Truncate
 	Lost
+	DropBody
 )
 
 func (f Fault) String() string {
@@ -37,6 +38,8 @@ func (f Fault) String() string {
 		return "truncate"
 	case Lost:
 		return "lost"
+	case DropBody:
+		return "drop-body"
 	}
 	return "fault(?)"
 }
@@ -58,7 +61,7 @@ type Rule struct {
 	Message string // for Status: the error message (default: the code's usual message)
 
 	Delay time.Duration // for Stall and StallBody: how long to wait
-	After int64         // for StallBody and Truncate: body bytes sent before the fault
+	After int64         // for StallBody and Truncate: body bytes sent before the fault; for DropBody: request body bytes kept
 }
 
 // Injection is a rule added to a proxy; it reports how often it fired.

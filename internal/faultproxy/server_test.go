@@ -89,6 +89,20 @@ func testRealServer(t *testing.T, srv testenv.S3Server) {
 		t.Errorf("reading a truncated body: %v, want unexpected EOF", err)
 	}
 
+	p.Inject(faultproxy.Rule{Method: "PUT", Path: "/cut", Fault: faultproxy.DropBody, After: 2, Times: 1})
+	if err := put(ctx, c, bucket, "cut", "abcdef", false); err != nil {
+		t.Fatalf("PUT through a DropBody rule: %v, want the store's success", err)
+	}
+	out, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: aws.String("cut")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	if string(cut) != "ab" {
+		t.Errorf("after a DropBody PUT the object holds %q, want the first 2 bytes", cut)
+	}
+
 	p.StripConditions(true)
 	if err := put(ctx, c, bucket, "k", "three", true); err != nil {
 		t.Fatalf("create-if-absent with conditions stripped (re-signed): %v", err)

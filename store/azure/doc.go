@@ -86,6 +86,9 @@
 //	401 NoAuthenticationInformation                  driver.ErrForbidden, naming the operation,
 //	                                                 how the store authenticated, and the SAS
 //	                                                 token's expiry when it has passed
+//	such a 403 whose Date is over 15 minutes from    driver.ErrClockSkewed, its cause a
+//	the request's x-ms-date ("Request date header    driver.SkewError naming both times
+//	too old")
 //	InvalidMetadata                                  driver.ErrKeyInvalid
 //	501, 405, Unsupported*                           driver.ErrUnsupported
 //	429, 500, 503, ServerBusy, InternalError,

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -49,6 +50,12 @@ func (c *Container) storeError(ctx context.Context, cl call, err error) error {
 		e.Status, e.Reason = re.StatusCode, re.ErrorCode
 		e.Kind, e.Fault = classify(cl, e.Status, e.Reason)
 		e.Err = &cause{text: c.redact(answerText(re)), err: re}
+		if e.Kind == driver.ErrForbidden {
+			if se := skewOf(re.RawResponse, e.Err); se != nil {
+				e.Kind, e.Err = driver.ErrClockSkewed, se
+				return e
+			}
+		}
 		c.explain(e)
 		return e
 	}
@@ -64,6 +71,26 @@ func (c *Container) storeError(ctx context.Context, cl call, err error) error {
 		e.Kind = driver.ErrUnavailable
 	}
 	return e
+}
+
+// maxSkew is how far from its clock Azure Storage accepts a request's x-ms-date.
+const maxSkew = 15 * time.Minute
+
+// skewOf returns the clock skew behind a refusal, or nil: Azure answers a request dated too far
+// from its clock with 403 AuthenticationFailed ("Request date header too old"; a HEAD's
+// answer has no body at all), so a refusal whose Date is over 15 minutes from the request's
+// x-ms-date is taken as one.
+func skewOf(resp *http.Response, answer error) *driver.SkewError {
+	if resp == nil || resp.Request == nil {
+		return nil
+	}
+	store, err1 := http.ParseTime(resp.Header.Get("Date"))
+	signed, err2 := http.ParseTime(resp.Request.Header.Get("X-Ms-Date"))
+	se := &driver.SkewError{Store: store, Signed: signed, Err: answer}
+	if err1 != nil || err2 != nil || (se.Skew() <= maxSkew && se.Skew() >= -maxSkew) {
+		return nil
+	}
+	return se
 }
 
 // explain adds what a user needs to act on e: the container's name when it is missing, the

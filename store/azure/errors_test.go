@@ -158,3 +158,43 @@ func TestMapErrorContext(t *testing.T) {
 	}
 	wantNoSecret(t, "body error", err.Error())
 }
+
+// TestMapClockSkew: a refusal whose Date is over 15 minutes from the request's x-ms-date (Azure's
+// "Request date header too old", or a HEAD's bare 403) is a clock skew naming both times, not
+// refused credentials; within 15 minutes it stays forbidden.
+func TestMapClockSkew(t *testing.T) {
+	c := testContainer(t)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		method string
+		signed time.Time
+		kind   *errcode.Code
+	}{
+		{"date too old", http.MethodPut, now.Add(-20 * time.Minute), driver.ErrClockSkewed},
+		{"head, far ahead", http.MethodHead, now.Add(40 * time.Minute), driver.ErrClockSkewed},
+		{"a minute apart", http.MethodPut, now.Add(-time.Minute), driver.ErrForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := answer(tc.method, 403, "AuthenticationFailed", "Server failed to authenticate the request.",
+				"Request date header too old: '"+tc.signed.Format(http.TimeFormat)+"'")
+			var re *azcore.ResponseError
+			if !errors.As(err, &re) {
+				t.Fatal("not a response error")
+			}
+			re.RawResponse.Header.Set("Date", now.Format(http.TimeFormat))
+			re.RawResponse.Request.Header = http.Header{"X-Ms-Date": {tc.signed.Format(http.TimeFormat)}}
+			got := c.mapError(context.Background(), call{op: "put", key: "k"}, err)
+			if !errors.Is(got, tc.kind) || (tc.kind == driver.ErrClockSkewed && errors.Is(got, driver.ErrForbidden)) {
+				t.Fatalf("mapError = %v, want kind %s only", got, tc.kind.Code())
+			}
+			var se *driver.SkewError
+			if tc.kind == driver.ErrClockSkewed && (!errors.As(got, &se) || se.Skew() != now.Sub(tc.signed)) {
+				t.Errorf("mapError = %v: want the skew %s", got, now.Sub(tc.signed))
+			}
+			if strings.Contains(got.Error(), plantedSAS) {
+				t.Errorf("the message holds the SAS token: %v", got)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wharfdata/wharf/errcode"
 )
@@ -33,6 +34,10 @@ var (
 		Exit: errcode.ExitFailed, Section: sectionObjects,
 		Meaning: "The store refused access (HTTP 403, invalid or missing credentials, bad signature), or a local permission error.",
 		Remedy:  "Check the credentials the AWS SDK chain finds (`AWS_ACCESS_KEY_ID`, `AWS_PROFILE`…) and the bucket policy. On Azure, check the account key or the SAS token: its permissions, and its expiry (the message says when a SAS token expired). On Google Cloud Storage, check the service-account key or the application default credentials (`GOOGLE_APPLICATION_CREDENTIALS`, `gcloud auth application-default login`) and the bucket's IAM roles; the message says when no credentials were found or a token was refused."})
+	ErrClockSkewed = errcode.New(errcode.Def{Name: "WHARF_CLOCK_SKEWED", Text: "the store refused the request's time: this machine's clock is too far from the store's",
+		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Meaning: "The store refused a request because the time it was signed with is too far from the store's own clock (S3 `RequestTimeTooSkewed`: MinIO and AWS allow 15 minutes). A clock problem, not a credential one: nothing was done. The message gives both times and the skew between them when the store's answer carried its time (its `Date`). The AWS SDK measures the skew from each answer and signs the next request with it, so a retry may pass; `wharf ship` retries such a failure as transient and stays healthy.",
+		Remedy:  "Sync this machine's clock (NTP: `chronyc tracking`, `timedatectl`), or the store's. `wharf probe URL` reports the skew once requests pass."})
 	ErrUnsupported = errcode.New(errcode.Def{Name: "WHARF_UNSUPPORTED", Text: "not supported by this store",
 		Exit: errcode.ExitFailed, Section: sectionObjects,
 		Meaning: "The store cannot do this: `mb` on standard output, a server answering 501, a key that collides with a directory in a file store.",
@@ -91,6 +96,42 @@ var (
 		Meaning: "`credentials: role` was asked for and no workload-role source answered (ECS container endpoint, STS web identity, IMDSv2), or the keys it had expired and no source answered a refresh (still-valid keys are kept over a failed refresh; expired ones are never used). The message names each source tried and why.",
 		Remedy:  "Run where a workload role is attached, or use keys."})
 )
+
+// SkewError is the cause of an ErrClockSkewed error: the store's time, as its answer gave it
+// (zero when the answer had none), and the time the request was signed with.
+type SkewError struct {
+	Store, Signed time.Time
+	Err           error // the store's answer
+}
+
+// Skew is the store's clock less the signing clock (as probe.Result.ClockSkewSeconds), or 0
+// when either time is unknown.
+func (e *SkewError) Skew() time.Duration {
+	if e.Store.IsZero() || e.Signed.IsZero() {
+		return 0
+	}
+	return e.Store.Sub(e.Signed)
+}
+
+func (e *SkewError) Error() string {
+	var b strings.Builder
+	if d := e.Skew(); d != 0 {
+		side := "behind"
+		if d < 0 {
+			side, d = "ahead of", -d
+		}
+		fmt.Fprintf(&b, "the request was signed at %s by this machine's clock and the store's answered at %s: this clock is %s %s the store's; sync it (NTP)",
+			e.Signed.UTC().Format(time.RFC3339), e.Store.UTC().Format(time.RFC3339), d.Round(time.Second), side)
+	} else {
+		b.WriteString("this machine's clock and the store's are too far apart (the answer did not say by how much); sync it (NTP)")
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
+}
+
+func (e *SkewError) Unwrap() error { return e.Err }
 
 // Fault says whether a failure is transient and how. The retry policy decides from it; an
 // error that leaves the policy has Fault None.

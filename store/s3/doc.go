@@ -79,6 +79,9 @@
 //	404 NoSuchKey on an If-Match put                 driver.ErrPreconditionFailed
 //	403 AccessDenied, InvalidAccessKeyId,
 //	SignatureDoesNotMatch, no credentials            driver.ErrForbidden
+//	403 RequestTimeTooSkewed, and a 403 without a    driver.ErrClockSkewed, its cause a
+//	code (a HEAD) whose Date is over 15 minutes      driver.SkewError (the answer's Date,
+//	from the request's X-Amz-Date                    the request's X-Amz-Date)
 //	501 NotImplemented                               driver.ErrUnsupported
 //	429, 500, 502, 503, 504, SlowDown                driver.ErrUnavailable, FaultThrottled
 //	reset, timeout, truncated body                   driver.ErrUnavailable, FaultTransport

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"time"
 
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/smithy-go"
@@ -42,6 +44,16 @@ func (c call) storeError(err error) error {
 	switch {
 	case e.Status != 0 || e.Reason != "":
 		e.Kind, e.Fault = classify(c, e.Status, e.Reason)
+		switch {
+		case e.Kind == driver.ErrClockSkewed:
+			e.Err = skewOf(err)
+		case e.Kind == driver.ErrForbidden && (e.Reason == "" || e.Reason == "Forbidden"):
+			// A HEAD answer has no body, so no RequestTimeTooSkewed: a refusal of a request
+			// signed further from the store's clock than S3 allows is one all the same.
+			if se := skewOf(err); se.Skew() > maxSkew || se.Skew() < -maxSkew {
+				e.Kind, e.Err = driver.ErrClockSkewed, se
+			}
+		}
 	case isRoleError(err):
 		e.Kind = driver.ErrRoleUnavailable
 	case isSigningError(err):
@@ -67,6 +79,9 @@ func classify(c call, status int, code string) (*errcode.Code, driver.Fault) {
 		return driver.ErrNotExist, driver.FaultNone
 	case "PreconditionFailed", "ConditionalRequestConflict":
 		return driver.ErrPreconditionFailed, driver.FaultNone
+	case "RequestTimeTooSkewed":
+		// A clock, not a credential: the request was refused before it was looked at.
+		return driver.ErrClockSkewed, driver.FaultNone
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled",
 		"InvalidToken", "ExpiredToken", "AccountProblem", "BucketAlreadyExists":
 		return driver.ErrForbidden, driver.FaultNone
@@ -81,6 +96,29 @@ func classify(c call, status int, code string) (*errcode.Code, driver.Fault) {
 	// A HEAD answer has no code: Get and Head ask whether the bucket is there.
 	objectRead := (code == "" || code == "NotFound") && (c.op == "head" || c.op == "get")
 	return driver.ClassifyStatus(status, objectRead)
+}
+
+// maxSkew is how far from its clock S3 (and MinIO) accept a request's signing time.
+const maxSkew = 15 * time.Minute
+
+// skewOf is the cause of a RequestTimeTooSkewed answer: the store's time from the answer's
+// Date, the signing time from the request's X-Amz-Date.
+func skewOf(err error) *driver.SkewError {
+	e := &driver.SkewError{Err: err}
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) || re.Response == nil || re.Response.Response == nil {
+		return e
+	}
+	resp := re.Response.Response
+	if t, perr := http.ParseTime(resp.Header.Get("Date")); perr == nil {
+		e.Store = t
+	}
+	if resp.Request != nil {
+		if t, perr := time.Parse("20060102T150405Z", resp.Request.Header.Get("X-Amz-Date")); perr == nil {
+			e.Signed = t
+		}
+	}
+	return e
 }
 
 func isSigningError(err error) bool {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -101,5 +103,53 @@ func TestMapErrorCallerContext(t *testing.T) {
 	}
 	if mapError(context.Background(), call{}, nil) != nil {
 		t.Fatal("nil error mapped to non-nil")
+	}
+}
+
+// skewedErr is an S3 answer of status and code to a request signed at signed, answered at
+// store (the answer's Date).
+func skewedErr(op string, status int, code string, signed, answered time.Time) error {
+	req := &http.Request{Header: http.Header{"X-Amz-Date": {signed.UTC().Format("20060102T150405Z")}}}
+	resp := &http.Response{StatusCode: status, Request: req, Header: http.Header{"Date": {answered.UTC().Format(http.TimeFormat)}}}
+	return &smithy.OperationError{ServiceID: "S3", OperationName: op, Err: &awshttp.ResponseError{
+		ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp},
+			Err: &smithy.GenericAPIError{Code: code, Message: "test message"}}}}
+}
+
+// TestMapClockSkew: RequestTimeTooSkewed is a clock, not refused credentials: ErrClockSkewed
+// with the skew between the answer's Date and the request's X-Amz-Date. A HEAD's 403 carries
+// no code: it is a clock skew when those times are more than 15 minutes apart, and forbidden
+// otherwise.
+func TestMapClockSkew(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name string
+		err  error
+		kind error
+		skew time.Duration
+	}{
+		{"RequestTimeTooSkewed", skewedErr("PutObject", 403, "RequestTimeTooSkewed", now.Add(-30*time.Minute), now), store.ErrClockSkewed, 30 * time.Minute},
+		{"RequestTimeTooSkewed, ahead", skewedErr("PutObject", 403, "RequestTimeTooSkewed", now.Add(20*time.Minute), now), store.ErrClockSkewed, -20 * time.Minute},
+		{"RequestTimeTooSkewed, no Date", apiErr("PutObject", 403, "RequestTimeTooSkewed"), store.ErrClockSkewed, 0},
+		{"head 403, 30 min apart", skewedErr("HeadObject", 403, "Forbidden", now.Add(-30*time.Minute), now), store.ErrClockSkewed, 30 * time.Minute},
+		{"head 403, 1 min apart", skewedErr("HeadObject", 403, "Forbidden", now.Add(-time.Minute), now), store.ErrForbidden, 0},
+		{"AccessDenied, 30 min apart", skewedErr("GetObject", 403, "AccessDenied", now.Add(-30*time.Minute), now), store.ErrForbidden, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := mapError(context.Background(), call{op: "put", key: "k"}, c.err)
+			if !errors.Is(err, c.kind) || (c.kind == store.ErrClockSkewed) == errors.Is(err, store.ErrForbidden) {
+				t.Fatalf("mapError = %v, want kind %v only", err, c.kind)
+			}
+			var se *driver.SkewError
+			if c.kind != store.ErrClockSkewed {
+				return
+			}
+			if !errors.As(err, &se) || se.Skew() != c.skew {
+				t.Fatalf("mapError = %v: skew %v, want %v", err, se, c.skew)
+			}
+			if c.skew != 0 && !strings.Contains(err.Error(), (c.skew.Abs()).String()) {
+				t.Errorf("the message %q does not name the skew %s", err, c.skew.Abs())
+			}
+		})
 	}
 }
