@@ -30,23 +30,31 @@
 //   - M5–M7: Validate reads _SUCCESS and manifest.json, compares the marker with the manifest's
 //     hash and the manifest with itself (fingerprint, row total), and HEADs every part: a
 //     deleted, truncated or rewritten part (another size or ETag), or one the store refuses to
-//     read, is named; Deep reads every part whole, re-hashes it and decodes every row as a
-//     reader would, so a part whose rows, schema or strings (UTF-8) a reader would not take is
-//     never certified. A prefix without a manifest is a legacy run (also a Spark/Hadoop empty
-//     _SUCCESS), never certified; a prefix that cannot be read (a missing bucket) is
+//     read, is named. On a store whose ETags do not prove content (store.VerifyByHash: a local
+//     directory, where a part edited in place with its time put back keeps its ETag) every
+//     part is re-hashed too. Deep reads every part whole, re-hashes it and decodes every row
+//     as a reader would, so a part whose rows, schema or strings (UTF-8) a reader would not
+//     take is never certified. A prefix without a manifest that holds other objects is a
+//     legacy run (also a Spark/Hadoop empty _SUCCESS), never certified, and not a failure
+//     for a CLI; one holding nothing, or only wharf's parts of a run killed before its
+//     manifest, is not a legacy run. A prefix that cannot be read (a missing bucket) is
 //     ErrVerifyManifestRead, never legacy.
 //   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
 //     the journal's last run of the export did not succeed, or Force.
 //   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
-//     window) and decides per chunk: skip a committed part still at its size and ETag; rewrite
-//     a chunk pending, in progress or whose part is gone; quarantine an object where a part
-//     belongs that the journal does not vouch for (copied verbatim to
-//     _quarantine/<run_id>/<key>, then deleted; never a plain delete), then rewrite it.
+//     window) and decides per chunk: skip a committed part still at its size and ETag (and,
+//     where ETags do not prove content, its sha256); rewrite a chunk pending, in progress or
+//     whose part is gone, first aborting the incomplete upload a killed run left at its key;
+//     quarantine an object where a part belongs that the journal does not vouch for (copied
+//     verbatim to _quarantine/<run_id>/<key>, then deleted; never a plain delete), then
+//     rewrite it.
 //
 // Earlier runs' parts stay at the prefix; Validation.PartURLs lists exactly a certified run's,
 // and Export.Superseded = SupersededMove moves the others under _superseded/<run_id>/ once a
 // run is certified, for readers of a whole directory. A configuration error (ConfigError) ends
-// a run before it is journaled, with nothing written.
+// a run before it is journaled, with nothing written; a destination that keeps nothing
+// (standard output) is one. CSV parts keep NULL (an unquoted empty field) apart from empty
+// text and empty bytes (""), as PostgreSQL's CSV does.
 //
 // # State in the bucket
 //

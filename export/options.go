@@ -102,7 +102,7 @@ type Export struct {
 	// Infinity decides what becomes of PostgreSQL's infinity and -infinity in a date or
 	// timestamp column: InfinityRefuse (the default) stops the run naming the column and the
 	// row, InfinityNull writes NULL, InfinityClamp writes the type's largest or smallest value.
-	Infinity InfinityPolicy `yaml:"infinity"`
+	Infinity InfinityPolicy `yaml:"infinity" null:"word"`
 	// Superseded decides what becomes of the parts of earlier runs at the prefix once a run is
 	// certified: SupersededKeep (the default) leaves them beside the new parts (manifest.json
 	// lists only the new ones); SupersededMove moves each under _superseded/<its run_id>/, so

@@ -24,6 +24,7 @@ type Result struct {
 	Parts       []Part    `json:"parts"`
 	Skipped     []string  `json:"skipped,omitempty"`     // parts kept from an earlier attempt
 	Quarantined []string  `json:"quarantined,omitempty"` // where untracked or corrupt objects went
+	Aborted     []string  `json:"aborted,omitempty"`     // keys where a resume aborted an incomplete upload
 	Superseded  []string  `json:"superseded,omitempty"`  // where earlier runs' parts went (superseded: move)
 	StartedAt   time.Time `json:"started_at"`
 	FinishedAt  time.Time `json:"finished_at"`
@@ -34,6 +35,9 @@ type Result struct {
 // not nil, says what was written even on failure.
 func Run(ctx context.Context, e Export, o Options) (*Result, error) {
 	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	if err := e.checkKept(&e.Store); err != nil {
 		return nil, err
 	}
 	if o.StatePath == "" {

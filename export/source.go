@@ -29,10 +29,12 @@ type source struct {
 // Close closes the connection pool.
 func (s *source) Close() error { return s.db.Close() }
 
-// relation is the FROM clause of an export: a quoted table, or a query as a subquery.
+// relation is the FROM clause of an export: a quoted table, or a query as a subquery. The
+// query's closing parenthesis goes on a line of its own, so that a query ending in a
+// -- comment does not comment it out.
 func relation(e *Export) string {
 	if e.Query != "" {
-		return "(" + strings.TrimRight(strings.TrimSpace(e.Query), ";") + ") AS wharf_q"
+		return "(" + strings.TrimRight(strings.TrimSpace(e.Query), ";") + "\n) AS wharf_q"
 	}
 	parts, err := tableName(e.Table)
 	if err != nil { // Check refuses it; quote it whole rather than guess

@@ -3,9 +3,12 @@ package export
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/wharfdata/wharf/store"
@@ -22,6 +25,7 @@ type Validation struct {
 	Parts          int       `json:"parts"`
 	Rows           int64     `json:"rows"`
 	Deep           bool      `json:"deep"`
+	Hashed         bool      `json:"hashed"` // every part re-hashed: Deep, or a store whose ETags do not prove content
 	Problems       []Problem `json:"problems"`
 	Manifest       *Manifest `json:"-"`
 }
@@ -36,6 +40,8 @@ type Problem struct {
 // The problems Validate names.
 const (
 	ProblemNoManifest      = "manifest_missing"            // no manifest.json: a legacy run
+	ProblemPrefixEmpty     = "prefix_empty"                // nothing at all at the prefix: no run, legacy or not
+	ProblemRunUnfinished   = "run_unfinished"              // wharf's parts without manifest.json: a run killed before it wrote one
 	ProblemManifestInvalid = "manifest_invalid"            // manifest.json is not a wharf manifest
 	ProblemSuccessMissing  = "success_missing"             // no _SUCCESS beside the manifest
 	ProblemSuccessMismatch = "success_mismatch"            // _SUCCESS is not the sha256 of manifest.json
@@ -43,7 +49,7 @@ const (
 	ProblemPartMissing     = "part_missing"                // a listed part is gone
 	ProblemPartSize        = "part_size_mismatch"          // a listed part has another size (truncated…)
 	ProblemPartETag        = "part_etag_mismatch"          // a listed part was rewritten
-	ProblemPartHash        = "part_sha256_mismatch"        // Deep: a part's bytes hash differently
+	ProblemPartHash        = "part_sha256_mismatch"        // Deep or Hashed: a part's bytes hash differently
 	ProblemPartUnreadable  = "part_unreadable"             // the store refuses to read a part, or Deep: it does not decode
 	ProblemPartRows        = "part_rows_mismatch"          // Deep: a part holds another number of rows
 	ProblemPartSchema      = "part_schema_mismatch"        // Deep: a part's schema is not the manifest's
@@ -56,7 +62,9 @@ const (
 // Validate checks the export at the prefix s serves (prefix names it in the result), touching
 // only the store (M5–M7): HEAD _SUCCESS, GET manifest.json, compare _SUCCESS with the sha256
 // of the manifest's bytes and the manifest's fingerprint and row total with its schema and
-// parts, HEAD every part (size and ETag). With deep it also reads every part: re-hashes it,
+// parts, HEAD every part (size and ETag). On a store whose ETags do not prove content
+// (store.VerifyByHash: a local directory) it also reads and re-hashes every part. With deep it
+// reads every part on every store: re-hashes it,
 // and decodes every row as a reader would (arrow-go's Parquet reader), checking the part's
 // row count and schema against the manifest and that every string value is valid UTF-8 (and
 // every JSON value JSON), so that a part a reader rejects is never certified.
@@ -68,7 +76,7 @@ const (
 // A manifest logged in a commit log (state: bucket) is certified only when that log records
 // it; open reaches the log's store, and without it a logged manifest is not certified.
 func Validate(ctx context.Context, s *store.Store, prefix string, deep bool, open ...LogOpener) (*Validation, error) {
-	v := &Validation{ResolvedPrefix: prefix, Deep: deep, Problems: []Problem{}}
+	v := &Validation{ResolvedPrefix: prefix, Deep: deep, Hashed: deep || s.VerifyByHash(), Problems: []Problem{}}
 	success, hasSuccess, err := readSmall(ctx, s, SuccessKey)
 	if err != nil {
 		return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
@@ -78,12 +86,9 @@ func Validate(ctx context.Context, s *store.Store, prefix string, deep bool, ope
 		return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
 	}
 	if !hasManifest {
-		v.LegacyRun = true
-		msg := "no manifest.json: not written by wharf, or never finished"
-		if hasSuccess {
-			msg = fmt.Sprintf("_SUCCESS (%d bytes) without manifest.json: a legacy run (Spark/Hadoop style)", len(success))
+		if err := v.noManifest(ctx, s, success, hasSuccess); err != nil {
+			return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
 		}
-		v.add(ProblemNoManifest, ManifestKey, "%s", msg)
 		return v, nil
 	}
 	m, err := DecodeManifest(body)
@@ -104,6 +109,38 @@ func Validate(ctx context.Context, s *store.Store, prefix string, deep bool, ope
 	}
 	v.Certified = len(v.Problems) == 0
 	return v, nil
+}
+
+// wharfPart matches the name of a part wharf writes: part-<run_id>-<chunk>.<ext>.
+var wharfPart = regexp.MustCompile(`^part-(\d{8}T\d{6}Z-[0-9a-f]{6})-\d{5,}\.`)
+
+// noManifest tells what a prefix without manifest.json holds (M6), from one page of its
+// listing: nothing at all (no run of any kind: a wrong date, run id or prefix); parts wharf
+// names, so a wharf run killed before it wrote a manifest (resume it); or anything else, a
+// legacy run (Spark's empty _SUCCESS, files put there by hand), which is not certified and,
+// unlike the other two, not a failure.
+func (v *Validation) noManifest(ctx context.Context, s *store.Store, success []byte, hasSuccess bool) error {
+	page, err := s.List(ctx, &store.ListOptions{Delimiter: "/"})
+	if err != nil {
+		return err
+	}
+	if len(page.Objects) == 0 && len(page.Prefixes) == 0 && !hasSuccess {
+		v.add(ProblemPrefixEmpty, "", "nothing at the prefix: no run was written here (check the date, the run id or the prefix)")
+		return nil
+	}
+	for _, o := range page.Objects {
+		if m := wharfPart.FindStringSubmatch(o.Key); m != nil {
+			v.add(ProblemRunUnfinished, o.Key, "wharf's part of run %s without manifest.json: the run was killed before it wrote one (wharf export --resume continues it)", m[1])
+			return nil
+		}
+	}
+	v.LegacyRun = true
+	msg := "no manifest.json: a legacy run, not written by wharf"
+	if hasSuccess {
+		msg = fmt.Sprintf("_SUCCESS (%d bytes) without manifest.json: a legacy run (Spark/Hadoop style)", len(success))
+	}
+	v.add(ProblemNoManifest, ManifestKey, "%s", msg)
+	return nil
 }
 
 func (v *Validation) add(code, key, format string, a ...any) {
@@ -172,10 +209,14 @@ func (v *Validation) checkPart(ctx context.Context, s *store.Store, m *Manifest,
 		v.add(ProblemPartETag, p.Key, "part has ETag %q, the manifest records %q: it was rewritten", info.ETag, p.ETag)
 		return nil
 	}
-	if !deep {
+	switch {
+	case deep:
+		err = v.deepCheck(ctx, s, m, p)
+	case v.Hashed:
+		err = v.hashCheck(ctx, s, p, info.ETag)
+	default:
 		return nil
 	}
-	err = v.deepCheck(ctx, s, m, p)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
 		v.add(ProblemPartMissing, p.Key, "part listed in the manifest is missing")
@@ -185,6 +226,33 @@ func (v *Validation) checkPart(ctx context.Context, s *store.Store, m *Manifest,
 		return nil
 	}
 	return err
+}
+
+// hashCheck re-hashes a part whose size and ETag matched, on a store where that does not
+// prove its bytes.
+func (v *Validation) hashCheck(ctx context.Context, s *store.Store, p Part, etag string) error {
+	sum, err := hashObject(ctx, s, p.Key, etag)
+	if err != nil {
+		return err
+	}
+	if sum != p.SHA256 {
+		v.add(ProblemPartHash, p.Key, "part's bytes hash to sha256 %s, the manifest records %s: it was changed in place (its size and ETag are the manifest's)", sum, p.SHA256)
+	}
+	return nil
+}
+
+// hashObject returns the hex sha256 of the object at key, read pinned to etag.
+func hashObject(ctx context.Context, s *store.Store, key, etag string) (string, error) {
+	obj, err := s.Get(ctx, key, &store.GetOptions{IfMatch: etag})
+	if err != nil {
+		return "", err
+	}
+	defer obj.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, obj); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // maxSmall bounds what Validate reads of _SUCCESS and manifest.json.
@@ -233,6 +301,10 @@ func (v *Validation) NotCertified() error {
 		return nil
 	}
 	p := v.Problems[0]
+	where := p.Code
+	if p.Key != "" {
+		where += " " + p.Key
+	}
 	return newErr("validate", v.ResolvedPrefix, ErrNotCertified,
-		fmt.Errorf("%d problem(s); first: %s %s: %s", len(v.Problems), p.Code, p.Key, p.Message))
+		fmt.Errorf("%d problem(s); first: %s: %s", len(v.Problems), where, p.Message))
 }

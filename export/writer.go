@@ -3,11 +3,13 @@ package export
 import (
 	"bufio"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -201,32 +203,63 @@ func appendJSONValue(buf []byte, a arrow.Array, i int) []byte {
 }
 
 type csvWriter struct {
-	w   *csv.Writer
-	row []string
+	w   *bufio.Writer
+	buf []byte
 }
 
 func newCSVWriter(schema *arrow.Schema, w io.Writer) (*csvWriter, error) {
-	cw := &csvWriter{w: csv.NewWriter(w), row: make([]string, schema.NumFields())}
+	cw := &csvWriter{w: bufio.NewWriter(w)}
 	for i, f := range schema.Fields() {
-		cw.row[i] = f.Name
+		if i > 0 {
+			cw.buf = append(cw.buf, ',')
+		}
+		cw.buf = appendCSVField(cw.buf, f.Name, true)
 	}
-	return cw, cw.w.Write(cw.row)
+	cw.buf = append(cw.buf, '\n')
+	_, err := cw.w.Write(cw.buf)
+	return cw, err
 }
 
-// Write writes one line per row; NULL is an empty field.
+// Write writes one line per row. NULL is an empty field, unquoted; an empty value (text, or
+// bytes, whose base64 is empty) is "" — as PostgreSQL's COPY … CSV writes and reads them — so
+// that a reader tells them apart.
 func (c *csvWriter) Write(rec arrow.RecordBatch) error {
 	for row := 0; row < int(rec.NumRows()); row++ {
-		for col := range c.row {
-			c.row[col], _ = cellText(rec.Column(col), row)
+		c.buf = c.buf[:0]
+		for col := 0; col < int(rec.NumCols()); col++ {
+			if col > 0 {
+				c.buf = append(c.buf, ',')
+			}
+			s, ok := cellText(rec.Column(col), row)
+			c.buf = appendCSVField(c.buf, s, ok)
 		}
-		if err := c.w.Write(c.row); err != nil {
+		c.buf = append(c.buf, '\n')
+		if _, err := c.w.Write(c.buf); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *csvWriter) Close() error {
-	c.w.Flush()
-	return c.w.Error()
+func (c *csvWriter) Close() error { return c.w.Flush() }
+
+// appendCSVField appends one field as RFC 4180 has it: NULL (!ok) as nothing; a value in
+// double quotes, each quote inside doubled, when it is empty, holds a comma, a quote, CR or
+// LF, starts with a space, or is \. (PostgreSQL's end-of-data marker); any other value bare.
+func appendCSVField(buf []byte, s string, ok bool) []byte {
+	if !ok {
+		return buf
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	if s != "" && s != `\.` && !strings.ContainsAny(s, ",\"\r\n") && !unicode.IsSpace(r) {
+		return append(buf, s...)
+	}
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			buf = append(buf, '"')
+		}
+		buf = append(buf, s[i])
+	}
+	return append(buf, '"')
 }

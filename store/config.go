@@ -137,6 +137,13 @@ func (c *Config) backend(scheme string) (*driver.Backend, *Named, error) {
 	return b, nil, nil
 }
 
+// WriteOnly reports whether loc's backend is a stream that keeps nothing (standard output):
+// what is written there cannot be read back, listed or deleted.
+func (c *Config) WriteOnly(loc Location) bool {
+	b, _, err := c.backend(loc.Scheme)
+	return err == nil && b.WriteOnly
+}
+
 // ParseURL parses raw as ParseURL does, also reading URLs whose scheme names a store of
 // c.Stores.
 func (c *Config) ParseURL(raw string) (Location, error) {

@@ -12,6 +12,11 @@
 // backends implement package driver's Bucket; a Store wraps one, and validates keys, applies
 // its prefix and the retry policy and provides the fallbacks, once for all of them.
 //
+// Callers ask a store what they must know of its backend rather than test its scheme:
+// VerifyByHash says its ETags do not prove content and reads are cheap (the file store: hash
+// an object to vouch for its bytes), ListUploads whether it keeps incomplete uploads, and
+// Config.WriteOnly, before anything is opened, whether it keeps nothing (standard output).
+//
 // # URLs
 //
 // Open takes a URL; everything after the bucket is the key, byte for byte (#, %, ?, + and

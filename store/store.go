@@ -38,6 +38,7 @@ type Store struct {
 	batch   driver.BatchDeleter
 	maker   driver.BucketMaker
 	uploads driver.UploadLister
+	hashes  driver.HashVerifier
 }
 
 // New returns the portable store over b, following policy (nil: the default policy).
@@ -50,6 +51,7 @@ func New(b driver.Bucket, policy *RetryPolicy) *Store {
 	s.batch, _ = driver.Find[driver.BatchDeleter](b)
 	s.maker, _ = driver.Find[driver.BucketMaker](b)
 	s.uploads, _ = driver.Find[driver.UploadLister](b)
+	s.hashes, _ = driver.Find[driver.HashVerifier](b)
 	return s
 }
 
@@ -74,6 +76,11 @@ func (s *Store) Prefix() string { return s.prefix }
 // Describe names the store (its URL, endpoint and, for a file store, the mount type) without
 // any secret.
 func (s *Store) Describe() Description { return s.desc }
+
+// VerifyByHash reports whether an object's ETag here does not prove its bytes and reading it
+// whole is cheap (driver.HashVerifier: the file store): a caller that vouches for an
+// object's bytes hashes it rather than compare ETags.
+func (s *Store) VerifyByHash() bool { return s.hashes != nil && s.hashes.VerifyByHash() }
 
 // Close releases what the store's bucket holds.
 func (s *Store) Close() error { return s.b.Close() }

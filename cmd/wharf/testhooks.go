@@ -26,6 +26,8 @@ import (
 // exportTestWrap parses WHARF_TEST_EXPORT_PAUSE, a comma-separated list of point:duration:
 //
 //	part-upload     sleep in the middle of each part's upload (after its first body bytes)
+//	part-body       sleep after each MiB of each part's body (spreads a large part's upload
+//	                out, so that a kill lands while its multipart upload is open)
 //	after-part      sleep after each part is written, before the next one or the manifest
 //	after-manifest  sleep after manifest.json is written, before _SUCCESS
 //
@@ -42,6 +44,8 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 		switch name {
 		case "part-upload":
 			p.upload = d
+		case "part-body":
+			p.perMiB = d
 		case "after-part":
 			p.afterPart = d
 		case "after-manifest":
@@ -58,7 +62,7 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 // every other capability reaches the bucket it wraps.
 type pausingBucket struct {
 	driver.Bucket
-	upload, afterPart, afterManifest time.Duration
+	upload, perMiB, afterPart, afterManifest time.Duration
 }
 
 func (p *pausingBucket) Unwrap() driver.Bucket { return p.Bucket }
@@ -68,6 +72,9 @@ func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opt
 	part := strings.HasPrefix(name, "part-")
 	if part && p.upload > 0 {
 		body = &slowReader{r: body, d: p.upload}
+	}
+	if part && p.perMiB > 0 {
+		body = &pacedReader{r: body, d: p.perMiB}
 	}
 	info, err := p.Bucket.Put(ctx, key, body, opts)
 	switch {
@@ -92,6 +99,24 @@ func (s *slowReader) Read(b []byte) (int, error) {
 	if n > 0 && !s.slept {
 		s.slept = true
 		time.Sleep(s.d)
+	}
+	return n, err
+}
+
+// pacedReader sleeps after each MiB read.
+type pacedReader struct {
+	r    io.Reader
+	d    time.Duration
+	left int // bytes until the next sleep
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if p.left <= 0 {
+		p.left = 1 << 20
+	}
+	n, err := p.r.Read(b[:min(len(b), p.left)])
+	if p.left -= n; p.left <= 0 {
+		time.Sleep(p.d)
 	}
 	return n, err
 }

@@ -18,7 +18,7 @@ import (
 
 type validateFlags struct {
 	export, date, runID, prefix string
-	deep                        bool
+	deep, strict                bool
 }
 
 func (a *app) validateCommand() *cobra.Command {
@@ -28,30 +28,35 @@ func (a *app) validateCommand() *cobra.Command {
 		Short: "Certify an exported dataset without touching its source",
 		Long: `Check that a prefix holds a whole export, reading only the store: _SUCCESS must hold the
 sha256 of manifest.json's bytes, the manifest must record a succeeded run, and every part it
-lists must be there at its recorded size and ETag (one HEAD per part). --deep also reads
-every part whole: compares its sha256, and decodes every row as a reader would, checking its
-row count and schema against the manifest and that every string is valid UTF-8. The source
-database is never queried.
+lists must be there at its recorded size and ETag (one HEAD per part; in a local directory,
+whose ETags do not prove content, every part is re-hashed too). --deep also reads every part
+whole on every store: compares its sha256, and decodes every row as a reader would, checking
+its row count and schema against the manifest and that every string is valid UTF-8. The
+source database is never queried.
 
 With a URL, that prefix is checked, whoever wrote it. With a config file, each export's
 destination is resolved for --date (default: today, UTC) and --run-id (default for a
 {run_id} destination: the export's last run in the journal), or --prefix names the exact
 prefix to check (one export only).
 
-A prefix with no manifest.json (one written by Spark or Hadoop with an empty _SUCCESS, or
-never finished) is reported legacy_run: true and is not certified. The resolved prefix is
-always printed. Exit 0: certified; 1: not certified, each problem named, or unreadable
-(a missing bucket is WHARF_VERIFY_MANIFEST_READ_ERROR, never "legacy").`,
+A prefix with no manifest.json that holds something else (one written by Spark or Hadoop
+with an empty _SUCCESS) is a legacy run: reported legacy_run: true, not certified, and not a
+failure (exit 0; --strict exits 1). A prefix holding nothing at all, or only wharf's parts of
+a run killed before its manifest, is not a legacy run: exit 1. The resolved prefix is always
+printed. Exit 0: certified, or a legacy run; 1: not certified, each problem named, or
+unreadable (a missing bucket is WHARF_VERIFY_MANIFEST_READ_ERROR, never "legacy").`,
 		Example: `  wharf validate ./examples/out/orders/2026-01-01/
   wharf validate -c examples/quickstart.yaml
   wharf validate -c wharf.yaml --export orders --date 2026-01-31 --deep
+  wharf validate --strict ./spark-output/
   wharf --endpoint http://127.0.0.1:9000 validate --format json s3://lake/orders/2026-01-31/`,
 		Args: args(0, 1, "at most one prefix URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.validatePrefixes(cmd, argv, f, a.reportValidation)
+			return a.validatePrefixes(cmd, argv, f, func(v *export.Validation) error { return a.reportValidation(v, f.strict) })
 		},
 	}
 	f.add(cmd, "also read and decode every part: sha256, rows, schema, UTF-8")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 for a legacy run too (a prefix without manifest.json), not only for a prefix that is not certified")
 	return cmd
 }
 
@@ -189,8 +194,10 @@ func lastRun(ctx context.Context, statePath string, e *export.Export) (*export.R
 	return j.LastRun(ctx, name)
 }
 
-// reportValidation prints v, and returns ErrNotCertified when it is not certified.
-func (a *app) reportValidation(v *export.Validation) error {
+// reportValidation prints v, and returns ErrNotCertified when it is not certified, except for
+// a legacy run, which the contract (M6) reports without certifying and without failing,
+// unless strict.
+func (a *app) reportValidation(v *export.Validation, strict bool) error {
 	var err error
 	if a.format == "json" {
 		err = writeJSON(a.out, v)
@@ -199,6 +206,9 @@ func (a *app) reportValidation(v *export.Validation) error {
 	}
 	if err != nil {
 		return err
+	}
+	if v.LegacyRun && !strict {
+		return nil
 	}
 	return v.NotCertified()
 }
@@ -213,8 +223,17 @@ func validationText(v *export.Validation) string {
 		row("run", "%s (export %s, %s)", v.RunID, v.Export, v.Status)
 		row("parts", "%d (%d rows)", v.Parts, v.Rows)
 	}
-	row("checked", "%s", map[bool]string{false: "_SUCCESS, manifest.json, one HEAD per part (size, ETag)",
-		true: "_SUCCESS, manifest.json, every part re-hashed and decoded: rows, schema, UTF-8 (--deep)"}[v.Deep])
+	switch {
+	case v.Deep:
+		row("checked", "_SUCCESS, manifest.json, every part re-hashed and decoded: rows, schema, UTF-8 (--deep)")
+	case v.Hashed:
+		row("checked", "_SUCCESS, manifest.json, every part's size, ETag and sha256 (a local directory: its ETags do not prove content)")
+	default:
+		row("checked", "_SUCCESS, manifest.json, one HEAD per part (size, ETag)")
+	}
+	if v.LegacyRun {
+		row("verdict", "a legacy run: no manifest.json, so nothing is certified; not a failure (exit 0; --strict exits 1)")
+	}
 	if len(v.Problems) == 0 {
 		row("problems", "none")
 		return b.String()

@@ -14,6 +14,9 @@
 //     binary unit ("8MiB", "32 MiB").
 //   - A number field tagged `min:"N"` refuses a value below N, naming it: a key left out keeps
 //     its default, while `chunk_rows: 0` is an error rather than a silent default.
+//   - A string field tagged `null:"word"` has "null" among its values: an unquoted null
+//     (null, Null, NULL) is that word, not a value left out, and ~ or no value at all there is
+//     an error naming the key (`infinity: null` writes NULL; `infinity: ~` is refused).
 //   - A field of type Raw keeps its subtree as written, with the decoder that read it, to be
 //     decoded later against a type chosen by other keys (a store's options, once its URL's
 //     scheme is known), by the same rules and with the same line numbers.

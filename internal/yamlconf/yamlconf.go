@@ -172,6 +172,7 @@ type tags struct {
 	secret bool   // secret:"ref": a credential reference, never interpolated
 	bytes  bool   // unit:"bytes": a byte size, "8MiB" or a number
 	min    *int64 // min:"N": a number given must be at least N (left out, the default applies)
+	word   bool   // null:"word": an unquoted null is the word "null", one of the field's values
 }
 
 func (d *Decoder) walk(n *yaml.Node, v reflect.Value, path string, tg tags) error {
@@ -189,6 +190,8 @@ func (d *Decoder) walk(n *yaml.Node, v reflect.Value, path string, tg tags) erro
 	case t == rawType:
 		v.Set(reflect.ValueOf(Raw{Node: n, Path: path, Dec: d}))
 		return nil
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!null" && tg.word:
+		return d.nullWord(n, v, path)
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
 		return nil
 	case t.Kind() == reflect.Pointer && !leaf(t):
@@ -282,7 +285,7 @@ func fields(t reflect.Type) map[string]field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		tg := tags{secret: f.Tag.Get("secret") == "ref", bytes: f.Tag.Get("unit") == "bytes"}
+		tg := tags{secret: f.Tag.Get("secret") == "ref", bytes: f.Tag.Get("unit") == "bytes", word: f.Tag.Get("null") == "word"}
 		if m, err := strconv.ParseInt(f.Tag.Get("min"), 10, 64); err == nil {
 			tg.min = &m
 		}
@@ -336,6 +339,22 @@ func (d *Decoder) walkStruct(n *yaml.Node, v reflect.Value, path string) error {
 		}
 	}
 	return nil
+}
+
+// nullWord decodes a null into a string field tagged null:"word": null, Null or NULL, as
+// written, is that word (infinity: null means write NULL), and the other spellings of YAML's
+// null (~, or no value at all) are refused, naming the key, rather than taken as left out.
+func (d *Decoder) nullWord(n *yaml.Node, v reflect.Value, path string) error {
+	switch {
+	case v.Kind() != reflect.String:
+		panic(fmt.Sprintf("yamlconf: null:\"word\" on %s, not a string", v.Type()))
+	case n.Value == "null" || n.Value == "Null" || n.Value == "NULL":
+		v.SetString("null")
+		return nil
+	case n.Value == "":
+		return d.errAt(n, path, "no value: give one, or leave the key out for the default")
+	}
+	return d.errAt(n, path, "%s is YAML's null: write the word null, or leave the key out for the default", n.Value)
 }
 
 func (d *Decoder) leaf(n *yaml.Node, v reflect.Value, path string, tg tags) error {

@@ -114,6 +114,17 @@ type UploadLister interface {
 	AbortUpload(ctx context.Context, u Upload) error
 }
 
+// HashVerifier is implemented by a backend whose ETags do not prove an object's bytes and
+// whose reads are cheap: the file store, where an ETag is bound to the file's inode,
+// modification time and size, so a file edited in place with its modification time put back
+// keeps its ETag, and where reading a file whole costs about what hashing it does. A caller
+// that vouches for an object's bytes (a resume keeping a part, validate certifying one)
+// hashes the object on such a store instead of trusting its ETag.
+type HashVerifier interface {
+	// VerifyByHash reports whether objects here are to be verified by hashing their bytes.
+	VerifyByHash() bool
+}
+
 // Upload is an incomplete upload.
 type Upload struct {
 	Key       string    `json:"key"`

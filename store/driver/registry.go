@@ -18,6 +18,10 @@ type Backend struct {
 	Path func(path string) (Location, error)
 	// Words are whole arguments that name this backend ("-" for standard output).
 	Words []string
+	// WriteOnly says the backend is a stream that keeps nothing (standard output): what is
+	// written cannot be read, listed or deleted, and Get, Head, List and Delete are
+	// ErrUnsupported. A job that must read back what it wrote refuses it before it starts.
+	WriteOnly bool
 
 	// Parse splits what follows "scheme://" (or a plain path, or a word) into the store's root
 	// and the key, byte for byte: everything after the bucket is the key, whatever characters

@@ -41,7 +41,8 @@ func TestConformance(t *testing.T) {
 
 // The capabilities the portable store learns from this backend when it opens one.
 var (
-	_ driver.Bucket      = (*file.Store)(nil)
-	_ driver.Copier      = (*file.Store)(nil)
-	_ driver.BucketMaker = (*file.Store)(nil)
+	_ driver.Bucket       = (*file.Store)(nil)
+	_ driver.Copier       = (*file.Store)(nil)
+	_ driver.BucketMaker  = (*file.Store)(nil)
+	_ driver.HashVerifier = (*file.Store)(nil)
 )

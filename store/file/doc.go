@@ -14,8 +14,11 @@
 // .wharf-meta/obj, written the same way. The sidecar records the file's size, modification time
 // and inode; a sidecar that no longer matches its file (the file was edited or replaced by
 // something other than wharf) is ignored, and the object then has an ETag derived from those
-// three values, so an ETag changes whenever content changes. Files dropped in by hand are
-// listed and readable like any other object.
+// three values, so an ETag changes whenever a file is written or replaced. It does not prove
+// the bytes: a file edited in place whose modification time is put back (touch -r, a restore
+// that keeps times) keeps its ETag. The store says so (VerifyByHash, driver.HashVerifier), and
+// callers that vouch for content hash it here, which on a local disk costs about a read. Files
+// dropped in by hand are listed and readable like any other object.
 //
 // Conditional writes (IfNoneMatch, IfMatch, conditional Delete) and pinned reads hold between
 // processes on one machine: every check-and-replace runs under an exclusive flock on

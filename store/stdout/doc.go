@@ -3,7 +3,8 @@
 // manifest, no listing, no reads.
 //
 // Puts are serialised: the bodies of two concurrent Puts never interleave. Conditional puts
-// cannot be honoured and are refused; nothing else is promised.
+// cannot be honoured and are refused; nothing else is promised. The backend registers as
+// WriteOnly, so a job that reads back what it writes (an export) refuses it before it starts.
 //
 // # URLs
 //

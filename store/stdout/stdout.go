@@ -12,8 +12,9 @@ import (
 
 func init() {
 	driver.Register(driver.Backend{
-		Scheme: "stdout",
-		Words:  []string{"-", "stdout:"},
+		Scheme:    "stdout",
+		Words:     []string{"-", "stdout:"},
+		WriteOnly: true,
 		Parse: func(rest string) (driver.Location, error) {
 			if rest != "" && rest != "-" && rest != "stdout:" {
 				return driver.Location{}, &driver.Error{Op: "parse-url", Key: "stdout://" + rest, Kind: driver.ErrConfig,
