@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -273,9 +272,8 @@ func (v *Validation) decodeNDJSON(r io.Reader, key string) (int64, error) {
 // decodeCSV reads a CSV part: a header naming the manifest's columns, then records of as
 // many fields, valid UTF-8.
 func (v *Validation) decodeCSV(r io.Reader, key string, schema []SchemaColumn) (int64, error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
-	cr.ReuseRecord = true
-	head, err := cr.Read()
+	cr := newCSVRecords(r)
+	head, err := cr.next()
 	if err != nil {
 		return 0, fmt.Errorf("no header line: %w", err)
 	}
@@ -289,7 +287,7 @@ func (v *Validation) decodeCSV(r io.Reader, key string, schema []SchemaColumn) (
 	var rows int64
 	found := false
 	for {
-		rec, err := cr.Read()
+		rec, err := cr.next()
 		if errors.Is(err, io.EOF) {
 			return rows, nil
 		}
@@ -297,6 +295,10 @@ func (v *Validation) decodeCSV(r io.Reader, key string, schema []SchemaColumn) (
 			return rows, err
 		}
 		rows++
+		if len(rec) != len(schema) && !found {
+			v.add(ProblemPartSchema, key, "record %d has %d fields, the manifest %d columns", rows, len(rec), len(schema))
+			found = true
+		}
 		for i, f := range rec {
 			if !found && !utf8.ValidString(f) {
 				v.add(ProblemPartUTF8, key, "record %d, field %d is not valid UTF-8", rows, i+1)
