@@ -149,7 +149,7 @@ func (s *Stdout) fail(err error) {
 // taken every byte. With wait it waits (polling, until ctx ends) until that is at least
 // target.
 func (s *Stdout) received(ctx context.Context, target int64, wait bool) (int64, error) {
-	pause := 100 * time.Microsecond
+	pause := 20 * time.Microsecond
 	for {
 		got, err := s.taken()
 		if err != nil || got >= target || !wait {
@@ -162,7 +162,7 @@ func (s *Stdout) received(ctx context.Context, target int64, wait bool) (int64, 
 			return got, context.Cause(ctx)
 		case <-t.C:
 		}
-		pause = min(2*pause, 20*time.Millisecond)
+		pause = min(2*pause, 2*time.Millisecond)
 	}
 }
 
