@@ -115,4 +115,4 @@ func (s *consumerSplit) Close(ctx context.Context) (*PartInfo, error) {
 	}
 }
 
-func (s *consumerSplit) Abort() {}
+func (s *consumerSplit) Abort(context.Context) {}

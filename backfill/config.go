@@ -54,7 +54,7 @@ type Config struct {
 	SplitBytes      int64  `yaml:"split_bytes" unit:"bytes"`      // target size of a split
 	SplitMaxObjects int    `yaml:"split_max_objects"`             // most objects in one split
 	MaxRecordBytes  int64  `yaml:"max_record_bytes" unit:"bytes"` // a longer record is corruption
-	MaxAttempts     int    `yaml:"max_attempts"`                  // tries of a split before quarantine
+	MaxAttempts     int    `yaml:"max_attempts"`                  // failures of an object before it is quarantined
 	ReadWindow      int64  `yaml:"read_window" unit:"bytes"`      // memory per split: ranges read ahead, plus ~6 MiB to decode
 	ReadRequest     int64  `yaml:"read_request" unit:"bytes"`     // largest ranged GET
 	ReadConcurrency int    `yaml:"read_concurrency"`              // ranged GETs in flight per split
@@ -154,8 +154,9 @@ func (c *Config) Check() error {
 	return configErr("%w", errors.Join(errs...))
 }
 
-// checkURLs checks the source and the sink, and that the sink is not inside the source.
-// A store option mistake keeps its own code.
+// checkURLs checks the source and the sink. A store option mistake keeps its own code. That
+// the sink is apart from the source is checked once both are open (Apart): only then is it
+// known whether they are one store.
 func (c *Config) checkURLs(add func(error)) error {
 	if c.Source == "" {
 		add(errors.New("source: required (the prefix to read, such as s3://bucket/logs/)"))
@@ -172,36 +173,12 @@ func (c *Config) checkURLs(add func(error)) error {
 		if err := store.Check(c.To, &c.ToStore); err != nil {
 			return err
 		}
-		add(c.checkOverlap())
 	}
 	return nil
 }
 
 // IsStdout reports whether a sink URL names standard output.
 func IsStdout(u string) bool { return u == "-" || strings.HasPrefix(u, "stdout:") }
-
-// checkOverlap refuses a destination inside the source prefix (or the reverse): a replan
-// would read the output as input.
-func (c *Config) checkOverlap() error {
-	src, err1 := c.Store.ParseURL(c.Source)
-	dst, err2 := c.ToStore.ParseURL(c.To)
-	if err1 != nil || err2 != nil || src.Scheme != dst.Scheme || src.Root().String() != dst.Root().String() {
-		return nil
-	}
-	a, b := dirOf(src.Key), dirOf(dst.Key)
-	if strings.HasPrefix(b, a) || strings.HasPrefix(a, b) {
-		return fmt.Errorf("to %q overlaps source %q: the parts would be read back as input; write them outside the source prefix", c.To, c.Source)
-	}
-	return nil
-}
-
-func dirOf(key string) string {
-	key = strings.Trim(key, "/")
-	if key == "" {
-		return ""
-	}
-	return key + "/"
-}
 
 func (c *Config) checkCoordinator() error {
 	switch c.Coordinator {

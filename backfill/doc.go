@@ -11,7 +11,9 @@
 //     (Split) holds keys, sizes and ETags, so workers never list. Every record of a plan is
 //     created if absent: replanning an unchanged prefix writes nothing new, done splits stay
 //     done, and an overwritten object is a new split. Objects added after the listing are not
-//     part of the job.
+//     part of the job. A listing never takes wharf's own records (keys with a _wharf segment
+//     at any depth), and New refuses a destination or a bucket coordinator whose keys a
+//     listing of the source would take (Apart): the output is never read back as input.
 //   - Reading: a worker leases up to Config.MaxInFlight splits and reads each member pinned to
 //     its planned ETag, in ranged GETs (Config.ReadRequest, Config.ReadConcurrency in flight),
 //     a server that ignores the pin caught by the ETag it returns; decompresses it by
@@ -26,19 +28,27 @@
 //     worker took a split over (it saw the split's record unchanged for Config.LeaseTTL on its
 //     own monotonic clock), the old holder can commit nothing. The new holder resumes from the
 //     watermark, checking that the delivered records end at the recorded byte (drift).
-//     Delivery is at-least-once.
+//     Delivery is at-least-once. A worker that stops on an error hands back every split it
+//     holds, one leased just before the error included.
 //   - Poison: a member deleted, overwritten, corrupt or unreadable past the store's retry
-//     policy fails its split with an *ObjectError naming it and a reason; the split is handed
-//     back, counted in wharf_backfill_objects_failed_total{reason}, tried again up to
-//     Config.MaxAttempts, then quarantined with each failure recorded. A job with quarantined
-//     splits ends with ErrQuarantined naming each object and reason, never silently
-//     incomplete. Credential and configuration errors are fatal at once.
-//   - Sinks (Sink): Stdout (NDJSON lines, committed every Config.CommitInterval after a
-//     flush); StoreSink (one part-<split-id>.ndjson.zst per split, written whole with a
-//     create-if-absent put and a deterministic encoding, a part already there with the same
-//     records counted as written: exactly once; then the export contract's manifest.json and
-//     _SUCCESS, so export.Validate certifies the output); Consumer (the Go API: batches with
-//     offsets and an explicit, durable Commit).
+//     policy fails an attempt of its split with an *ObjectError naming it and a reason; the
+//     split is handed back (a streaming sink first commits what its reader received), counted
+//     in wharf_backfill_objects_failed_total{reason}, and tried again. Each bad member has its
+//     own count (SplitState.Bad): one that failed Config.MaxAttempts times is quarantined, and
+//     the split's later attempts deliver its other members without it; the split ends
+//     quarantined (done but for those objects). A job with quarantined objects ends with
+//     ErrQuarantined naming each object and reason, never silently incomplete. Credential and
+//     configuration errors are fatal at once.
+//   - Sinks (Sink): Stdout (one record a line; a record counts as delivered once the reader
+//     received it: the bytes a pipe still holds are not, a regular file is synced before a
+//     commit; committed every Config.CommitInterval, at a split's end and when a bad object
+//     stops an attempt; nothing after a write error); StoreSink (one part per split, named by
+//     the members it holds (Split.PartID), written whole with a create-if-absent put and a
+//     deterministic encoding, a part already there with the same records counted as written
+//     whether the store refused the create before or after taking the body: exactly once;
+//     then the export contract's manifest.json, format lines (records of any bytes), and
+//     _SUCCESS, so export.Validate, deep or not, certifies the output); Consumer (the Go API:
+//     batches with offsets and an explicit, durable Commit).
 //
 // # Coordinators
 //

@@ -15,7 +15,7 @@ var (
 	// ErrConfig: the job's options are invalid; the message names the key.
 	ErrConfig = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_CONFIG_INVALID", Text: "invalid backfill options",
 		Exit: errcode.ExitUsage, Standing: true, Section: section,
-		Meaning: "A key of the `backfill:` section or a flag of `wharf backfill` is invalid (a missing source, a destination inside the source prefix, a size out of range…). The message names the key.",
+		Meaning: "A key of the `backfill:` section or a flag of `wharf backfill` is invalid (a missing source, a size out of range…), or a destination or `coordinator_store` lies where a listing of the source reads (their key prefixes overlap byte for byte, either way, on one store: the job would read its own output as input). The message names the key.",
 		Remedy:  "Fix the key the message names; see docs/backfill.md for every key."})
 	// ErrJobMismatch: the job name is already used by a job over another source or sink.
 	ErrJobMismatch = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_JOB_MISMATCH", Text: "job name used by another backfill",
@@ -27,17 +27,17 @@ var (
 		Exit: errcode.ExitComplete, Standing: true, Section: section,
 		Meaning: "Every split of the job's plan is done: there is nothing to read.",
 		Remedy:  "Nothing to do. Give `--replan` to list the prefix again (objects added or overwritten since become new splits; done splits stay done)."})
-	// ErrQuarantined: the job ended with quarantined splits; the message names each object
+	// ErrQuarantined: the job ended with quarantined objects; the message names each object
 	// and reason.
-	ErrQuarantined = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_QUARANTINED", Text: "splits quarantined",
+	ErrQuarantined = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_QUARANTINED", Text: "objects quarantined",
 		Exit: errcode.ExitFailed, Standing: true, Section: section,
-		Meaning: "The job ended, but some splits were quarantined after `max_attempts` tries: their records were not all delivered. The message names each bad object and why (deleted, overwritten, corrupt, unreadable); `wharf backfill status` lists them all. With a store sink the manifest records a failed run and `_SUCCESS` is not written.",
+		Meaning: "The job ended, but some objects were quarantined after failing `max_attempts` times: their records were not all delivered. Every other object of their splits was delivered. The message names each bad object and why (deleted, overwritten, corrupt, unreadable); `wharf backfill status` lists them all. With a store sink the manifest records a failed run and `_SUCCESS` is not written.",
 		Remedy:  "Repair or restore the objects named, then run the job again with `--replan`: unchanged good splits stay done, and a replaced object is read as a new split."})
 	// ErrObject: reading one member of a split failed; Reason says why (the split is handed
 	// back and retried, not the job failed).
 	ErrObject = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_OBJECT_FAILED", Text: "object failed",
 		Exit: errcode.ExitFailed, Standing: true, Section: section,
-		Meaning: "One object of a split could not be read as records: deleted after planning, overwritten (its ETag pin failed), corrupt (bad gzip or zstd, a record over `max_record_bytes`), or unreadable past the retry budget. The split is handed back and retried, then quarantined; it appears in logs, `/status` and `wharf_backfill_objects_failed_total{reason}`.",
+		Meaning: "One object of a split could not be read as records: deleted after planning, overwritten (its ETag pin failed), corrupt (bad gzip or zstd, a record over `max_record_bytes`), or unreadable past the retry budget. The split is handed back and retried; after `max_attempts` failures the object is quarantined and its split goes on without it. It appears in logs, `/status` and `wharf_backfill_objects_failed_total{reason}`.",
 		Remedy:  "See WHARF_BACKFILL_QUARANTINED."})
 	// ErrLeaseLost: another worker took over a split (or the leadership) this one held.
 	ErrLeaseLost = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_LEASE_LOST", Text: "split lease lost",
@@ -53,7 +53,7 @@ var (
 	// failing past its retries).
 	ErrSink = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_SINK_FAILED", Text: "sink failed",
 		Exit: errcode.ExitFailed, Section: section,
-		Meaning: "The sink did not take the records: standard output was closed, or the destination store failed past its retry policy. Records not committed are delivered again when the job runs again.",
+		Meaning: "The sink did not take the records: the reader of standard output closed it (a record counts as delivered only once the reader took it), or the destination store failed past its retry policy. Nothing after the last commit counts as delivered: those records are delivered again when the job runs again.",
 		Remedy:  "Fix the destination (or what reads standard output) and run the same command again."})
 	// ErrListen: the address of Config.Listen cannot be served.
 	ErrListen = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_LISTEN_FAILED", Text: "cannot serve /metrics, /status and /healthz on the listen address",

@@ -51,11 +51,15 @@ func newFetcher(ctx context.Context, s *store.Store, split *Split, first int, cf
 	return f
 }
 
-// run launches the pieces in order until the split ends or ctx is cancelled.
+// run launches the pieces in order until the split ends or ctx is cancelled; a member the
+// split leaves out (quarantined) is not read.
 func (f *fetcher) run(ctx context.Context, first int) {
 	defer close(f.done)
 	defer close(f.out)
 	for m := first; m < len(f.split.Members); m++ {
+		if f.split.Skipped(m) {
+			continue
+		}
 		size := f.split.Members[m].Size
 		for off := int64(0); off < size || (off == 0 && size == 0); off += f.req {
 			n := min(f.req, size-off)

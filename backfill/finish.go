@@ -65,7 +65,7 @@ func (j *Job) finishAsLeader(ctx context.Context) error {
 	for i, st := range states {
 		switch st.Status {
 		case StatusQuarantined:
-			q = append(q, Quarantine{Split: splits[i].ID, Failures: st.Failures})
+			q = append(q, Quarantine{Split: splits[i].ID, Objects: st.quarantinedObjects(), Failures: st.Failures})
 		case StatusDone:
 		default:
 			return ErrConflict // not final after all: work goes on
@@ -133,32 +133,51 @@ func (j *Job) readAll(ctx context.Context) ([]*Split, []*SplitState, error) {
 	return splits, states, g.Wait()
 }
 
-// quarantineErr is ErrQuarantined naming the quarantined splits and their objects (the
-// first ones; `wharf backfill status` lists all).
+// quarantineErr is ErrQuarantined naming every quarantined object and its reason (the first
+// ones; `wharf backfill status` lists all).
 func quarantineErr(job string, q []Quarantine, total int) error {
 	var b strings.Builder
-	for i, s := range q {
-		if i == 5 {
-			fmt.Fprintf(&b, "; and %d more split(s)", len(q)-i)
-			break
+	objects, named := 0, 0
+	for _, s := range q {
+		bad := s.Objects
+		if len(bad) == 0 { // a record of an older wharf, which quarantined whole splits
+			bad = objectsOf(s.Failures)
 		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "split %s:", short(s.Split))
-		seen := map[string]bool{}
-		for _, f := range s.Failures {
-			if k := f.Key + f.Reason; !seen[k] {
-				seen[k] = true
-				fmt.Fprintf(&b, " %s (%s: %s)", f.Key, f.Reason, firstLine(f.Message))
+		objects += len(bad)
+		for _, o := range bad {
+			if named++; named > maxNamed {
+				continue
 			}
+			if named > 1 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%s (%s: %s) in split %s", o.Key, o.Reason, firstLine(o.Message), short(s.Split))
 		}
 	}
-	what := fmt.Sprintf("job %s: %d split(s) quarantined", job, len(q))
+	if named > maxNamed {
+		fmt.Fprintf(&b, "; and %d more object(s): wharf backfill status lists them", named-maxNamed)
+	}
+	what := fmt.Sprintf("job %s: %d object(s) quarantined, in %d split(s)", job, objects, len(q))
 	if total > 0 {
-		what = fmt.Sprintf("job %s: %d of %d split(s) quarantined", job, len(q), total)
+		what = fmt.Sprintf("job %s: %d object(s) quarantined, in %d of %d split(s)", job, objects, len(q), total)
 	}
 	return errcode.E("backfill", what, ErrQuarantined, errors.New(b.String()))
+}
+
+// maxNamed is how many quarantined objects an error names.
+const maxNamed = 20
+
+// objectsOf names the objects of failures, once each.
+func objectsOf(failures []Failure) []BadObject {
+	var out []BadObject
+	seen := map[string]bool{}
+	for _, f := range failures {
+		if !seen[f.Key] {
+			seen[f.Key] = true
+			out = append(out, BadObject{Member: -1, Key: f.Key, Reason: f.Reason, Message: f.Message})
+		}
+	}
+	return out
 }
 
 func firstLine(s string) string {

@@ -86,6 +86,9 @@ func New(cfg Config, opt Options) (*Job, error) {
 	j.bufs = newBufPool()
 	j.decoding = make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), cfg.MaxInFlight)))
 	j.stat = status{state: StateStarting, started: j.now(), inflight: map[string]*flight{}, final: map[string]string{}}
+	if err := j.apart(); err != nil {
+		return nil, err
+	}
 	return j, nil
 }
 

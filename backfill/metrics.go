@@ -14,8 +14,10 @@ type metrics struct {
 	splits      prometheus.Counter
 	failed      *prometheus.CounterVec
 	quarantined prometheus.Counter
-	commits     prometheus.Counter
-	leaseLost   prometheus.Counter
+	// objectsQuarantined counts the objects this worker quarantined.
+	objectsQuarantined prometheus.Counter
+	commits            prometheus.Counter
+	leaseLost          prometheus.Counter
 }
 
 func newMetrics(j *Job) *metrics {
@@ -32,7 +34,9 @@ func newMetrics(j *Job) *metrics {
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wharf_backfill_objects_failed_total",
 			Help: "Objects that failed their split, by reason: deleted, overwritten, corrupt, unreadable."}, []string{"reason"}),
 		quarantined: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_backfill_splits_quarantined_total",
-			Help: "Splits this worker quarantined after max_attempts failures."}),
+			Help: "Splits this worker finished without their quarantined objects (every other member delivered)."}),
+		objectsQuarantined: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_backfill_objects_quarantined_total",
+			Help: "Objects this worker quarantined after max_attempts failures: their splits go on without them."}),
 		commits: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_backfill_commits_total",
 			Help: "Watermark commits this worker made."}),
 		leaseLost: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_backfill_leases_lost_total",
@@ -44,7 +48,7 @@ func newMetrics(j *Job) *metrics {
 	gauge := func(name, help string, f func(s Status) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(j.Status()) })
 	}
-	m.reg.MustRegister(m.records, m.bytesRead, m.bytesOut, m.splits, m.failed, m.quarantined, m.commits, m.leaseLost,
+	m.reg.MustRegister(m.records, m.bytesRead, m.bytesOut, m.splits, m.failed, m.quarantined, m.objectsQuarantined, m.commits, m.leaseLost,
 		gauge("wharf_backfill_splits_planned", "Splits in the job's plan.", func(s Status) float64 { return float64(s.Splits.Planned) }),
 		gauge("wharf_backfill_splits_final", "Splits of the plan this worker knows to be done or quarantined.", func(s Status) float64 { return float64(s.Splits.Done + s.Splits.Quarantined) }),
 		gauge("wharf_backfill_splits_in_flight", "Splits this worker is reading now.", func(s Status) float64 { return float64(len(s.InFlight)) }),

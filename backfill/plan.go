@@ -47,7 +47,9 @@ func createOnce(ctx context.Context, j *Job, key string, v any) error {
 	return err
 }
 
-// publishSplit writes a split's descriptor and resets it if it was quarantined.
+// publishSplit writes a split's descriptor and, if it ended with quarantined objects, gives
+// them a fresh attempt budget: the split is read again from its first quarantined member
+// (a store sink writes its part whole again, with every member).
 func (j *Job) publishSplit(ctx context.Context, s *Split) error {
 	if err := createOnce(ctx, j, keySplit(s.ID), s); err != nil {
 		return err
@@ -57,7 +59,11 @@ func (j *Job) publishSplit(ctx context.Context, s *Split) error {
 	if err != nil || !found || st.Status != StatusQuarantined {
 		return err
 	}
-	st.Status, st.Attempts, st.Updated = StatusPending, 0, j.now().UTC()
+	from := Watermark{}
+	if q := st.quarantined(); len(q) > 0 && q[0] < len(s.Members) {
+		from = Watermark{Member: q[0], ETag: s.Members[q[0]].ETag, Records: st.Watermark.Records}
+	}
+	st.Status, st.Attempts, st.Bad, st.Part, st.Watermark, st.Updated = StatusPending, 0, nil, nil, from, j.now().UTC()
 	_, err = putJSON(ctx, j.coord, keyState(s.ID), st, rev)
 	if errors.Is(err, ErrConflict) {
 		return nil

@@ -73,8 +73,8 @@ func TestBadObjectsPoisonTheirSplitNotTheJob(t *testing.T) {
 			t.Errorf("the error does not name %s (%s): %v", key, reason, err)
 		}
 	}
-	if !strings.Contains(err.Error(), "5 of 17 split(s) quarantined") {
-		t.Errorf("error %q does not count the quarantined splits", err)
+	if !strings.Contains(err.Error(), "5 object(s) quarantined, in 5 of 17 split(s)") {
+		t.Errorf("error %q does not count the quarantined objects and their splits", err)
 	}
 	// Every good object's records arrive exactly once; the bad ones' may arrive in part.
 	var goodOut bytes.Buffer

@@ -53,10 +53,14 @@ func (r reader) readSplit(ctx context.Context, sp *Split, from Watermark, emit f
 	return decodeErr
 }
 
-// decode reads the split's members from the watermark on.
+// decode reads the split's members from the watermark on, but for those it leaves out
+// (quarantined: a watermark inside one resumes at the next member).
 func (r reader) decode(ctx context.Context, f *fetcher, sp *Split, from Watermark, emit func(*Batch) error) error {
 	records := from.Records
 	for m := from.Member; m < len(sp.Members); m++ {
+		if sp.Skipped(m) {
+			continue
+		}
 		var skip Watermark
 		if m == from.Member {
 			skip = from

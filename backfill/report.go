@@ -84,7 +84,7 @@ func Report(ctx context.Context, c Coordinator, job string) (*JobReport, error) 
 		case StatusLeased:
 			r.Holders = append(r.Holders, Holding{Node: st.Owner, Split: j.ids[i], Records: st.Watermark.Records, Updated: st.Updated})
 		case StatusQuarantined:
-			r.Quarantine = append(r.Quarantine, Quarantine{Split: j.ids[i], Failures: st.Failures})
+			r.Quarantine = append(r.Quarantine, Quarantine{Split: j.ids[i], Objects: st.quarantinedObjects(), Failures: st.Failures})
 		}
 	}
 	sort.Slice(r.Holders, func(a, b int) bool { return r.Holders[a].Node < r.Holders[b].Node })

@@ -3,8 +3,11 @@ package backfill
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
@@ -36,8 +39,11 @@ type SplitWriter interface {
 	// Close returns once every record written is acknowledged; a sink that writes parts
 	// returns the part.
 	Close(ctx context.Context) (*PartInfo, error)
-	// Abort drops the split's output (the split was lost or failed).
-	Abort()
+	// Abort ends the split before its end: a bad object failed it (it is handed back), its
+	// lease was lost, or the worker stops. A sink that writes parts drops the part; a
+	// streaming sink first acknowledges what its reader has received (waiting for it until
+	// ctx ends), so that the split's next attempt does not deliver that again.
+	Abort(ctx context.Context)
 }
 
 // Finish is what a sink learns when a job ends.
@@ -49,23 +55,60 @@ type Finish struct {
 	Finished time.Time     // the latest time a split finished: the same on every worker
 }
 
-// Stdout writes every record as one NDJSON line to w, batches of different splits
-// interleaved. It acknowledges a split's records every commit interval, after flushing them
-// to w. Delivery is at-least-once: a split resumed elsewhere repeats the records written
-// after its last commit.
+// Stdout writes every record as one line to w, batches of different splits interleaved. A
+// record counts as delivered, and its split's watermark may be committed past it, only once
+// the reader of w has received it:
+//
+//   - a w that tells how many of the bytes written to it its reader has not taken yet
+//     (Unreader: a pipe, whose unread bytes Linux reports) has only what the reader took
+//     acknowledged;
+//   - a w that makes its writes durable (Syncer: a regular file) is synced before a commit;
+//   - any other w (a terminal, a socket, a buffer) has a record counted once it is written
+//     to it: what a socket's buffers held when its reader went away is lost to it.
+//
+// A split's watermark is committed every commit interval (the records received by then), at
+// its end (waiting until the reader has taken its last record), and when a bad object stops
+// it (what the reader received, so that the next attempt does not repeat it). After a write
+// error nothing more is acknowledged: the records since the last commit are delivered again
+// when the job runs again. Delivery is at-least-once: a split resumed elsewhere repeats the
+// records received after its last commit.
 type Stdout struct {
-	mu     sync.Mutex
-	w      *bufio.Writer
-	every  time.Duration
-	now    func() time.Time
-	failed error
+	mu      sync.Mutex
+	w       *bufio.Writer
+	unread  func() (int, error) // nil: every byte written is received
+	sync    func() error        // nil: nothing to sync
+	written int64               // bytes given to w (some perhaps still in the buffer)
+	every   time.Duration
+	now     func() time.Time
+	failed  error
 }
 
-// NewStdout returns the sink writing to w, acknowledging every interval.
+// Unreader is a writer that knows how many of the bytes written to it its reader has not
+// taken yet; an error means the reader is gone.
+type Unreader interface {
+	io.Writer
+	Unread() (int, error)
+}
+
+// Syncer is a writer whose writes are made durable by Sync.
+type Syncer interface {
+	io.Writer
+	Sync() error
+}
+
+// NewStdout returns the sink writing to w, acknowledging every interval. w is asked, once,
+// whether it is an Unreader or a Syncer.
 func NewStdout(w io.Writer, interval time.Duration) *Stdout {
 	// A batch of the size the reader cuts goes to w in one write, straight from its buffer;
 	// the buffer only gathers small batches (the records of small objects).
-	return &Stdout{w: bufio.NewWriterSize(w, 64<<10), every: interval, now: time.Now}
+	s := &Stdout{w: bufio.NewWriterSize(w, 64<<10), every: interval, now: time.Now}
+	switch x := w.(type) {
+	case Unreader:
+		s.unread = x.Unread
+	case Syncer:
+		s.sync = x.Sync
+	}
+	return s
 }
 
 // URL implements Sink.
@@ -79,57 +122,147 @@ func (s *Stdout) Open(_ context.Context, _ *Split, from Watermark, ack Ack) (Spl
 	return &stdoutSplit{s: s, ack: ack, last: s.now()}, from, nil
 }
 
-func (s *Stdout) write(b []byte) error {
+// write gives b to w and returns where it ends in the stream.
+func (s *Stdout) write(b []byte) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
-		return s.failed
+		return 0, s.failed
 	}
 	if _, err := s.w.Write(b); err != nil {
-		s.failed = errcode.E("write", "standard output", ErrSink, err)
+		s.fail(err)
+		return 0, s.failed
 	}
-	return s.failed
+	s.written += int64(len(b))
+	return s.written, nil
 }
 
-// flush writes out what is buffered: once it returns nil, every record written before is
-// with the reader of standard output.
-func (s *Stdout) flush() error {
+// fail records the stream's failure: nothing is acknowledged from now on.
+func (s *Stdout) fail(err error) {
+	if errors.Is(err, syscall.EPIPE) {
+		err = fmt.Errorf("its reader closed it: %w", err)
+	}
+	s.failed = errcode.E("write", "standard output", ErrSink, err)
+}
+
+// received flushes what is buffered and returns how far into the stream the reader has
+// taken every byte. With wait it waits (polling, until ctx ends) until that is at least
+// target.
+func (s *Stdout) received(ctx context.Context, target int64, wait bool) (int64, error) {
+	pause := 20 * time.Microsecond
+	for {
+		got, err := s.taken()
+		if err != nil || got >= target || !wait {
+			return got, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return got, context.Cause(ctx)
+		case <-t.C:
+		}
+		pause = min(2*pause, 2*time.Millisecond)
+	}
+}
+
+func (s *Stdout) taken() (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.failed == nil {
-		if err := s.w.Flush(); err != nil {
-			s.failed = errcode.E("write", "standard output", ErrSink, err)
-		}
+	if s.failed != nil {
+		return 0, s.failed
 	}
-	return s.failed
+	if err := s.w.Flush(); err != nil {
+		s.fail(err)
+		return 0, s.failed
+	}
+	switch {
+	case s.sync != nil:
+		if err := s.sync(); err != nil {
+			s.fail(fmt.Errorf("sync: %w", err))
+			return 0, s.failed
+		}
+	case s.unread != nil:
+		n, err := s.unread()
+		if err != nil {
+			s.fail(err)
+			return 0, s.failed
+		}
+		return s.written - int64(n), nil
+	}
+	return s.written, nil
 }
 
+// stdoutSplit is one split's records on standard output; marks are its batches written
+// since its last commit: where each ends in the stream, and the watermark after it.
 type stdoutSplit struct {
-	s    *Stdout
-	ack  Ack
-	last time.Time
-	end  Watermark
-	some bool
+	s     *Stdout
+	ack   Ack
+	last  time.Time
+	marks []mark
+}
+
+type mark struct {
+	pos int64
+	wm  Watermark
 }
 
 func (w *stdoutSplit) Write(ctx context.Context, b *Batch) error {
-	err := w.s.write(b.Data)
+	pos, err := w.s.write(b.Data)
 	end := b.End
 	b.recycle()
 	if err != nil {
 		return err
 	}
-	w.end, w.some = end, true
+	w.marks = append(w.marks, mark{pos, end})
 	if now := w.s.now(); now.Sub(w.last) >= w.s.every {
 		w.last = now
-		if err := w.s.flush(); err != nil {
-			return err
-		}
-		return w.ack(ctx, end)
+		return w.commit(ctx, false)
 	}
 	return nil
 }
 
-func (w *stdoutSplit) Close(context.Context) (*PartInfo, error) { return nil, w.s.flush() }
+// commit acknowledges the split's records the reader has received; with wait, once it has
+// received every one written (or ctx ended).
+func (w *stdoutSplit) commit(ctx context.Context, wait bool) error {
+	if len(w.marks) == 0 {
+		return nil
+	}
+	got, err := w.s.received(ctx, w.marks[len(w.marks)-1].pos, wait)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for n < len(w.marks) && w.marks[n].pos <= got {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	wm := w.marks[n-1].wm
+	w.marks = append(w.marks[:0], w.marks[n:]...)
+	return w.ack(ctx, wm)
+}
 
-func (w *stdoutSplit) Abort() {}
+// Close returns once the reader has received every record of the split.
+func (w *stdoutSplit) Close(ctx context.Context) (*PartInfo, error) {
+	if len(w.marks) == 0 {
+		return nil, nil
+	}
+	if _, err := w.s.received(ctx, w.marks[len(w.marks)-1].pos, true); err != nil {
+		return nil, err
+	}
+	w.marks = nil
+	return nil, nil
+}
+
+// Abort acknowledges what the reader received: all of the split's records written when it
+// takes them before ctx ends, else those it had taken by then.
+func (w *stdoutSplit) Abort(ctx context.Context) {
+	if err := w.commit(ctx, true); err == nil || ctx.Err() == nil {
+		return
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = w.commit(actx, false)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +31,43 @@ type Split struct {
 	Version string   `json:"version"` // PackingVersion
 	Bytes   int64    `json:"bytes"`
 	Members []Member `json:"members"`
+	// Quarantined are the ordinals of the members an attempt leaves out, in order (objects
+	// quarantined after max_attempts failures). It is set on the copy of the descriptor that
+	// one attempt reads (a sink's Open sees it), never stored.
+	Quarantined []int `json:"-"`
 }
+
+// without returns a copy of s that leaves out the members q names (sorted ordinals).
+func (s *Split) without(q []int) *Split {
+	c := *s
+	c.Quarantined = q
+	return &c
+}
+
+// Skipped reports whether member m is left out of this reading of the split.
+func (s *Split) Skipped(m int) bool {
+	_, found := slices.BinarySearch(s.Quarantined, m)
+	return found
+}
+
+// PartID identifies the records this reading of the split delivers: the SplitID of the
+// members it reads, which is the split's own id when none is left out. The same members at
+// the same ETags always give the same id, and a reading that leaves out other members another.
+func (s *Split) PartID() string {
+	if len(s.Quarantined) == 0 {
+		return s.ID
+	}
+	var in []Member
+	for m, mem := range s.Members {
+		if !s.Skipped(m) {
+			in = append(in, mem)
+		}
+	}
+	return SplitID(in)
+}
+
+// Left is how many members this reading of the split reads.
+func (s *Split) Left() int { return len(s.Members) - len(s.Quarantined) }
 
 // SplitID is the hex sha256 of the packing version and each member's key and ETag, in
 // order: the same objects at the same versions always give the same id, and an overwritten
@@ -81,19 +118,25 @@ func Pack(objects []store.ObjectInfo, target int64, maxObjects int) []*Split {
 const StatePrefix = "_wharf/"
 
 // List lists every object whose key starts with prefix (byte for byte), in sorted order,
-// leaving out wharf's own state (keys under _wharf/).
+// leaving out wharf's own records: every key with a _wharf segment at any depth (the
+// coordinator's records below a coordinator_store's prefix, probe sentinels).
 func List(ctx context.Context, s *store.Store, prefix string) ([]store.ObjectInfo, error) {
 	var out []store.ObjectInfo
 	for o, err := range s.Walk(ctx, prefix) {
 		if err != nil {
 			return nil, err
 		}
-		if strings.HasPrefix(o.Key, StatePrefix) {
+		if IsState(o.Key) {
 			continue
 		}
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// IsState reports whether key is one of wharf's own records: it has a _wharf segment.
+func IsState(key string) bool {
+	return strings.HasPrefix(key, StatePrefix) || strings.Contains(key, "/"+StatePrefix)
 }
 
 // Plan is a job's plan: which splits make it. Its ID digests the split ids in order.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,7 +17,7 @@ const (
 	StatusPending     = "pending"     // not yet read, or handed back after a failure
 	StatusLeased      = "leased"      // a worker holds it
 	StatusDone        = "done"        // every record delivered and committed
-	StatusQuarantined = "quarantined" // failed max_attempts times
+	StatusQuarantined = "quarantined" // done but for its quarantined objects (each failed max_attempts times)
 )
 
 // The states of a job (Current.State).
@@ -61,18 +62,54 @@ type PartInfo struct {
 type SplitState struct {
 	Status    string    `json:"status"`
 	Owner     string    `json:"owner,omitempty"`
-	Fence     uint64    `json:"fence"` // raised by every lease of the split
-	Attempts  int       `json:"attempts"`
+	Fence     uint64    `json:"fence"`    // raised by every lease of the split
+	Attempts  int       `json:"attempts"` // attempts a bad object failed
 	Watermark Watermark `json:"watermark"`
 	Beat      uint64    `json:"beat"` // raised by every renewal
 	Failures  []Failure `json:"failures,omitempty"`
-	Part      *PartInfo `json:"part,omitempty"`
-	Updated   time.Time `json:"updated"`
-	Finished  time.Time `json:"finished,omitzero"`
+	// Bad are the members that failed an attempt, each with its own count: one that failed
+	// max_attempts times is quarantined, and the split's later attempts leave it out.
+	Bad      []BadObject `json:"bad,omitempty"`
+	Part     *PartInfo   `json:"part,omitempty"`
+	Updated  time.Time   `json:"updated"`
+	Finished time.Time   `json:"finished,omitzero"`
+}
+
+// BadObject is a member of a split that failed it: how often, and the last reason.
+type BadObject struct {
+	Member      int    `json:"member"` // its ordinal in the split
+	Key         string `json:"key"`
+	Attempts    int    `json:"attempts"`
+	Reason      string `json:"reason"`
+	Message     string `json:"message"`
+	Quarantined bool   `json:"quarantined,omitempty"`
 }
 
 // final reports whether the split needs no more work.
 func (s *SplitState) final() bool { return s.Status == StatusDone || s.Status == StatusQuarantined }
+
+// quarantined returns the ordinals of the split's quarantined members, in order.
+func (s *SplitState) quarantined() []int {
+	var out []int
+	for _, b := range s.Bad {
+		if b.Quarantined {
+			out = append(out, b.Member)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// quarantinedObjects returns the split's quarantined members.
+func (s *SplitState) quarantinedObjects() []BadObject {
+	var out []BadObject
+	for _, b := range s.Bad {
+		if b.Quarantined {
+			out = append(out, b)
+		}
+	}
+	return out
+}
 
 // maxFailures bounds the failures a split's record keeps (the latest ones).
 const maxFailures = 20
@@ -89,10 +126,12 @@ type Current struct {
 	Quarantine []Quarantine `json:"quarantine,omitempty"`
 }
 
-// Quarantine names a quarantined split and the objects that failed it.
+// Quarantine names a split that ended with quarantined objects (its other members were
+// delivered): Objects are those objects, Failures the split's failed attempts (the latest).
 type Quarantine struct {
-	Split    string    `json:"split"`
-	Failures []Failure `json:"failures"`
+	Split    string      `json:"split"`
+	Objects  []BadObject `json:"objects"`
+	Failures []Failure   `json:"failures"`
 }
 
 // leaderRec is the leader's lease record.

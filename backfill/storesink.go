@@ -17,16 +17,20 @@ import (
 	"github.com/wharfdata/wharf/store"
 )
 
-// PartKey is the key of a split's part, below the destination prefix.
-func PartKey(splitID string) string { return "part-" + splitID + ".ndjson.zst" }
+// PartKey is the key of a part, below the destination prefix: id is the Split.PartID of the
+// reading it holds (the split's id, unless objects of it were quarantined).
+func PartKey(id string) string { return "part-" + id + ".ndjson.zst" }
 
-// StoreSink writes each split's records, whole, as one zstd-compressed NDJSON part
+// StoreSink writes each split's records, whole, as one zstd-compressed part of lines
 // (PartKey) with a create-if-absent put: the records of a split are the same on every read
 // (each member is pinned) and their encoding is deterministic, so a replayed split rewrites
 // the same key with the same bytes, and a part already there with the same records counts as
-// written. When the job ends, the leader writes the export contract's manifest.json and then
-// _SUCCESS over the parts of the plan, so `wharf validate` certifies the output; a job with
-// quarantined splits gets a failed manifest and no _SUCCESS.
+// written (whether the store refuses the create before or after taking the body). A split
+// whose quarantined objects are left out writes the part of the members it read, named by
+// their own id (Split.PartID): never the key of a reading with other members. When the job
+// ends, the leader writes the export contract's manifest.json (format lines: records of any
+// bytes) and then _SUCCESS over the parts of the plan, so `wharf validate` certifies the
+// output; a job with quarantined objects gets a failed manifest and no _SUCCESS.
 type StoreSink struct {
 	s       *store.Store
 	url     string
@@ -49,12 +53,16 @@ func (k *StoreSink) URL() string { return k.url }
 var encoderOptions = []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault),
 	zstd.WithEncoderCRC(true), zstd.WithZeroFrames(true), zstd.WithWindowSize(1 << 20)}
 
-// Open implements Sink: a part is always written from the split's start.
+// Open implements Sink: a part is always written from the split's start. A split whose
+// every member is quarantined has no part.
 func (k *StoreSink) Open(ctx context.Context, sp *Split, _ Watermark, _ Ack) (SplitWriter, Watermark, error) {
-	w := &partWriter{k: k, key: PartKey(sp.ID), raw: sha256.New(), sum: sha256.New(), done: make(chan struct{})}
+	if sp.Left() == 0 {
+		return noPart{}, Watermark{}, nil
+	}
+	w := &partWriter{k: k, key: PartKey(sp.PartID()), raw: sha256.New(), sum: sha256.New(), done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	w.pw = pw
-	enc, err := zstd.NewWriter(io.MultiWriter(pw, w.sum, &w.size), encoderOptions...)
+	enc, err := zstd.NewWriter(io.MultiWriter(&partBody{w: w}, w.sum, &w.size), encoderOptions...)
 	if err != nil {
 		return nil, Watermark{}, err
 	}
@@ -68,6 +76,38 @@ func (k *StoreSink) Open(ctx context.Context, sp *Split, _ Watermark, _ Ack) (Sp
 		close(w.done)
 	}()
 	return w, Watermark{}, nil
+}
+
+// noPart is the writer of a split that has nothing left to read.
+type noPart struct{}
+
+func (noPart) Write(_ context.Context, b *Batch) error  { b.recycle(); return nil }
+func (noPart) Close(context.Context) (*PartInfo, error) { return nil, nil }
+func (noPart) Abort(context.Context)                    {}
+
+// partBody is what the encoder writes to: the pipe into the part's put, until the put ends
+// early because the part is already there (a store that refuses a create before it reads
+// the body, as the file store does). From then on the records are only hashed, and Close
+// compares them with the part's.
+type partBody struct {
+	w      *partWriter
+	exists bool
+}
+
+func (b *partBody) Write(p []byte) (int, error) {
+	if b.exists {
+		return len(p), nil
+	}
+	n, err := b.w.pw.Write(p)
+	if err == nil {
+		return n, nil
+	}
+	<-b.w.done // the pipe broke: the put has ended
+	if errors.Is(b.w.res.err, store.ErrPreconditionFailed) {
+		b.exists = true
+		return len(p), nil
+	}
+	return n, err
 }
 
 type putResult struct {
@@ -135,7 +175,7 @@ func (w *partWriter) Close(ctx context.Context) (*PartInfo, error) {
 	return nil, errcode.E("write", w.where(), ErrSink, r.err)
 }
 
-func (w *partWriter) Abort() {
+func (w *partWriter) Abort(context.Context) {
 	w.cancel()
 	w.pw.CloseWithError(context.Canceled)
 	<-w.done
@@ -178,13 +218,13 @@ func RunID(p *Plan) string { return "backfill-" + p.ID[:16] }
 func (k *StoreSink) Finish(ctx context.Context, f *Finish) error {
 	m := &export.Manifest{ManifestVersion: export.ManifestVersion, WharfVersion: k.version,
 		Export: "backfill:" + f.Plan.Job, RunID: RunID(f.Plan), Status: export.StatusSucceeded,
-		Source: f.Plan.Source, Relation: "prefix", Mode: export.ModeFull, Format: export.FormatNDJSON,
+		Source: f.Plan.Source, Relation: "prefix", Mode: export.ModeFull, Format: export.FormatLines,
 		ChunkKey: "split", StartedAt: f.Plan.PlannedAt, FinishedAt: f.Finished.UTC(),
 		Schema: []export.SchemaColumn{}, Parts: []export.Part{}}
 	m.DurationMS = max(m.FinishedAt.Sub(m.StartedAt).Milliseconds(), 0)
 	m.SchemaFingerprint = export.SchemaFingerprint(m.Schema)
 	for i, st := range f.States {
-		if st.Status != StatusDone || st.Part == nil {
+		if !st.final() || st.Part == nil {
 			continue
 		}
 		p := st.Part

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/mem"
 )
 
 // parts reads every part of the manifest at dst and returns the records they hold, and the
@@ -102,4 +103,67 @@ func TestQuarantineWritesAFailedManifestWithoutSuccess(t *testing.T) {
 	if _, err := out.Head(context.Background(), export.SuccessKey); !errors.Is(err, store.ErrNotExist) {
 		t.Fatalf("_SUCCESS: %v, want none", err)
 	}
+}
+
+// A member deleted after an earlier run wrote the split's part whole (and, say, crashed
+// before committing it) is quarantined; the split's part without it is named by the members
+// it holds, so it never meets the earlier part's key, and holds every other record once.
+func TestAPartWithoutAQuarantinedObjectHasAKeyOfItsOwn(t *testing.T) {
+	ctx := context.Background()
+	b := &onGet{Bucket: mem.New(), hook: map[string]func(){}}
+	src, dst := store.New(b, nil), memStore()
+	c := fill(t, src, "logs/", 5, 40, "plain", "gz")
+	cfg := testConfig("mem://src/logs/", "mem://dst/out/")
+	cfg.SplitMaxObjects = 100
+	out := dst.Sub("out")
+	if _, err := runJob(ctx, t, cfg, NewSolo(), src, NewStoreSink(out, cfg.To, cfg.Job, "test"), false); err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := List(ctx, src, "logs/")
+	sp := Pack(objs, cfg.SplitBytes, cfg.SplitMaxObjects)[0]
+	whole := readAll(t, out, PartKey(sp.ID))
+
+	gone := objs[2].Key
+	b.hook[gone] = func() { _ = src.Delete(ctx, gone, nil) }
+	_, err := runJob(ctx, t, cfg, NewSolo(), src, NewStoreSink(out, cfg.To, cfg.Job, "test"), false)
+	if !errors.Is(err, ErrQuarantined) || !strings.Contains(err.Error(), gone+" ("+ReasonDeleted) {
+		t.Fatalf("Run = %v, want %s quarantined as deleted", err, gone)
+	}
+	v, err := export.Validate(ctx, out, "out/", false)
+	if err != nil || v.Certified || len(v.Manifest.Parts) != 1 {
+		t.Fatalf("validate: %v %+v; want a failed run with one part", err, v)
+	}
+	key := PartKey(sp.without([]int{2}).PartID())
+	if p := v.Manifest.Parts[0]; p.Key != key || p.Key == PartKey(sp.ID) {
+		t.Fatalf("the part is %s, want %s (not the whole split's)", p.Key, key)
+	}
+	if !bytes.Equal(readAll(t, out, PartKey(sp.ID)), whole) {
+		t.Fatalf("the whole split's part was rewritten")
+	}
+	dec, _ := zstd.NewReader(bytes.NewReader(readAll(t, out, key)))
+	records, err := io.ReadAll(dec)
+	dec.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range c.records {
+		if strings.Contains(r, gone) {
+			delete(c.records, r)
+		}
+	}
+	c.check(t, records, true)
+}
+
+func readAll(t *testing.T, s *store.Store, key string) []byte {
+	t.Helper()
+	obj, err := s.Get(context.Background(), key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	b, err := io.ReadAll(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

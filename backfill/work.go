@@ -3,6 +3,7 @@ package backfill
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -105,13 +106,16 @@ func (j *Job) tryLease(ctx context.Context, id string) (*splitLease, error) {
 	return &splitLease{j: j, id: id, rev: newRev, st: st}, nil
 }
 
-// process reads a leased split into the sink and commits it done; a bad object hands it back
-// (or quarantines it). It returns only fatal errors.
+// process reads a leased split into the sink, leaving out its quarantined objects, and
+// commits it done (quarantined, when it has such objects); a bad object hands it back. It
+// returns only fatal errors, after handing the split back.
 func (j *Job) process(ctx context.Context, l *splitLease) error {
-	sp, err := j.descriptor(ctx, l.id)
+	desc, err := j.descriptor(ctx, l.id)
 	if err != nil {
+		l.release(context.WithoutCancel(ctx))
 		return err
 	}
+	sp := desc.without(l.st.quarantined())
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	j.startFlight(sp, l.st.Watermark)
@@ -119,19 +123,28 @@ func (j *Job) process(ctx context.Context, l *splitLease) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { l.heartbeat(ctx, cancel) })
+	from := l.st.Watermark
 	part, end, err := j.deliver(ctx, sp, l)
+	status := StatusDone
+	if len(sp.Quarantined) > 0 {
+		status = StatusQuarantined
+	}
 	if err == nil {
-		err = l.done(ctx, part, end)
+		err = l.done(ctx, status, part, end)
 	}
 	cancel(nil)
 	var oe *ObjectError
 	switch {
 	case err == nil:
-		j.m.splitDone(sp, end.Records-l.st.Watermark.Records)
-		j.setFinal(sp.ID, StatusDone)
+		j.m.splitDone(sp, end.Records-from.Records)
+		j.setFinal(sp.ID, status)
+		if status == StatusQuarantined {
+			j.m.quarantined.Inc()
+			j.log.Error("split done but for its quarantined objects", "split", short(sp.ID), "quarantined", len(sp.Quarantined), "delivered", sp.Left())
+		}
 		return nil
 	case errors.As(err, &oe):
-		return l.fail(context.WithoutCancel(ctx), oe)
+		return l.fail(context.WithoutCancel(ctx), sp, oe)
 	case errors.Is(err, ErrLeaseLost) || errors.Is(context.Cause(ctx), ErrLeaseLost):
 		j.m.leaseLost.Inc()
 		j.log.Warn("split taken over by another worker; it resumes there from the last commit", "split", short(sp.ID))
@@ -166,7 +179,7 @@ func (j *Job) deliver(ctx context.Context, sp *Split, l *splitLease) (*PartInfo,
 		part, err = w.Close(ctx)
 	}
 	if err != nil {
-		w.Abort()
+		w.Abort(ctx)
 	}
 	return part, end, err
 }
@@ -192,7 +205,7 @@ func (l *splitLease) write(ctx context.Context, op string, mutate func(*SplitSta
 		return errcode.E(op, "split "+short(l.id), ErrLeaseLost, nil)
 	}
 	st := l.st
-	st.Failures = slices.Clone(st.Failures)
+	st.Failures, st.Bad = slices.Clone(st.Failures), slices.Clone(st.Bad)
 	mutate(&st)
 	st.Updated = l.j.now().UTC()
 	rev, err := putJSON(ctx, l.j.coord, keyState(l.id), st, l.rev)
@@ -237,18 +250,24 @@ func (l *splitLease) heartbeat(ctx context.Context, cancel context.CancelCauseFu
 	}
 }
 
-// done commits the split done.
-func (l *splitLease) done(ctx context.Context, part *PartInfo, end Watermark) error {
+// done commits the split done, or quarantined when it left out quarantined objects.
+func (l *splitLease) done(ctx context.Context, status string, part *PartInfo, end Watermark) error {
 	return l.write(ctx, "commit", func(st *SplitState) {
-		st.Status, st.Owner, st.Part, st.Watermark, st.Finished = StatusDone, "", part, end, l.j.now().UTC()
+		st.Status, st.Owner, st.Part, st.Watermark, st.Finished = status, "", part, end, l.j.now().UTC()
 	})
 }
 
-// fail hands the split back after a bad object, or quarantines it at the attempt cap.
-func (l *splitLease) fail(ctx context.Context, oe *ObjectError) error {
+// fail hands the split back after a bad object, counting the failure against that object:
+// one that failed max_attempts times is quarantined, and the split's next attempt delivers
+// its other members without it.
+func (l *splitLease) fail(ctx context.Context, sp *Split, oe *ObjectError) error {
 	j := l.j
 	j.m.objectFailed(oe.Reason)
-	var quarantined bool
+	member := slices.IndexFunc(sp.Members, func(m Member) bool { return m.Key == oe.Key })
+	if member < 0 {
+		return fmt.Errorf("backfill: %w: object %q is no member of its split", oe, oe.Key)
+	}
+	var bad BadObject
 	err := l.write(ctx, "hand back", func(st *SplitState) {
 		st.Attempts++
 		st.Failures = append(st.Failures, Failure{Attempt: st.Attempts, Node: j.cfg.Node, Key: oe.Key,
@@ -256,10 +275,16 @@ func (l *splitLease) fail(ctx context.Context, oe *ObjectError) error {
 		if len(st.Failures) > maxFailures {
 			st.Failures = st.Failures[len(st.Failures)-maxFailures:]
 		}
-		st.Status, st.Owner = StatusPending, ""
-		if st.Attempts >= j.cfg.MaxAttempts {
-			st.Status, quarantined = StatusQuarantined, true
+		i := slices.IndexFunc(st.Bad, func(b BadObject) bool { return b.Member == member })
+		if i < 0 {
+			st.Bad = append(st.Bad, BadObject{Member: member, Key: oe.Key})
+			i = len(st.Bad) - 1
 		}
+		b := &st.Bad[i]
+		b.Attempts++
+		b.Reason, b.Message = oe.Reason, firstLine(oe.Err.Error())
+		b.Quarantined = b.Attempts >= j.cfg.MaxAttempts
+		st.Status, st.Owner, bad = StatusPending, "", *b
 	})
 	j.noteError(oe)
 	if errors.Is(err, ErrLeaseLost) {
@@ -268,12 +293,11 @@ func (l *splitLease) fail(ctx context.Context, oe *ObjectError) error {
 	if err != nil {
 		return err
 	}
-	if quarantined {
-		j.m.quarantined.Inc()
-		j.setFinal(l.id, StatusQuarantined)
-		j.log.Error("split quarantined", "split", short(l.id), "attempts", l.st.Attempts, "key", oe.Key, "reason", oe.Reason, "error", oe.Err)
+	if bad.Quarantined {
+		j.m.objectsQuarantined.Inc()
+		j.log.Error("object quarantined; its split goes on without it", "split", short(l.id), "attempts", bad.Attempts, "key", oe.Key, "reason", oe.Reason, "error", oe.Err)
 	} else {
-		j.log.Warn("split handed back", "split", short(l.id), "attempt", l.st.Attempts, "key", oe.Key, "reason", oe.Reason, "error", oe.Err)
+		j.log.Warn("split handed back", "split", short(l.id), "attempt", bad.Attempts, "key", oe.Key, "reason", oe.Reason, "error", oe.Err)
 	}
 	return nil
 }

@@ -59,15 +59,18 @@ func (v *Validation) deepCheck(ctx context.Context, s *store.Store, m *Manifest,
 	}
 	var rows int64
 	switch m.Format {
-	case FormatNDJSON, FormatCSV:
+	case FormatNDJSON, FormatCSV, FormatLines:
 		var text io.ReadCloser
 		if text, err = decompressed(tmp, p.Key); err != nil {
 			break
 		}
-		if m.Format == FormatNDJSON {
+		switch m.Format {
+		case FormatNDJSON:
 			rows, err = v.decodeNDJSON(text, p.Key)
-		} else {
+		case FormatCSV:
 			rows, err = v.decodeCSV(text, p.Key, m.Schema)
+		default:
+			rows, err = v.decodeLines(text, p.Key)
 		}
 		text.Close()
 	default:
@@ -261,6 +264,31 @@ func (v *Validation) decodeNDJSON(r io.Reader, key string) (int64, error) {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+	}
+}
+
+// decodeLines reads a lines part: records of any bytes, each ending in '\n'. A last record
+// without its newline was cut short.
+func (v *Validation) decodeLines(r io.Reader, key string) (int64, error) {
+	buf := make([]byte, 1<<16)
+	var rows int64
+	last := byte('\n')
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			rows += int64(bytes.Count(buf[:n], []byte{'\n'}))
+			last = buf[n-1]
+		}
+		if errors.Is(err, io.EOF) {
+			if last != '\n' {
+				v.add(ProblemPartUnreadable, key, "the part's last record has no newline: the part was cut short")
+				rows++
+			}
 			return rows, nil
 		}
 		if err != nil {

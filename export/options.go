@@ -33,6 +33,10 @@ const (
 	FormatParquet Format = "parquet" // zstd-compressed Parquet (the default)
 	FormatNDJSON  Format = "ndjson"  // one JSON object per line
 	FormatCSV     Format = "csv"     // RFC 4180 with a header line
+	// FormatLines is records of any bytes, each ending in '\n': not an export's format but a
+	// backfill's, whose records are whatever its source objects held. Deep validation checks
+	// a lines part's compression, framing and row count, never its records' content.
+	FormatLines Format = "lines"
 )
 
 // Ext is the file extension of a part in f.

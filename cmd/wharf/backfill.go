@@ -42,17 +42,21 @@ extension or magic bytes), cut it into records, and commit a watermark once the 
 taken them. A worker that dies leaves its splits to the others, who resume them from the
 watermark after --lease-ttl.
 
-  --to -           NDJSON on standard output, one record a line (at-least-once)
-  --to URL         one part-<split-id>.ndjson.zst per split, then manifest.json and _SUCCESS:
-                   each record exactly once; 'wharf validate URL' certifies it
+  --to -           the records on standard output, one a line (at-least-once): a record counts
+                   as delivered once the reader took it out of the pipe (or a file was synced);
+                   a reader that stops early leaves the rest to the next run
+  --to URL         one part-<id>.ndjson.zst per split, then manifest.json and _SUCCESS: each
+                   record exactly once; 'wharf validate [--deep] URL' certifies it. URL may not
+                   lie where a listing of the source reads (s3://b/in reads s3://b/inx/)
 
 Coordinators: bucket (records under _wharf/backfill/<job>/ of the source's bucket, by
 conditional writes; the store must pass 'wharf probe'), nats://HOST:PORT (NATS JetStream
 key-value), solo (this process only: a restart reads the prefix again).
 
-A deleted, overwritten, corrupt or unreadable object fails its split, which is retried
---max-attempts times and then quarantined: the job goes on, and ends failed
-(WHARF_BACKFILL_QUARANTINED, exit 1) naming each bad object. A job already finished exits 5
+A deleted, overwritten, corrupt or unreadable object fails an attempt of its split; after
+--max-attempts failures the object is quarantined and its split delivers the rest without
+it: the job goes on, and ends failed (WHARF_BACKFILL_QUARANTINED, exit 1) naming each bad
+object and why. A job already finished exits 5
 (WHARF_BACKFILL_ALREADY_COMPLETE); --replan lists the prefix again. Every key of the config
 file's backfill: section is also a flag. See docs/backfill.md.`,
 		Example: `  wharf backfill s3://logs/app/2026/ --to - | jq .level
@@ -86,13 +90,13 @@ func registerBackfillFlags(fl *pflag.FlagSet) {
 	fl.String("split-bytes", bytesize.Format(d.SplitBytes), "target size of a split (an object larger is a split alone)")
 	fl.Int("split-max-objects", d.SplitMaxObjects, "most objects in a split")
 	fl.String("max-record-bytes", bytesize.Format(d.MaxRecordBytes), "a longer record is corruption")
-	fl.Int("max-attempts", d.MaxAttempts, "tries of a split before it is quarantined")
+	fl.Int("max-attempts", d.MaxAttempts, "failures of an object before it is quarantined (its split goes on without it)")
 	fl.String("read-window", bytesize.Format(d.ReadWindow), "memory per split: ranges read ahead, plus about 6MiB to decode")
 	fl.String("read-request", bytesize.Format(d.ReadRequest), "largest ranged GET")
 	fl.Int("read-concurrency", d.ReadConcurrency, "ranged GETs in flight per split")
 	fl.String("compression", d.Compression, "auto (by extension or magic bytes), none, gzip or zstd")
 	fl.Duration("lease-ttl", d.LeaseTTL, "a split not renewed this long is taken over by another worker")
-	fl.Duration("commit-interval", d.CommitInterval, "how often standard output's watermark is committed")
+	fl.Duration("commit-interval", d.CommitInterval, "how often standard output's watermark is committed (the records its reader took by then)")
 	fl.Duration("poll-interval", d.PollInterval, "how often an idle worker looks for work")
 	fl.String("listen", d.Listen, "address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)")
 	fl.Bool("listen-remote", false, "allow a --listen address that is not loopback")

@@ -2,7 +2,17 @@
 
 package main
 
-import "github.com/wharfdata/wharf/store/driver"
+import (
+	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/store/driver"
+)
 
-// A release build slows no backfill: this stands in for backfill_hooks.go.
+// A release build has no backfill test hooks: these stand in for backfill_hooks.go.
+
 func backfillTestWrap(func(string) string) func(driver.Bucket) driver.Bucket { return nil }
+
+func backfillTestCoordinator(_ func(string) string, c backfill.Coordinator) backfill.Coordinator {
+	return c
+}
+
+func backfillTestSink(_ func(string) string, s backfill.Sink) backfill.Sink { return s }

@@ -2,7 +2,25 @@
 
 package main
 
-import "io"
+import (
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
 
-// widenPipe leaves w as it is: only Linux lets a program size a pipe.
-func widenPipe(io.Writer) {}
+// recordStream is what the backfill's standard output sink writes to: a regular file is
+// synced before each commit; anything else is written to as it is (only Linux tells how much
+// of a pipe its reader has not read yet). A closed pipe becomes an error of the next write
+// (EPIPE) rather than a SIGPIPE.
+func recordStream(w io.Writer) io.Writer {
+	f, ok := w.(*os.File)
+	if !ok {
+		return w
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		return fileStream{f}
+	}
+	return plainStream{f}
+}

@@ -93,7 +93,7 @@ func printReport(w io.Writer, r *backfill.JobReport) {
 		fmt.Fprintf(w, "plan %s: %d splits, %d objects, %s; planned %s by %s\n", shortID(r.Plan.ID), r.Plan.Splits,
 			r.Plan.Objects, humanSize(r.Plan.Bytes), r.Plan.PlannedAt.Format(time.RFC3339), r.Plan.PlannedBy)
 	}
-	fmt.Fprintf(w, "splits: %d pending, %d leased, %d done, %d quarantined; %d records committed\n",
+	fmt.Fprintf(w, "splits: %d pending, %d leased, %d done, %d quarantined (done but for quarantined objects); %d records committed\n",
 		r.Splits[backfill.StatusPending], r.Splits[backfill.StatusLeased], r.Splits[backfill.StatusDone],
 		r.Splits[backfill.StatusQuarantined], r.Records)
 	if r.Leader != "" {
@@ -103,9 +103,13 @@ func printReport(w io.Writer, r *backfill.JobReport) {
 		fmt.Fprintf(w, "  %s holds split %s (%d records committed, %s)\n", h.Node, shortID(h.Split), h.Records, h.Updated.Format(time.RFC3339))
 	}
 	for _, q := range r.Quarantine {
-		fmt.Fprintf(w, "  quarantined split %s:\n", shortID(q.Split))
+		fmt.Fprintf(w, "  split %s, its other members delivered, quarantined:\n", shortID(q.Split))
+		for _, o := range q.Objects {
+			fmt.Fprintf(w, "    %s: %s after %d attempt(s): %s\n", o.Key, o.Reason, o.Attempts, o.Message)
+		}
+		fmt.Fprintf(w, "    attempts:\n")
 		for _, f := range q.Failures {
-			fmt.Fprintf(w, "    attempt %d on %s: %s: %s: %s\n", f.Attempt, f.Node, f.Key, f.Reason, f.Message)
+			fmt.Fprintf(w, "      %d on %s: %s: %s: %s\n", f.Attempt, f.Node, f.Key, f.Reason, f.Message)
 		}
 	}
 }

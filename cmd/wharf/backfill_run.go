@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -33,11 +34,11 @@ func (w *backfillWorld) close() {
 
 // openBackfill opens the source, the sink and the coordinator of cfg (filling in the job
 // name). Anything it fails on is named; nothing is written before the coordinator is open.
-func (a *app) openBackfill(ctx context.Context, cfg *backfill.Config) (w *backfillWorld, err error) {
-	w = &backfillWorld{}
+func (a *app) openBackfill(ctx context.Context, cfg *backfill.Config) (_ *backfillWorld, err error) {
+	w := &backfillWorld{}
 	defer func() {
 		if err != nil {
-			w.close()
+			w.close() // w itself, not the nil a failure returns
 		}
 	}()
 	loc, err := cfg.Store.ParseURL(cfg.Source)
@@ -58,18 +59,18 @@ func (a *app) openBackfill(ctx context.Context, cfg *backfill.Config) (w *backfi
 	if cfg.Job == "" {
 		cfg.Job = backfill.DefaultJobName(cfg.Source, w.sink.URL())
 	}
-	w.coord, err = a.openCoordinator(ctx, cfg, w.src, true)
+	w.coord, err = a.openCoordinator(ctx, cfg, w.src, w.prefix, true)
 	if err != nil {
 		return nil, err
 	}
+	w.coord = backfillTestCoordinator(a.getenv, w.coord)
 	w.closer = append(w.closer, func() { w.coord.Close() })
 	return w, nil
 }
 
 func (a *app) openSink(ctx context.Context, cfg *backfill.Config, w *backfillWorld) error {
 	if backfill.IsStdout(cfg.To) {
-		widenPipe(a.out)
-		w.sink, w.stdout = backfill.NewStdout(a.out, cfg.CommitInterval), true
+		w.sink, w.stdout = backfill.NewStdout(recordStream(a.out), cfg.CommitInterval), true
 		return nil
 	}
 	dst, err := store.Open(ctx, cfg.To, &cfg.ToStore)
@@ -77,37 +78,73 @@ func (a *app) openSink(ctx context.Context, cfg *backfill.Config, w *backfillWor
 		return fmt.Errorf("to %s: %w", cfg.To, err)
 	}
 	w.closer = append(w.closer, func() { dst.Close() })
-	w.sink = backfill.NewStoreSink(dst, cfg.To, cfg.Job, buildVersion().Version)
+	if err := backfill.Apart(w.src, w.prefix, dst, "to", cfg.To); err != nil {
+		return err
+	}
+	w.sink = backfillTestSink(a.getenv, backfill.NewStoreSink(dst, cfg.To, cfg.Job, buildVersion().Version))
 	return nil
 }
 
-// openCoordinator opens the coordinator cfg names; with check, the bucket coordinator's
-// store must pass the probe (cas).
-func (a *app) openCoordinator(ctx context.Context, cfg *backfill.Config, src *store.Store, check bool) (backfill.Coordinator, error) {
+// openCoordinator opens the coordinator cfg names; src is the source's store (at its bucket's
+// root, read at prefix). With check, the bucket coordinator's records must lie apart from
+// the source and its store must pass the probe (cas).
+func (a *app) openCoordinator(ctx context.Context, cfg *backfill.Config, src *store.Store, prefix string, check bool) (backfill.Coordinator, error) {
 	switch {
 	case cfg.Coordinator == backfill.CoordinatorSolo:
 		return backfill.NewSolo(), nil
 	case cfg.IsNATS():
 		return a.openNATS(ctx, cfg)
 	}
-	s := src
+	s, owned := src, false
 	if cfg.CoordinatorStore != "" {
 		var err error
 		if s, err = store.Open(ctx, cfg.CoordinatorStore, a.storeConfig(nil)); err != nil {
 			return nil, fmt.Errorf("coordinator_store %s: %w", cfg.CoordinatorStore, err)
 		}
+		owned = true
+	}
+	c := &bucketCoordinator{Bucket: backfill.NewBucket(s.Sub(backfill.BucketPrefix(cfg.Job)))}
+	if owned {
+		c.s = s
 	}
 	if !check {
-		return backfill.NewBucket(s.Sub(backfill.BucketPrefix(cfg.Job))), nil
+		return c, nil
+	}
+	if err := a.checkCoordinatorStore(ctx, cfg, src, prefix, s); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkCoordinatorStore refuses a coordinator store whose records a listing of the source
+// could read, then probes it: it must be proven cas.
+func (a *app) checkCoordinatorStore(ctx context.Context, cfg *backfill.Config, src *store.Store, prefix string, s *store.Store) error {
+	if err := backfill.Apart(src, prefix, s.Sub(backfill.BucketPrefix(cfg.Job)), "coordinator_store", cfg.CoordinatorStore); err != nil {
+		return err
 	}
 	res, err := a.verdicts().Coordination(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("probing the bucket coordinator's store: %w", err)
+		return fmt.Errorf("probing the bucket coordinator's store: %w", err)
 	}
 	if err := res.RequireCAS(); err != nil {
-		return nil, fmt.Errorf("the bucket coordinator needs conditional writes (or use --coordinator nats://… or solo): %w", err)
+		return fmt.Errorf("the bucket coordinator needs conditional writes (or use --coordinator nats://… or solo): %w", err)
 	}
-	return backfill.NewBucket(s.Sub(backfill.BucketPrefix(cfg.Job))), nil
+	return nil
+}
+
+// bucketCoordinator is the bucket coordinator, closing the coordinator_store it was opened
+// on (the source's store is closed by its opener).
+type bucketCoordinator struct {
+	*backfill.Bucket
+	s *store.Store
+}
+
+func (c *bucketCoordinator) Close() error {
+	if c.s != nil {
+		return c.s.Close()
+	}
+	return nil
 }
 
 func (a *app) openNATS(ctx context.Context, cfg *backfill.Config) (backfill.Coordinator, error) {
@@ -190,7 +227,7 @@ func (a *app) backfillStatus(ctx context.Context, cfg backfill.Config) error {
 		}
 		defer src.Close()
 	}
-	coord, err := a.openCoordinator(ctx, &cfg, src, false)
+	coord, err := a.openCoordinator(ctx, &cfg, src, "", false)
 	if err != nil {
 		return err
 	}
@@ -208,3 +245,15 @@ func (a *app) backfillStatus(ctx context.Context, cfg backfill.Config) error {
 	printReport(a.out, r)
 	return r.Err()
 }
+
+// fileStream is a regular file that standard output names: synced before a commit.
+type fileStream struct{ f *os.File }
+
+func (s fileStream) Write(b []byte) (int, error) { return s.f.Write(b) }
+func (s fileStream) Sync() error                 { return s.f.Sync() }
+
+// plainStream is standard output as it is (a terminal, a socket): without the file's Sync,
+// which would fail on it.
+type plainStream struct{ f *os.File }
+
+func (s plainStream) Write(b []byte) (int, error) { return s.f.Write(b) }

@@ -19,7 +19,8 @@ func TestReleaseBuildHasNoTestHooks(t *testing.T) {
 	markers := [][]byte{[]byte("WHARF_TEST_EXPORT_PAUSE"), []byte("WHARF_TEST_SHIP"), []byte("main.killSelf"),
 		[]byte("main.(*pausingBucket).Put"), []byte("main.(*hookedBody).Read"),
 		[]byte("WHARF_TEST_LEASE"), []byte("main.(*killingBucket).Put"),
-		[]byte("WHARF_TEST_BACKFILL_PAUSE"), []byte("main.(*slowSource).Get"),
+		[]byte("WHARF_TEST_BACKFILL_PAUSE"), []byte("main.(*slowSource).Get"), []byte("WHARF_TEST_BACKFILL_DENY"),
+		[]byte("WHARF_TEST_BACKFILL_CRASH"), []byte("main.crashingWriter.Close"), []byte("main.(*stallingLeases).Update"),
 		[]byte("WHARF_TEST_S3_SIGN_SKEW"), []byte("s3.(*skewedSigner).SignHTTP")}
 	dir := t.TempDir()
 	scan := func(tags ...string) []string {
