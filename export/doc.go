@@ -38,7 +38,10 @@
 //   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
 //     the journal's last run of the export did not succeed, or Force.
 //   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
-//     window) and decides per chunk: skip a committed part still at its size and ETag; rewrite
+//     window), and only when the export's Definition (source, table or query, chunk key, mode,
+//     cursor column, format, value options) is the one journaled with the run; another is
+//     refused with ErrDefinitionChanged before anything is opened or written. It decides per
+//     chunk: skip a committed part still at its size and ETag; rewrite
 //     a chunk pending, in progress or whose part is gone; quarantine an object where a part
 //     belongs that the journal does not vouch for (copied verbatim to
 //     _quarantine/<run_id>/<key>, then deleted; never a plain delete), then rewrite it.
@@ -86,7 +89,8 @@
 //
 // Failures are *Error values whose kind is one of ErrConfig, ErrSourceUnavailable,
 // ErrSourceNotFound, ErrChunkKey, ErrSourceRead, ErrValueRefused, ErrSchemaChanged, ErrWrite,
-// ErrState, ErrDestAlreadyComplete, ErrVerifyManifestRead and ErrNotCertified (each with a
+// ErrState, ErrDestAlreadyComplete, ErrDefinitionChanged, ErrVerifyManifestRead and
+// ErrNotCertified (each with a
 // WHARF_… code that store.Code finds); a store failure inside keeps its own kind reachable
 // with errors.Is. Messages name the table, column, row, value, host, file or key at fault,
 // never a password; a full disk under a file destination names the file and the disk. A

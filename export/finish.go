@@ -24,6 +24,7 @@ func (r *runner) manifest(chunks []ChunkRecord, status string, cause error) *Man
 	if r.src != nil && r.src.pg != nil {
 		m.Session = r.src.pg.settings
 	}
+	m.Definition = r.def.Fingerprint
 	if cause != nil {
 		m.Error = cause.Error()
 	}

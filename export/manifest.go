@@ -63,6 +63,10 @@ type Manifest struct {
 	// Log is set when the run was journaled in a commit log (state: bucket): the manifest is
 	// certified only when that log records it.
 	Log *LogRef `json:"log,omitempty"`
+	// Definition is the fingerprint of the export's definition the run was made to (the
+	// source, relation, chunk key, mode, cursor column, format and value options; see
+	// Definition): two runs with one fingerprint read the same rows the same way.
+	Definition string `json:"definition,omitempty"`
 }
 
 // CursorWindow is the delta window a run exported: cursor > From and cursor <= To.

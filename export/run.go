@@ -39,7 +39,7 @@ func Run(ctx context.Context, e Export, o Options) (*Result, error) {
 	if o.StatePath == "" {
 		return nil, newErr("config", "state", ErrConfig, errors.New("no state file path"))
 	}
-	r := &runner{e: &e, o: &o}
+	r := &runner{e: &e, o: &o, def: definitionOf(&e)}
 	j, err := openJournal(ctx, r)
 	if err != nil {
 		return nil, err
@@ -64,6 +64,7 @@ type runner struct {
 	src *source
 	rec RunRecord
 	res Result
+	def Definition // what decides the rows: journaled with a new run, compared by a resume
 
 	cols   []Column
 	window window
@@ -83,6 +84,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	start := r.o.now()
 	r.rec = RunRecord{Export: r.e.Name, StartedAt: start}
 	if r.o.Resume && prev != nil && prev.Status != StatusSucceeded {
+		if err := r.sameDefinition(ctx, prev); err != nil {
+			return nil, err
+		}
 		r.rec.RunID, r.rec.Prefix, r.rec.Window, r.res.Resumed = prev.RunID, prev.Prefix, prev.Window, true
 	} else {
 		r.rec.RunID = NewRunID(start)
@@ -115,7 +119,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := r.j.StartRun(ctx, &r.rec); err != nil {
+	if err := r.startRun(ctx); err != nil {
 		return nil, err
 	}
 	if err == nil {
@@ -158,13 +162,24 @@ func (r *runner) absentDir(err error) bool {
 
 // failEarly journals a run that could not even open its destination.
 func (r *runner) failEarly(ctx context.Context, cause error) (*Result, error) {
-	if err := r.j.StartRun(ctx, &r.rec); err != nil {
+	if err := r.startRun(ctx); err != nil {
 		return nil, errors.Join(cause, err)
 	}
 	r.rec.Status, r.rec.Error, r.rec.FinishedAt = StatusFailed, cause.Error(), r.o.now()
 	_ = r.j.FinishRun(context.WithoutCancel(ctx), &r.rec)
 	r.res.Status, r.res.FinishedAt = StatusFailed, r.rec.FinishedAt
 	return &r.res, cause
+}
+
+// startRun journals the run as running, and a new run's definition with it (a resumed run
+// keeps the one it started with).
+func (r *runner) startRun(ctx context.Context) error {
+	if !r.res.Resumed {
+		if err := r.j.SetRunDefinition(ctx, r.rec.RunID, r.def); err != nil {
+			return err
+		}
+	}
+	return r.j.StartRun(ctx, &r.rec)
 }
 
 // prepare opens the source and fixes what the run reads, before the run is journaled: its
