@@ -33,7 +33,7 @@ func TestDefinitionNamesWhatDecidesTheRows(t *testing.T) {
 		"infinity":     func(e *Export) { e.Infinity = InfinityClamp },
 		"":             func(e *Export) { e.ChunkRows, e.Destination, e.Password = 7, "./elsewhere/", "env://PW" },
 		"(read options)": func(e *Export) {
-			e.Superseded, e.Validate = SupersededMove, true
+			e.Consistency, e.Superseded, e.Validate = ConsistencyChunk, SupersededMove, true
 		},
 	} {
 		e := base()

@@ -61,6 +61,17 @@
 // the manifest is written; the manifest names that entry (Manifest.Log), and Validate
 // certifies a logged manifest only when the log records it.
 //
+// # Consistency
+//
+// With Export.Consistency ConsistencySnapshot (the default) a run plans and reads every chunk
+// from one snapshot of the source (PostgreSQL: a REPEATABLE READ transaction held for the run,
+// whose exported snapshot every chunk's connection imports; SQLite: one read transaction), so
+// every row is in the dataset exactly once, as it was at that instant; with ConsistencyChunk
+// each chunk is read in its own transaction, and a row whose chunk key changes during the run
+// can be in two chunks or none. The manifest records which (Manifest.Consistency, with the
+// PostgreSQL snapshot), and says snapshot only when every part was read from the run's one
+// snapshot: a resumed snapshot run, whose earlier attempt's snapshot is gone, says chunk.
+//
 // In delta mode a run exports rows whose cursor column is past the cursor of the last
 // successful run and at most the cursor's largest value when the run started; the cursor
 // advances only when the run succeeds, in the same transaction that journals the success.

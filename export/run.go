@@ -27,6 +27,9 @@ type Result struct {
 	Superseded  []string  `json:"superseded,omitempty"`  // where earlier runs' parts went (superseded: move)
 	StartedAt   time.Time `json:"started_at"`
 	FinishedAt  time.Time `json:"finished_at"`
+
+	// Consistency is what state of the source the parts were read from (as the manifest says).
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // Run exports e once: parts, then manifest.json, then _SUCCESS (M1–M3). A failure follows M4;
@@ -68,6 +71,9 @@ type runner struct {
 
 	cols   []Column
 	window window
+	// planInherited: a resume kept chunks planned (and perhaps read) by an earlier attempt,
+	// from another snapshot than its own.
+	planInherited bool
 
 	writeOnce sync.Once
 	wroteMu   sync.Mutex
@@ -196,6 +202,9 @@ func (r *runner) prepare(ctx context.Context) error {
 	if err := r.setWindow(ctx); err != nil {
 		return err
 	}
+	if err := r.openSnapshot(ctx); err != nil {
+		return err
+	}
 	return r.settleSchema(ctx)
 }
 
@@ -263,6 +272,12 @@ func (r *runner) plan(ctx context.Context) (*runPlan, error) {
 		}
 		for i := range cs {
 			p.chunks = append(p.chunks, &cs[i])
+		}
+		r.planInherited = len(cs) > 0
+		if r.planInherited && r.e.Consistency == ConsistencySnapshot {
+			r.o.log().Warn("export: a resumed run is not one snapshot: the interrupted attempt's snapshot ended with it, "+
+				"and its manifest says consistency chunk (run without --resume for one snapshot)",
+				"export", r.e.Name, "run_id", r.rec.RunID)
 		}
 		complete, err := r.j.PlanComplete(ctx, r.rec.RunID)
 		if err != nil || complete {
