@@ -29,6 +29,9 @@ const (
 	ConsistencyChunk ConsistencyMode = "chunk"
 )
 
+// DefaultDeltaWait is Export.DeltaWait when it is nil.
+const DefaultDeltaWait = time.Minute
+
 // Consistency, in a manifest (and a Result), says what state of the source the parts were
 // read from.
 type Consistency struct {
@@ -54,7 +57,17 @@ func (e *Export) checkReadOptions(bad func(field, format string, a ...any) error
 	if e.Consistency != ConsistencySnapshot && e.Consistency != ConsistencyChunk {
 		return bad("consistency", "%q: want snapshot or chunk", e.Consistency)
 	}
+	if e.DeltaWait != nil && *e.DeltaWait < 0 {
+		return bad("delta_wait", "%s: want 0 or more", *e.DeltaWait)
+	}
 	return nil
+}
+
+func (e *Export) deltaWait() time.Duration {
+	if e.DeltaWait == nil {
+		return DefaultDeltaWait
+	}
+	return *e.DeltaWait
 }
 
 // querier runs the source's queries that are not a PostgreSQL chunk's: the pool, or the

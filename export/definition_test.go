@@ -3,6 +3,7 @@ package export
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestDefinitionNamesWhatDecidesTheRows changes each option of a checked export: those that
@@ -21,6 +22,7 @@ func TestDefinitionNamesWhatDecidesTheRows(t *testing.T) {
 		return definitionOf(&e)
 	}
 	was := check(base())
+	wait := time.Second
 	for field, edit := range map[string]func(*Export){
 		"source":       func(e *Export) { e.Source = "sqlite:///other.db" },
 		"table":        func(e *Export) { e.Table = "archive" },
@@ -33,7 +35,7 @@ func TestDefinitionNamesWhatDecidesTheRows(t *testing.T) {
 		"infinity":     func(e *Export) { e.Infinity = InfinityClamp },
 		"":             func(e *Export) { e.ChunkRows, e.Destination, e.Password = 7, "./elsewhere/", "env://PW" },
 		"(read options)": func(e *Export) {
-			e.Consistency, e.Superseded, e.Validate = ConsistencyChunk, SupersededMove, true
+			e.Consistency, e.DeltaWait, e.Superseded, e.Validate = ConsistencyChunk, &wait, SupersededMove, true
 		},
 	} {
 		e := base()

@@ -74,7 +74,11 @@
 //
 // In delta mode a run exports rows whose cursor column is past the cursor of the last
 // successful run and at most the cursor's largest value when the run started; the cursor
-// advances only when the run succeeds, in the same transaction that journals the success.
+// advances only when the run succeeds, in the same transaction that journals the success. A
+// row that commits late is never skipped: on PostgreSQL a run waits (Export.DeltaWait) for the
+// transactions open when it read the largest value before it takes the snapshot it reads, and
+// one still open holds the window back (CursorWindow.Held); SQLite's one writer at a time
+// cannot commit a value below one already committed.
 //
 // # Types
 //

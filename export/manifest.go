@@ -77,6 +77,9 @@ type CursorWindow struct {
 	Column string `json:"column"`
 	From   Bound  `json:"from"`
 	To     Bound  `json:"to"`
+	// Held says why To is below the largest cursor value when the run started: a transaction
+	// open then, which may still commit rows at most that value.
+	Held string `json:"held,omitempty"`
 }
 
 // SchemaColumn is one column in the manifest.

@@ -115,6 +115,10 @@ type Export struct {
 	// the table as it was at one instant; ConsistencyChunk reads each chunk in its own short
 	// transaction, holding nothing open on the source for the run.
 	Consistency ConsistencyMode `yaml:"consistency"`
+	// DeltaWait bounds how long a delta run on PostgreSQL waits, before it reads a row, for the
+	// transactions open when it read its cursor's largest value (nil: DefaultDeltaWait). A
+	// transaction still open then holds the run's window back (CursorWindow.Held).
+	DeltaWait *time.Duration `yaml:"delta_wait"`
 }
 
 // UTF8Policy is Export.InvalidUTF8.

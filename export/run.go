@@ -231,7 +231,8 @@ func (r *runner) export(ctx context.Context) error {
 func (r *runner) parallel() int { return max(1, r.o.Parallel) }
 
 // setWindow fixes the delta window: past the cursor of the last successful run, up to the
-// largest cursor value now. A resumed run keeps the window it started with.
+// largest cursor value now, held back below what a transaction open now may still commit
+// (settleDelta). A resumed run keeps the window it started with.
 func (r *runner) setWindow(ctx context.Context) error {
 	if r.e.Mode != ModeDelta {
 		return nil
@@ -246,7 +247,11 @@ func (r *runner) setWindow(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.rec.Window = &CursorWindow{Column: r.e.CursorColumn, From: after, To: upTo}
+		upTo, held, err := r.settleDelta(ctx, w, upTo)
+		if err != nil {
+			return err
+		}
+		r.rec.Window = &CursorWindow{Column: r.e.CursorColumn, From: after, To: upTo, Held: held}
 	}
 	r.window = window{Column: r.rec.Window.Column, After: r.rec.Window.From, UpTo: r.rec.Window.To}
 	r.window.Empty = r.window.UpTo.IsZero() // no cursor values at all: no rows
