@@ -43,6 +43,10 @@ type bucketState struct {
 	Cursor    *loggedCursor  `json:"cursor,omitempty"`
 	// Certifies is set on the entry that records a succeeded run's manifest.
 	Certifies *Certificate `json:"certifies,omitempty"`
+
+	// Definition is the definition the run DefinitionRun was started with.
+	DefinitionRun string      `json:"definition_run,omitempty"`
+	Definition    *Definition `json:"definition,omitempty"`
 }
 
 type loggedCursor struct {

@@ -42,12 +42,14 @@
 //   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
 //     the journal's last run of the export did not succeed, or Force.
 //   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
-//     window) and decides per chunk: skip a committed part still at its size and ETag (and,
-//     where ETags do not prove content, its sha256); rewrite a chunk pending, in progress or
-//     whose part is gone, first aborting the incomplete upload a killed run left at its key;
-//     quarantine an object where a part belongs that the journal does not vouch for (copied
-//     verbatim to _quarantine/<run_id>/<key>, then deleted; never a plain delete), then
-//     rewrite it.
+//     window), and only when the export's Definition (source, table or query, chunk key, mode,
+//     cursor column, format, value options) is the one journaled with the run; another is
+//     refused with ErrDefinitionChanged before anything is opened or written. It decides per
+//     chunk: skip a committed part still at its size and ETag (and, where ETags do not prove
+//     content, its sha256); rewrite a chunk pending, in progress or whose part is gone, first
+//     aborting the incomplete upload a killed run left at its key; quarantine an object where
+//     a part belongs that the journal does not vouch for (copied verbatim to
+//     _quarantine/<run_id>/<key>, then deleted; never a plain delete), then rewrite it.
 //
 // Earlier runs' parts stay at the prefix; Validation.PartURLs lists exactly a certified run's,
 // and Export.Superseded = SupersededMove moves the others under _superseded/<run_id>/ once a
@@ -66,9 +68,24 @@
 // the manifest is written; the manifest names that entry (Manifest.Log), and Validate
 // certifies a logged manifest only when the log records it.
 //
+// # Consistency
+//
+// With Export.Consistency ConsistencySnapshot (the default) a run plans and reads every chunk
+// from one snapshot of the source (PostgreSQL: a REPEATABLE READ transaction held for the run,
+// whose exported snapshot every chunk's connection imports; SQLite: one read transaction), so
+// every row is in the dataset exactly once, as it was at that instant; with ConsistencyChunk
+// each chunk is read in its own transaction, and a row whose chunk key changes during the run
+// can be in two chunks or none. The manifest records which (Manifest.Consistency, with the
+// PostgreSQL snapshot), and says snapshot only when every part was read from the run's one
+// snapshot: a resumed snapshot run, whose earlier attempt's snapshot is gone, says chunk.
+//
 // In delta mode a run exports rows whose cursor column is past the cursor of the last
 // successful run and at most the cursor's largest value when the run started; the cursor
-// advances only when the run succeeds, in the same transaction that journals the success.
+// advances only when the run succeeds, in the same transaction that journals the success. A
+// row that commits late is never skipped: on PostgreSQL a run waits (Export.DeltaWait) for the
+// transactions open when it read the largest value before it takes the snapshot it reads, and
+// one still open holds the window back (CursorWindow.Held); SQLite's one writer at a time
+// cannot commit a value below one already committed.
 //
 // # Types
 //
@@ -94,7 +111,8 @@
 //
 // Failures are *Error values whose kind is one of ErrConfig, ErrSourceUnavailable,
 // ErrSourceNotFound, ErrChunkKey, ErrSourceRead, ErrValueRefused, ErrSchemaChanged, ErrWrite,
-// ErrState, ErrDestAlreadyComplete, ErrVerifyManifestRead and ErrNotCertified (each with a
+// ErrState, ErrDestAlreadyComplete, ErrDefinitionChanged, ErrVerifyManifestRead and
+// ErrNotCertified (each with a
 // WHARF_… code that store.Code finds); a store failure inside keeps its own kind reachable
 // with errors.Is. Messages name the table, column, row, value, host, file or key at fault,
 // never a password; a full disk under a file destination names the file and the disk. A

@@ -53,6 +53,12 @@ var (
 		Exit: errcode.ExitComplete, Section: section,
 		Meaning: "A resume was asked on a prefix that already holds a complete export (`_SUCCESS`), and the last run did not fail.",
 		Remedy:  "Nothing to do; `--resume --force` writes it again."})
+	// ErrDefinitionChanged: --resume of a run whose definition (source, table or query, chunk
+	// key, mode, cursor column, format, value options) is not the export's now.
+	ErrDefinitionChanged = errcode.New(errcode.Def{Name: "WHARF_EXPORT_DEFINITION_CHANGED", Text: "the export's definition changed since the run started",
+		Exit: errcode.ExitUsage, Section: section,
+		Meaning: "A `--resume` was refused: the export's definition (its `source`, `table` or `query`, `chunk_key`, `mode`, `cursor_column`, `format`, `invalid_utf8`, `time_units` or `infinity`) is not the one journaled with the run it would continue, so its kept chunk plan, parts and schema belong to another export. The message names the keys that changed. Nothing was journaled or written.",
+		Remedy:  "Run the export without `--resume` (a new run of the export as now defined), or restore the config to resume the run."})
 	// ErrVerifyManifestRead: validate could not read the prefix (a missing bucket, no access,
 	// the store unavailable). Never reported as a legacy run.
 	ErrVerifyManifestRead = errcode.New(errcode.Def{Name: "WHARF_VERIFY_MANIFEST_READ_ERROR", Text: "cannot read the manifest",

@@ -24,6 +24,7 @@ func (r *runner) manifest(chunks []ChunkRecord, status string, cause error) *Man
 	if r.src != nil && r.src.pg != nil {
 		m.Session = r.src.pg.settings
 	}
+	m.Consistency, m.Definition = r.consistency(), r.def.Fingerprint
 	if cause != nil {
 		m.Error = cause.Error()
 	}
@@ -74,7 +75,7 @@ func (r *runner) succeed(ctx context.Context, chunks []ChunkRecord) error {
 func (r *runner) finishRecord(m *Manifest) {
 	r.rec.Status, r.rec.Error, r.rec.FinishedAt = m.Status, m.Error, m.FinishedAt
 	r.rec.Rows, r.rec.Parts, r.rec.Bytes = m.Rows, len(m.Parts), m.Bytes
-	r.res.Status, r.res.FinishedAt, r.res.Parts = m.Status, m.FinishedAt, m.Parts
+	r.res.Status, r.res.FinishedAt, r.res.Parts, r.res.Consistency = m.Status, m.FinishedAt, m.Parts, m.Consistency
 	r.res.Rows, r.res.Bytes = m.Rows, m.Bytes
 }
 

@@ -57,6 +57,8 @@ CREATE TABLE IF NOT EXISTS plans (
   run_id TEXT PRIMARY KEY, complete INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS run_schemas (
   run_id TEXT PRIMARY KEY, columns TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS run_definitions (
+  run_id TEXT PRIMARY KEY, definition TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors (
   export TEXT PRIMARY KEY, column_name TEXT NOT NULL, value TEXT NOT NULL, run_id TEXT NOT NULL,
   updated_at TEXT NOT NULL);`
@@ -311,4 +313,26 @@ func (j *Journal) RunSchema(ctx context.Context, runID string) ([]SchemaColumn, 
 	}
 	var cols []SchemaColumn
 	return cols, j.fail(json.Unmarshal([]byte(v), &cols))
+}
+
+// SetRunDefinition records the definition a run was started with; a resume of the run keeps
+// the first one recorded.
+func (j *Journal) SetRunDefinition(ctx context.Context, runID string, d Definition) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO run_definitions (run_id, definition) VALUES (?, ?)
+  ON CONFLICT (run_id) DO NOTHING`, runID, mustJSON(d))
+	return j.fail(err)
+}
+
+// RunDefinition returns the definition a run was started with, or nil when none is recorded.
+func (j *Journal) RunDefinition(ctx context.Context, runID string) (*Definition, error) {
+	var v string
+	err := j.db.QueryRowContext(ctx, `SELECT definition FROM run_definitions WHERE run_id = ?`, runID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, j.fail(err)
+	}
+	var d Definition
+	return &d, j.fail(json.Unmarshal([]byte(v), &d))
 }

@@ -18,6 +18,11 @@ type journal interface {
 	// (nil when none are recorded), so that a resume writes the same.
 	SetRunSchema(ctx context.Context, runID string, cols []SchemaColumn) error
 	RunSchema(ctx context.Context, runID string) ([]SchemaColumn, error)
+	// SetRunDefinition records the definition a run starts with (a resume keeps the first);
+	// RunDefinition returns it (nil when none is recorded), so that a resume continues only
+	// the same export.
+	SetRunDefinition(ctx context.Context, runID string, d Definition) error
+	RunDefinition(ctx context.Context, runID string) (*Definition, error)
 	FinishRun(ctx context.Context, r *RunRecord) error
 	Cursor(ctx context.Context, export string) (Bound, error)
 	BeginPlan(ctx context.Context, runID string) error
@@ -132,6 +137,28 @@ func (j *bucketJournal) RunSchema(_ context.Context, runID string) ([]SchemaColu
 		return nil, nil
 	}
 	return slices.Clone(j.st.Schema), nil
+}
+
+// SetRunDefinition keeps the run's definition beside its chunks (the log holds the last
+// run's).
+func (j *bucketJournal) SetRunDefinition(_ context.Context, runID string, d Definition) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.st.DefinitionRun != runID {
+		j.st.DefinitionRun, j.st.Definition = runID, &d
+		j.dirty = true
+	}
+	return nil
+}
+
+func (j *bucketJournal) RunDefinition(_ context.Context, runID string) (*Definition, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.st.DefinitionRun != runID || j.st.Definition == nil {
+		return nil, nil
+	}
+	d := *j.st.Definition
+	return &d, nil
 }
 
 func (j *bucketJournal) Cursor(_ context.Context, export string) (Bound, error) {

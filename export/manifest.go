@@ -63,6 +63,13 @@ type Manifest struct {
 	// Log is set when the run was journaled in a commit log (state: bucket): the manifest is
 	// certified only when that log records it.
 	Log *LogRef `json:"log,omitempty"`
+	// Consistency says what state of the source the parts were read from: one snapshot (and
+	// which), or each chunk its own (absent in manifests written before wharf recorded it).
+	Consistency *Consistency `json:"consistency,omitempty"`
+	// Definition is the fingerprint of the export's definition the run was made to (the
+	// source, relation, chunk key, mode, cursor column, format and value options; see
+	// Definition): two runs with one fingerprint read the same rows the same way.
+	Definition string `json:"definition,omitempty"`
 }
 
 // CursorWindow is the delta window a run exported: cursor > From and cursor <= To.
@@ -70,6 +77,9 @@ type CursorWindow struct {
 	Column string `json:"column"`
 	From   Bound  `json:"from"`
 	To     Bound  `json:"to"`
+	// Held says why To is below the largest cursor value when the run started: a transaction
+	// open then, which may still commit rows at most that value.
+	Held string `json:"held,omitempty"`
 }
 
 // SchemaColumn is one column in the manifest.

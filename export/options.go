@@ -113,6 +113,16 @@ type Export struct {
 	// that a reader of the whole directory (Spark, Trino, Athena skip names starting with _)
 	// reads only the certified run.
 	Superseded SupersededPolicy `yaml:"superseded"`
+
+	// Consistency decides what state of the source a run's chunks are read from:
+	// ConsistencySnapshot (the default) reads every chunk from one snapshot, so the dataset is
+	// the table as it was at one instant; ConsistencyChunk reads each chunk in its own short
+	// transaction, holding nothing open on the source for the run.
+	Consistency ConsistencyMode `yaml:"consistency"`
+	// DeltaWait bounds how long a delta run on PostgreSQL waits, before it reads a row, for the
+	// transactions open when it read its cursor's largest value (nil: DefaultDeltaWait). A
+	// transaction still open then holds the run's window back (CursorWindow.Held).
+	DeltaWait *time.Duration `yaml:"delta_wait"`
 }
 
 // UTF8Policy is Export.InvalidUTF8.
@@ -242,6 +252,9 @@ func (e *Export) Check() error {
 	case FormatParquet, FormatNDJSON, FormatCSV:
 	default:
 		return bad("format", "%q: want parquet, ndjson or csv", e.Format)
+	}
+	if err := e.checkReadOptions(bad); err != nil {
+		return err
 	}
 	return checkTemplate(e.Destination)
 }

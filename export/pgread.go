@@ -55,9 +55,11 @@ func (s *source) readPostgres(ctx context.Context, e *Export, cols []Column, r R
 		if !ok {
 			return fmt.Errorf("postgres driver connection is %T", dc)
 		}
-		var rerr error
-		total, rerr = s.readPgx(ctx, pc.Conn(), e, cols, r, w, batchRows, emit)
-		return rerr
+		return s.inPgSnapshot(ctx, pc.Conn(), e, func() error {
+			var rerr error
+			total, rerr = s.readPgx(ctx, pc.Conn(), e, cols, r, w, batchRows, emit)
+			return rerr
+		})
 	})
 	return total, err
 }
@@ -74,6 +76,10 @@ func (s *source) readPgx(ctx context.Context, pc *pgx.Conn, e *Export, cols []Co
 	defer b.Release()
 	fds := rows.FieldDescriptions()
 	if len(fds) != len(cols) {
+		rows.Close()
+		if err := rows.Err(); err != nil { // pgx reports a failed query here (a lock timeout)
+			return 0, s.readErr(ctx, e, cols, r, w, err)
+		}
 		return 0, newErr("read", s.what(e), ErrSourceRead, fmt.Errorf("query returned %d columns, want %d", len(fds), len(cols)))
 	}
 	decs := make([]pgDecoder, len(cols))

@@ -123,7 +123,7 @@ func openPostgres(ctx context.Context, raw, passwordRef string, conns int, geten
 	d := pgDialect{host: host, password: pw}
 	sess := &pgSession{}
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(sess.afterConnect))
-	db.SetMaxOpenConns(conns + 1)
+	db.SetMaxOpenConns(conns + 2) // the chunks', the plan's (or the snapshot's), and one to name a bad value
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, newErr("open-source", "postgres "+host, ErrSourceUnavailable, d.scrub(oneLine(err)))

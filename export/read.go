@@ -77,7 +77,7 @@ func (s *source) readRange(ctx context.Context, e *Export, cols []Column, r Rang
 func (s *source) readSQL(ctx context.Context, e *Export, cols []Column, r Range, w window, batchRows int,
 	emit func(arrow.RecordBatch) error) (int64, error) {
 	q, args := s.query(e, cols, r, w)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.q().QueryContext(ctx, q, args...)
 	if err != nil {
 		return 0, s.d.classify(err, s.what(e))
 	}

@@ -28,6 +28,9 @@ type Result struct {
 	Superseded  []string  `json:"superseded,omitempty"`  // where earlier runs' parts went (superseded: move)
 	StartedAt   time.Time `json:"started_at"`
 	FinishedAt  time.Time `json:"finished_at"`
+
+	// Consistency is what state of the source the parts were read from (as the manifest says).
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // Run exports e once: parts, then manifest.json, then _SUCCESS (M1–M3). A failure follows M4;
@@ -43,7 +46,7 @@ func Run(ctx context.Context, e Export, o Options) (*Result, error) {
 	if o.StatePath == "" {
 		return nil, newErr("config", "state", ErrConfig, errors.New("no state file path"))
 	}
-	r := &runner{e: &e, o: &o}
+	r := &runner{e: &e, o: &o, def: definitionOf(&e)}
 	j, err := openJournal(ctx, r)
 	if err != nil {
 		return nil, err
@@ -68,9 +71,13 @@ type runner struct {
 	src *source
 	rec RunRecord
 	res Result
+	def Definition // what decides the rows: journaled with a new run, compared by a resume
 
 	cols   []Column
 	window window
+	// planInherited: a resume kept chunks planned (and perhaps read) by an earlier attempt,
+	// from another snapshot than its own.
+	planInherited bool
 
 	writeOnce sync.Once
 	wroteMu   sync.Mutex
@@ -87,6 +94,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	start := r.o.now()
 	r.rec = RunRecord{Export: r.e.Name, StartedAt: start}
 	if r.o.Resume && prev != nil && prev.Status != StatusSucceeded {
+		if err := r.sameDefinition(ctx, prev); err != nil {
+			return nil, err
+		}
 		r.rec.RunID, r.rec.Prefix, r.rec.Window, r.res.Resumed = prev.RunID, prev.Prefix, prev.Window, true
 	} else {
 		r.rec.RunID = NewRunID(start)
@@ -119,7 +129,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := r.j.StartRun(ctx, &r.rec); err != nil {
+	if err := r.startRun(ctx); err != nil {
 		return nil, err
 	}
 	if err == nil {
@@ -162,13 +172,24 @@ func (r *runner) absentDir(err error) bool {
 
 // failEarly journals a run that could not even open its destination.
 func (r *runner) failEarly(ctx context.Context, cause error) (*Result, error) {
-	if err := r.j.StartRun(ctx, &r.rec); err != nil {
+	if err := r.startRun(ctx); err != nil {
 		return nil, errors.Join(cause, err)
 	}
 	r.rec.Status, r.rec.Error, r.rec.FinishedAt = StatusFailed, cause.Error(), r.o.now()
 	_ = r.j.FinishRun(context.WithoutCancel(ctx), &r.rec)
 	r.res.Status, r.res.FinishedAt = StatusFailed, r.rec.FinishedAt
 	return &r.res, cause
+}
+
+// startRun journals the run as running, and a new run's definition with it (a resumed run
+// keeps the one it started with).
+func (r *runner) startRun(ctx context.Context) error {
+	if !r.res.Resumed {
+		if err := r.j.SetRunDefinition(ctx, r.rec.RunID, r.def); err != nil {
+			return err
+		}
+	}
+	return r.j.StartRun(ctx, &r.rec)
 }
 
 // prepare opens the source and fixes what the run reads, before the run is journaled: its
@@ -183,6 +204,9 @@ func (r *runner) prepare(ctx context.Context) error {
 		return err
 	}
 	if err := r.setWindow(ctx); err != nil {
+		return err
+	}
+	if err := r.openSnapshot(ctx); err != nil {
 		return err
 	}
 	return r.settleSchema(ctx)
@@ -211,7 +235,8 @@ func (r *runner) export(ctx context.Context) error {
 func (r *runner) parallel() int { return max(1, r.o.Parallel) }
 
 // setWindow fixes the delta window: past the cursor of the last successful run, up to the
-// largest cursor value now. A resumed run keeps the window it started with.
+// largest cursor value now, held back below what a transaction open now may still commit
+// (settleDelta). A resumed run keeps the window it started with.
 func (r *runner) setWindow(ctx context.Context) error {
 	if r.e.Mode != ModeDelta {
 		return nil
@@ -226,7 +251,11 @@ func (r *runner) setWindow(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.rec.Window = &CursorWindow{Column: r.e.CursorColumn, From: after, To: upTo}
+		upTo, held, err := r.settleDelta(ctx, w, upTo)
+		if err != nil {
+			return err
+		}
+		r.rec.Window = &CursorWindow{Column: r.e.CursorColumn, From: after, To: upTo, Held: held}
 	}
 	r.window = window{Column: r.rec.Window.Column, After: r.rec.Window.From, UpTo: r.rec.Window.To}
 	r.window.Empty = r.window.UpTo.IsZero() // no cursor values at all: no rows
@@ -252,6 +281,12 @@ func (r *runner) plan(ctx context.Context) (*runPlan, error) {
 		}
 		for i := range cs {
 			p.chunks = append(p.chunks, &cs[i])
+		}
+		r.planInherited = len(cs) > 0
+		if r.planInherited && r.e.Consistency == ConsistencySnapshot {
+			r.o.log().Warn("export: a resumed run is not one snapshot: the interrupted attempt's snapshot ended with it, "+
+				"and its manifest says consistency chunk (run without --resume for one snapshot)",
+				"export", r.e.Name, "run_id", r.rec.RunID)
 		}
 		complete, err := r.j.PlanComplete(ctx, r.rec.RunID)
 		if err != nil || complete {

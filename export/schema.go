@@ -74,7 +74,7 @@ func (s *source) invalidUTF8Columns(ctx context.Context, e *Export, cols []Colum
 		return bad, nil
 	}
 	clause, args := s.where(w, nil, nil)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+relation(e)+clause, args...)
+	rows, err := s.q().QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+relation(e)+clause, args...)
 	if err != nil {
 		return nil, s.d.classify(err, s.what(e))
 	}

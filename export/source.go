@@ -24,10 +24,14 @@ type source struct {
 	d    dialect
 	desc string     // "postgres 127.0.0.1:5432/db" or "sqlite /path.db": never a password
 	pg   *pgSession // PostgreSQL: the pinned session settings; nil for SQLite
+	snap *snapTx    // consistency: snapshot: the run's snapshot, once taken
 }
 
-// Close closes the connection pool.
-func (s *source) Close() error { return s.db.Close() }
+// Close ends the run's snapshot and closes the connection pool.
+func (s *source) Close() error {
+	s.endSnapshot()
+	return s.db.Close()
+}
 
 // relation is the FROM clause of an export: a quoted table, or a query as a subquery. The
 // query's closing parenthesis goes on a line of its own, so that a query ending in a
@@ -182,7 +186,7 @@ func (s *source) max(ctx context.Context, e *Export, col string, w window) (Boun
 
 func (s *source) bound(ctx context.Context, e *Export, query string, args []any) (Bound, error) {
 	var v any
-	err := s.db.QueryRowContext(ctx, query, args...).Scan(&v)
+	err := s.q().QueryRowContext(ctx, query, args...).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Bound{}, nil
 	}
@@ -276,7 +280,7 @@ func (s *source) hasNullKeys(ctx context.Context, e *Export, w window) (bool, er
 	clause, args := s.where(w, []string{quoteIdent(e.ChunkKey) + " IS NULL"}, nil)
 	var n int64
 	q := fmt.Sprintf("SELECT COUNT(*) FROM (SELECT 1 FROM %s%s LIMIT 1) AS nulls", relation(e), clause)
-	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+	if err := s.q().QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
 		return false, s.d.classify(err, s.what(e))
 	}
 	return n > 0, nil

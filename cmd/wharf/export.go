@@ -37,7 +37,13 @@ Runs are journaled in the state file (default .wharf/state.db beside the config)
 interrupted or failed run continues with --resume: committed chunks are kept, unfinished
 ones rewritten, and an object the journal does not vouch for is moved under
 _quarantine/<run_id>/, never deleted. --resume on a prefix that already holds _SUCCESS is
-refused (exit 5) unless the export's last run failed, or --force.
+refused (exit 5) unless the export's last run failed, or --force. --resume continues only the
+run of the export as it was defined: after an edit of its source, table, query, chunk_key,
+mode, cursor_column, format or value options it is refused (exit 2); run without --resume.
+
+Every chunk of a run is read from one snapshot of the source (consistency: snapshot, the
+default: one transaction held open for the run); consistency: chunk reads each chunk in its
+own transaction instead. docs/export.md says what each promises and costs the source.
 
 Exports run one after another, in the config's order; the first failure stops the command.
 With --format json each export is one line: the run (run_id, resolved_prefix, status,
