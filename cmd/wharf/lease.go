@@ -107,7 +107,10 @@ node, coordination, lock_dir).`,
 			return a.leaseRun(c.Context(), c.Flags(), f, argv[0], argv[1:])
 		}}
 	run.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "after SIGTERM, how long the command may take to exit before SIGKILL")
-	cmd.AddCommand(acquire, renew, release, show, logCmd, run)
+	watch := &cobra.Command{Use: "watch-group", Hidden: true, Args: cobra.NoArgs,
+		Short: "Kill a lease run's command group once the wharf that started it is gone (internal)",
+		RunE:  func(c *cobra.Command, _ []string) error { return watchGroup(a.in) }}
+	cmd.AddCommand(acquire, renew, release, show, logCmd, run, watch)
 	return cmd
 }
 
