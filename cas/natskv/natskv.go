@@ -10,6 +10,13 @@
 // separator, and each '.' becomes '=' (which cas keys never hold), so "_wharf/leases/a.json"
 // is "_wharf.leases.a=json".
 //
+// # Reads
+//
+// A key-value bucket answers a get from any replica by default ("direct get"), which may be
+// behind the last write; Open turns that off for its bucket, so that every Get is answered by
+// the stream's leader and sees the last write acknowledged: the cas contract, and what a
+// lease needs to judge who holds it.
+//
 // # Availability
 //
 // On a cluster the bucket has three replicas (Options.Replicas), so its records stay writable
@@ -119,8 +126,35 @@ func (k *KV) openBucket(ctx context.Context) error {
 			kv, err = k.js.KeyValue(ctx, k.opts.Bucket)
 		}
 	}
+	if err != nil {
+		return err
+	}
+	// A direct get (the key-value default) may be answered by a replica that is behind the
+	// last write: reads go to the stream's leader instead.
+	st, err := k.js.Stream(ctx, "KV_"+k.opts.Bucket)
+	if err != nil {
+		return err
+	}
+	if cfg := st.CachedInfo().Config; cfg.AllowDirect {
+		cfg.AllowDirect = false
+		if _, err := k.js.UpdateStream(ctx, cfg); err != nil {
+			return err
+		}
+		if kv, err = k.js.KeyValue(ctx, k.opts.Bucket); err != nil {
+			return err
+		}
+	}
 	k.kv = kv
-	return err
+	return nil
+}
+
+// Direct reports whether the bucket answers gets from any replica (Open turns it off).
+func (k *KV) Direct(ctx context.Context) (bool, error) {
+	st, err := k.js.Stream(ctx, "KV_"+k.opts.Bucket)
+	if err != nil {
+		return false, err
+	}
+	return st.CachedInfo().Config.AllowDirect, nil
 }
 
 func (k *KV) connectOptions() []nats.Option {

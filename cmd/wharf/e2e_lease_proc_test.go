@@ -85,7 +85,7 @@ func TestE2ELeaseRunKilledSupervisorLeavesNothingRunning(t *testing.T) {
 func TestE2ELeaseRunEndStopsWhatTheCommandLeftRunning(t *testing.T) {
 	dir := t.TempDir()
 	c := cli{env: []string{"WHARF_NODE_ID=host-a"}, dir: dir}
-	c.run(t, "lease", "run", "job", "--store", dir, "--", "sh", "-c", `sleep 1000 & echo $! > straggler.pid`).must(t, 0)
+	c.run(t, "lease", "run", "job", "--store", dir, "--", "sh", "-c", `sleep 1000 >/dev/null 2>&1 & echo $! > straggler.pid`).must(t, 0)
 	pid := readPID(t, filepath.Join(dir, "straggler.pid"))
 	for start := time.Now(); alivePID(pid); time.Sleep(20 * time.Millisecond) {
 		if time.Since(start) > 5*time.Second {
