@@ -43,7 +43,7 @@ type Config struct {
 	// Wait is how long an acquisition watches a held lease for it to expire or be released
 	// before giving up with ErrHeld; 0 gives up at once.
 	Wait time.Duration `yaml:"wait"`
-	// Node is this machine's id, written into the lease object and the log entries.
+	// Node is this machine's id, written into the lease record and the log entries.
 	Node string `yaml:"node"`
 	// Coordination is CoordinationAuto or CoordinationCAS.
 	Coordination string `yaml:"coordination"`
