@@ -36,9 +36,8 @@ func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
 		return nil, err
 	}
 	if err := l.verify(ctx, h, replaced, raw); err != nil {
-		h.mu.Lock()
+		_ = h.Release(context.WithoutCancel(ctx)) // so that no one waits for a lease no one holds
 		h.markLost(err)
-		h.mu.Unlock()
 		return nil, err
 	}
 	l.log.Info("lease: acquired", "lease", name, "node", l.cfg.Node, "fence", h.fence, "log_seq", h.rec.Seq)
@@ -65,8 +64,13 @@ func (w *watch) expired(l *Leaser, rev string, ttl time.Duration) bool {
 
 // take writes the lease record, waiting through cfg.Wait for a held one to expire. It
 // returns the revision it replaced ("" when it created the record) and the bytes it wrote.
+// What it saw of a held lease is kept for the Leaser's next acquisition of name, so that a
+// caller that tries again and again (Wait 0) still takes over a lease seen unchanged for its
+// TTL and the skew bound since it first saw it.
 func (l *Leaser) take(ctx context.Context, name string) (*Lease, string, []byte, error) {
-	w := watch{start: l.clock.Mono()}
+	w := l.watchOf(name)
+	w.start = l.clock.Mono()
+	defer func() { l.keepWatch(name, w) }()
 	for {
 		st, err := readRecord(ctx, l.kv, name)
 		if err != nil {
@@ -85,11 +89,33 @@ func (l *Leaser) take(ctx context.Context, name string) (*Lease, string, []byte,
 				"lease", name, "holder", cur.Holder, "fence", cur.Fence)
 		}
 		h, raw, err := l.write(ctx, name, st)
+		if h != nil {
+			w = watch{} // taken: nothing to remember
+		}
 		if err != nil || h != nil {
 			return h, st.rev, raw, err
 		}
 		// Another contender wrote first: read again.
 	}
+}
+
+func (l *Leaser) watchOf(name string) watch {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.watches[name]
+}
+
+func (l *Leaser) keepWatch(name string, w watch) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if w.rev == "" {
+		delete(l.watches, name)
+		return
+	}
+	if l.watches == nil {
+		l.watches = map[string]watch{}
+	}
+	l.watches[name] = w
 }
 
 // held waits for the held lease cur to expire or be released, or fails *HeldError once

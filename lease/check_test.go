@@ -206,3 +206,26 @@ func TestSaveKeepsStateInTheRecord(t *testing.T) {
 		t.Errorf("record %+v", rec)
 	}
 }
+
+// A Leaser remembers what it saw of a held lease across acquisitions: one that tries again
+// and again without waiting (a worker polling for work) takes the lease over once it has
+// seen the same revision for TTL + skew since it first saw it, as one long wait would.
+func TestRepeatedAcquisitionsRememberTheirWatch(t *testing.T) {
+	s := memStore()
+	a := newMachine(t, s, "a", nil)
+	mustAcquire(t, a, "orders")
+	b := newMachine(t, s, "b", nil) // Wait 0
+	for i := 0; ; i++ {
+		_, err := b.Acquire(ctx, "orders")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrHeld) || i > 10 {
+			t.Fatalf("try %d at %s: %v", i+1, b.clock.Mono(), err)
+		}
+		b.clock.Advance(3 * time.Second)
+	}
+	if took := b.clock.Mono(); took != 12*time.Second {
+		t.Errorf("took over at %s of b's clock, want 12 s (TTL + skew after its first sight)", took)
+	}
+}

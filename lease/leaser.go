@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/wharfdata/wharf/cas"
 	"github.com/wharfdata/wharf/store"
@@ -52,6 +53,9 @@ type Leaser struct {
 	mode   string
 	reason string // why this mode, from the probe
 	check  *checker
+
+	wmu     sync.Mutex
+	watches map[string]watch // what this Leaser saw of each name held by another
 }
 
 // Open returns a Leaser over s. It checks cfg and decides, from the probe (run now unless
