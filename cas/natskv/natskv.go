@@ -192,7 +192,10 @@ func (k *KV) Replicas(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Replicas, nil
+	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+		return bs.StreamInfo().Config.Replicas, nil
+	}
+	return 0, fmt.Errorf("%s: no stream info in the bucket's status", k.where)
 }
 
 // redactServers drops any userinfo from the server list.
