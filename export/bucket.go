@@ -145,7 +145,7 @@ func takeJournal(ctx context.Context, s *store.Store, root string, e *Export, o 
 		return nil, err
 	}
 	j := &bucketJournal{s: s, root: root, h: h, kept: make(chan struct{}), last: time.Now()}
-	if err := j.read(ctx, l.Log(e.Name)); err != nil {
+	if err := j.read(ctx); err != nil {
 		_ = h.Release(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -162,17 +162,15 @@ func getenvOr(g func(string) string) func(string) string {
 	return g
 }
 
-// read loads the journal from the log's head as this holder's acquisition left it.
-func (j *bucketJournal) read(ctx context.Context, g *lease.Log) error {
+// read loads the journal from the log's head as this holder's acquisition left it (the lease
+// record carries a head of up to lease.InlineMax bytes: no request).
+func (j *bucketJournal) read(ctx context.Context) error {
 	p := j.h.Pointer()
 	if p.Kind != "" && p.Kind != LogKind {
 		return errors.Join(lease.ErrCursorKindMismatch, fmt.Errorf("the log %s in %s holds entries of kind %q, not an export's journal", p.Name, j.root, p.Kind))
 	}
-	if p.Head == "" {
-		return nil
-	}
-	e, err := g.Entry(ctx, p.Head, LogKind)
-	if err != nil {
+	e, err := j.h.Head(ctx, LogKind)
+	if err != nil || e == nil {
 		return err
 	}
 	if err := json.Unmarshal(e.Data, &j.st); err != nil {

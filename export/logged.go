@@ -24,7 +24,7 @@ func StoreOpener(cfg *store.Config) LogOpener {
 }
 
 // checkLog adds ProblemNotLogged unless the log that m names records m: the entry its LogRef
-// names is committed (readable from the pointer) and certifies this run with the sha256 of
+// names is committed (readable from the lease record) and certifies this run with the sha256 of
 // body. An error means the log could not be read.
 func (v *Validation) checkLog(ctx context.Context, m *Manifest, body []byte, open []LogOpener) error {
 	ref := m.Log

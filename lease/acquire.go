@@ -3,19 +3,20 @@ package lease
 import (
 	"context"
 	"time"
-
-	"github.com/wharfdata/wharf/store"
 )
 
-// Acquire takes the lease name. In ModeBucket it creates the lease object under If-None-Match,
-// or replaces one that is released, or that this machine has seen unchanged for its TTL plus
-// the skew bound, under If-Match on the ETag it read; the new fence is one above the old.
-// Then it raises the pointer's fence to the new one by If-Match, so that no commit of an
-// earlier holder can land after Acquire returns. A lease that stays held through cfg.Wait
-// fails *HeldError (ErrHeld). In ModeMachine it takes this machine's lock file instead and
-// writes nothing.
+// Acquire takes the lease name. In ModeBucket and ModeCAS it creates the lease record, or
+// replaces one that is released, or that this machine has seen unchanged for its TTL plus the
+// skew bound, under the revision it read; the new fence is one above the old. That one write
+// fences every earlier holder: each of their renewals, commits and releases is a replace
+// under the revision they wrote last, which this acquisition replaced. The record carries the
+// log's head, so the acquisition has read it too (Lease.Head). A lease that stays held through
+// cfg.Wait fails *HeldError (ErrHeld). Every CheckEvery-th acquisition also checks that the
+// store still enforces conditions (ErrCoordinationUnproven when it does not). In ModeMachine
+// it takes this machine's lock file instead and writes nothing.
 //
-// The returned Lease is renewed only by Renew or Keep; Release it when done.
+// The returned Lease is renewed only by Renew or Keep (its deadline runs from the
+// acquisition's send); Release it when done.
 func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
@@ -27,14 +28,19 @@ func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
 		return nil, fail("acquire", name, ErrNodeIDLocal,
 			"the node id is %q, which every machine has: set %s (or --node) to a name unique to this machine", LocalNode, EnvNodeID)
 	}
-	h, err := l.take(ctx, name)
+	if err := l.check.err(); err != nil {
+		return nil, err
+	}
+	h, replaced, raw, err := l.take(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.raise(ctx); err != nil {
+	if err := l.verify(ctx, h, replaced, raw); err != nil {
+		_ = h.Release(context.WithoutCancel(ctx)) // so that no one waits for a lease no one holds
+		h.markLost(err)
 		return nil, err
 	}
-	l.log.Info("lease: acquired", "lease", name, "node", l.cfg.Node, "fence", h.fence, "log_seq", h.ptr.Seq)
+	l.log.Info("lease: acquired", "lease", name, "node", l.cfg.Node, "fence", h.fence, "log_seq", h.rec.Seq)
 	return h, nil
 }
 
@@ -42,136 +48,102 @@ func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
 // own monotonic clock.
 type watch struct {
 	start time.Duration // when the acquisition began
-	etag  string
+	rev   string
 	since time.Duration
 }
 
-// expired reports whether the version etag has been seen unchanged for ttl + skew.
-func (w *watch) expired(l *Leaser, etag string, ttl time.Duration) bool {
+// expired reports whether the version rev has been seen unchanged for ttl + skew.
+func (w *watch) expired(l *Leaser, rev string, ttl time.Duration) bool {
 	now := l.clock.Mono()
-	if etag != w.etag {
-		w.etag, w.since = etag, now
+	if rev != w.rev {
+		w.rev, w.since = rev, now
 		return false
 	}
-	return now-w.since >= ttl+l.cfg.Skew
+	return now-w.since >= plus(ttl, l.cfg.Skew)
 }
 
-// take writes the lease object, waiting through cfg.Wait for a held one to expire.
-func (l *Leaser) take(ctx context.Context, name string) (*Lease, error) {
-	w := watch{start: l.clock.Mono()}
+// take writes the lease record, waiting through cfg.Wait for a held one to expire. It
+// returns the revision it replaced ("" when it created the record) and the bytes it wrote.
+// What it saw of a held lease is kept for the Leaser's next acquisition of name, so that a
+// caller that tries again and again (Wait 0) still takes over a lease seen unchanged for its
+// TTL and the skew bound since it first saw it.
+func (l *Leaser) take(ctx context.Context, name string) (*Lease, string, []byte, error) {
+	w := l.watchOf(name)
+	w.start = l.clock.Mono()
+	defer func() { l.keepWatch(name, w) }()
 	for {
-		var cur Record
-		etag, found, err := getJSON(ctx, l.s, LeaseKey(name), &cur)
+		st, err := readRecord(ctx, l.kv, name)
 		if err != nil {
-			return nil, err
+			return nil, "", nil, err
 		}
+		cur := st.rec
 		ttl := cur.TTL()
-		if found && !cur.Released && !w.expired(l, etag, ttl) {
-			now := l.clock.Mono()
-			left := w.since + ttl + l.cfg.Skew - now
-			if now-w.start >= l.cfg.Wait {
-				return nil, &HeldError{Name: name, Holder: cur.Holder, Fence: cur.Fence, Until: l.clock.Now().Add(left),
-					Self: cur.Holder == l.cfg.Node}
-			}
-			pause := min(left, l.cfg.Wait-(now-w.start), max(ttl/20, 50*time.Millisecond), 5*time.Second)
-			if err := l.clock.Sleep(ctx, pause); err != nil {
-				return nil, err
+		if st.found && !cur.Released && !w.expired(l, st.rev, ttl) {
+			if err := l.held(ctx, name, cur, &w, ttl); err != nil {
+				return nil, "", nil, err
 			}
 			continue
 		}
-		if found && !cur.Released {
+		if st.found && !cur.Released {
 			l.log.Warn("lease: taking over a lease this machine saw unchanged for its TTL and the skew bound",
 				"lease", name, "holder", cur.Holder, "fence", cur.Fence)
 		}
-		h, err := l.write(ctx, name, cur, etag, found)
+		h, raw, err := l.write(ctx, name, st)
+		if h != nil {
+			w = watch{} // taken: nothing to remember
+		}
 		if err != nil || h != nil {
-			return h, err
+			return h, st.rev, raw, err
 		}
 		// Another contender wrote first: read again.
 	}
 }
 
-// write replaces cur (or creates the lease) with this node as holder under the next fence.
-// It returns nil, nil when the condition failed.
-func (l *Leaser) write(ctx context.Context, name string, cur Record, etag string, found bool) (*Lease, error) {
+func (l *Leaser) watchOf(name string) watch {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.watches[name]
+}
+
+func (l *Leaser) keepWatch(name string, w watch) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if w.rev == "" {
+		delete(l.watches, name)
+		return
+	}
+	if l.watches == nil {
+		l.watches = map[string]watch{}
+	}
+	l.watches[name] = w
+}
+
+// held waits for the held lease cur to expire or be released, or fails *HeldError once
+// cfg.Wait has passed.
+func (l *Leaser) held(ctx context.Context, name string, cur Record, w *watch, ttl time.Duration) error {
+	now := l.clock.Mono()
+	left := plus(w.since, plus(ttl, l.cfg.Skew)) - now
+	if now-w.start >= l.cfg.Wait {
+		return &HeldError{Name: name, Holder: cur.Holder, Fence: cur.Fence, Until: l.clock.Now().Add(left), Self: cur.Holder == l.cfg.Node}
+	}
+	pause := min(left, l.cfg.Wait-(now-w.start), max(ttl/20, 50*time.Millisecond), 5*time.Second)
+	return l.clock.Sleep(ctx, pause)
+}
+
+// write replaces the record st (or creates it) with this node as holder under the next
+// fence, keeping the log's head and the saved state. It returns nil, nil when the condition
+// failed.
+func (l *Leaser) write(ctx context.Context, name string, st stored) (*Lease, []byte, error) {
 	now := l.clock.Now()
-	rec := Record{Name: name, Holder: l.cfg.Node, Fence: cur.Fence + 1, TTLMillis: l.cfg.TTL.Milliseconds(),
-		AcquiredAt: now, RenewedAt: now}
-	o := store.PutOptions{IfNoneMatch: !found, IfMatch: etag}
-	if !found {
-		o.IfMatch = ""
-	}
+	rec := st.rec
+	rec.Name, rec.Holder, rec.Fence, rec.TTLMillis = name, l.cfg.Node, st.rec.Fence+1, l.cfg.TTL.Milliseconds()
+	rec.AcquiredAt, rec.RenewedAt, rec.Released = now, now, false
 	sent := l.clock.Mono()
-	wr, err := putJSON(ctx, l.s, LeaseKey(name), &rec, o)
-	if err != nil || wr.failed {
-		return nil, err
+	rev, raw, conflict, err := writeRecord(ctx, l.kv, &rec, st.rev)
+	if err != nil || conflict {
+		return nil, nil, err
 	}
-	h := &Lease{l: l, name: name, fence: rec.Fence, rec: rec, etag: wr.etag, renewed: sent, lost: make(chan struct{})}
-	if found && cur.Released {
-		h.hint = cur.Log
-	}
-	return h, nil
-}
-
-// raise makes the pointer carry h's fence. A pointer already at or above it means the lease
-// object went back (deleted, or restored from a backup): the lease is moved above the
-// pointer first.
-func (h *Lease) raise(ctx context.Context) error {
-	s, key := h.l.s, PointerKey(h.name)
-	for {
-		p, etag, found, err := h.readPointer(ctx)
-		if err != nil {
-			return err
-		}
-		if found && p.Fence >= h.fence {
-			if err := h.bump(ctx, p.Fence); err != nil {
-				return err
-			}
-			continue
-		}
-		next := p
-		next.Name, next.Fence = h.name, h.fence
-		o := store.PutOptions{IfNoneMatch: !found, IfMatch: etag}
-		if !found {
-			o.IfMatch = ""
-		}
-		wr, err := putJSON(ctx, s, key, &next, o)
-		if err != nil {
-			return err
-		}
-		if !wr.failed {
-			h.ptr, h.ptrETag = next, wr.etag
-			return nil
-		}
-		// The previous holder committed meanwhile, or a later acquisition raised it: read again.
-	}
-}
-
-// readPointer reads the pointer, or takes it from the released lease's hint (once: a stale
-// hint fails its If-Match, and the next round reads the pointer).
-func (h *Lease) readPointer(ctx context.Context) (p Pointer, etag string, found bool, err error) {
-	if hint := h.hint; hint != nil && hint.ETag != "" {
-		h.hint = nil
-		return hint.Pointer, hint.ETag, true, nil
-	}
-	etag, found, err = getJSON(ctx, h.l.s, PointerKey(h.name), &p)
-	return p, etag, found, err
-}
-
-// bump moves h's fence above the pointer's fence by an If-Match replace of its lease object.
-func (h *Lease) bump(ctx context.Context, above int64) error {
-	rec := h.rec
-	rec.Fence = above + 1
-	wr, err := putJSON(ctx, h.l.s, LeaseKey(h.name), &rec, store.PutOptions{IfMatch: h.etag})
-	if err != nil {
-		return err
-	}
-	if wr.failed {
-		return fail("acquire", h.name, ErrFenced,
-			"a later acquisition took the lease over while fence %d raised the pointer (now at fence %d)", h.fence, above)
-	}
-	h.l.log.Warn("lease: the lease object's fence was behind its pointer's (deleted or restored from a backup): moved above it",
-		"lease", h.name, "was", h.fence, "now", rec.Fence)
-	h.rec, h.etag, h.fence = rec, wr.etag, rec.Fence
-	return nil
+	h := newLease(l, name, rec, rev)
+	h.wrote(sent)
+	return h, raw, nil
 }

@@ -2,17 +2,19 @@ package lease
 
 import (
 	"context"
-
-	"github.com/wharfdata/wharf/store"
 )
 
 // The operations of a process that does not hold the Lease value itself: `wharf lease renew`
 // and `release` run after the `wharf lease acquire` that took it has exited. They name the
 // holder by this Leaser's node id and, when fence is not 0, the fence it acquired; the lease
-// object is replaced under If-Match on the ETag just read, and left untouched (ErrNotHeld)
-// when another node holds it, a later acquisition fenced past that fence, or it is released.
+// record is replaced under the revision just read, and left untouched (ErrNotHeld) when
+// another node holds it, a later acquisition fenced past that fence, or it is released.
+//
+// A `lease run` of that node that holds the lease meanwhile adopts such a renewal (see
+// Lease.Renew); a release by name ends it.
 
-// Renew restarts the TTL of the lease name that this node holds.
+// Renew restarts the TTL of the lease name that this node holds. It never shortens the TTL
+// the record has: a holder that still counts on it must not be taken over sooner.
 func (l *Leaser) Renew(ctx context.Context, name string, fence int64) (Record, error) {
 	return l.rewrite(ctx, "renew", name, fence, false)
 }
@@ -28,12 +30,12 @@ func (l *Leaser) rewrite(ctx context.Context, op, name string, fence int64, rele
 		return Record{}, err
 	}
 	for {
-		var cur Record
-		etag, found, err := getJSON(ctx, l.s, LeaseKey(name), &cur)
+		st, err := readRecord(ctx, l.kv, name)
+		cur := st.rec
 		switch {
 		case err != nil:
 			return Record{}, err
-		case !found:
+		case !st.found:
 			return Record{}, fail(op, name, ErrNotHeld, "no such lease")
 		case cur.Holder != l.cfg.Node:
 			return cur, fail(op, name, ErrNotHeld, "held by node %s (fence %d), not by %s", cur.Holder, cur.Fence, l.cfg.Node)
@@ -47,13 +49,13 @@ func (l *Leaser) rewrite(ctx context.Context, op, name string, fence int64, rele
 		next := cur
 		next.RenewedAt, next.Released = l.clock.Now(), release
 		if !release {
-			next.TTLMillis = l.cfg.TTL.Milliseconds()
+			next.TTLMillis = max(cur.TTLMillis, l.cfg.TTL.Milliseconds())
 		}
-		wr, err := putJSON(ctx, l.s, LeaseKey(name), &next, store.PutOptions{IfMatch: etag})
+		_, _, conflict, err := writeRecord(ctx, l.kv, &next, st.rev)
 		if err != nil {
 			return Record{}, err
 		}
-		if !wr.failed {
+		if !conflict {
 			return next, nil
 		}
 	}

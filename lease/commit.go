@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wharfdata/wharf/cas"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -14,14 +15,26 @@ import (
 func (h *Lease) Next() (seq, fence int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ptr.Seq + 1, h.fence
+	return h.rec.Seq + 1, h.fence
+}
+
+// Head returns the head entry of the log as this holder last wrote or read it (nil when the
+// log has none): from the lease record itself when the entry is at most InlineMax bytes,
+// which costs no request. With kind set, an entry of another kind fails
+// ErrCursorKindMismatch.
+func (h *Lease) Head(ctx context.Context, kind string) (*Entry, error) {
+	h.mu.Lock()
+	rec := h.rec
+	h.mu.Unlock()
+	return headOf(ctx, h.l.kv, rec, kind)
 }
 
 // Commit appends an entry of kind holding data to the lease's log: it creates the next entry
-// under If-None-Match, carrying the fence, then advances the pointer to it by If-Match. Only
-// then is the entry readable. A holder past its safe window renews first. A pointer raised by
-// a later acquisition fails ErrFenced, and the entry written stays unreadable; a log of
-// another kind fails ErrCursorKindMismatch before anything is written.
+// under create-if-absent, carrying the fence, then replaces the lease record, naming the entry
+// as the log's head, under the revision this holder wrote last. Only then is the entry
+// readable; the replace also renews the lease. A record replaced by a later acquisition fails
+// ErrFenced, and the entry written stays unreadable; so does a holder past its deadline. A log
+// of another kind fails ErrCursorKindMismatch before anything is written.
 func (h *Lease) Commit(ctx context.Context, kind string, data any) (*Entry, error) {
 	if kind == "" {
 		return nil, &store.Error{Op: "commit", Key: h.name, Kind: store.ErrConfig, Err: errors.New("no entry kind")}
@@ -32,49 +45,89 @@ func (h *Lease) Commit(ctx context.Context, kind string, data any) (*Entry, erro
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := h.ensure(ctx); err != nil {
+	if err := h.ensure(); err != nil {
 		return nil, err
 	}
-	if h.ptr.Kind != "" && h.ptr.Kind != kind {
-		return nil, fail("commit", h.name, ErrCursorKindMismatch, "an entry of kind %q to a log of kind %q", kind, h.ptr.Kind)
+	if h.rec.Kind != "" && h.rec.Kind != kind {
+		return nil, fail("commit", h.name, ErrCursorKindMismatch, "an entry of kind %q to a log of kind %q", kind, h.rec.Kind)
 	}
-	e := &Entry{Name: h.name, Kind: kind, Seq: h.ptr.Seq + 1, Fence: h.fence, Node: h.l.cfg.Node,
-		Prev: h.ptr.Head, Time: h.l.clock.Now().UTC(), Data: raw}
+	e := &Entry{Name: h.name, Kind: kind, Seq: h.rec.Seq + 1, Fence: h.fence, Node: h.l.cfg.Node,
+		Prev: h.rec.Head, Time: h.l.clock.Now().UTC(), Data: raw}
 	e.Key = EntryKey(h.name, e.Seq, e.Fence)
-	wr, err := putJSON(ctx, h.l.s, e.Key, e, store.PutOptions{IfNoneMatch: true})
+	if err := h.createEntry(ctx, e); err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(e)
+	now := h.l.clock.Now()
+	what := fmt.Sprintf("; entry %s (seq %d) is not readable", e.Key, e.Seq)
+	err = h.replace(ctx, "commit", ErrFenced, what, func(r *Record) {
+		r.Kind, r.Seq, r.Head, r.HeadEntry, r.RenewedAt = kind, e.Seq, e.Key, inline(e, len(b)), now
+	})
 	if err != nil {
 		return nil, err
 	}
-	if wr.failed {
-		return nil, &store.Error{Op: "commit", Key: e.Key, Kind: store.ErrPreconditionFailed,
-			Err: fmt.Errorf("the log entry exists already (an earlier commit of fence %d whose answer was lost?)", h.fence)}
-	}
-	next := Pointer{Name: h.name, Kind: kind, Fence: h.fence, Seq: e.Seq, Head: e.Key}
-	wr, err = putJSON(ctx, h.l.s, PointerKey(h.name), &next, store.PutOptions{IfMatch: h.ptrETag})
-	if err != nil {
-		return nil, err
-	}
-	if wr.failed {
-		return nil, h.fenced(ctx, e)
-	}
-	h.ptr, h.ptrETag = next, wr.etag
 	return e, nil
 }
 
-// ensure makes sure the holder may commit: not released, and inside its safe window, or
-// renewed now. A renewal that finds the lease taken over is ErrFenced.
-func (h *Lease) ensure(ctx context.Context) error {
+// createEntry writes e at its key, create-if-absent, before the holder's deadline.
+func (h *Lease) createEntry(ctx context.Context, e *Entry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	bctx, done, err := h.bound(ctx)
+	if err != nil {
+		return fenced(err)
+	}
+	defer done()
+	_, err = h.l.kv.Create(bctx, e.Key, b)
+	if errors.Is(err, cas.ErrConflict) {
+		return &store.Error{Op: "commit", Key: e.Key, Kind: store.ErrPreconditionFailed,
+			Err: fmt.Errorf("the log entry exists already (an earlier commit of fence %d whose answer was lost?)", h.fence)}
+	}
+	return fenced(h.deadlineErr(bctx, ctx, err))
+}
+
+// Save keeps state in the lease record itself, fenced and renewing like a commit, in one
+// request: a job's small state that needs no history (a split's watermark). A record replaced
+// by a later acquisition fails ErrFenced; the next holder finds the state in the record it
+// takes over (Lease.State).
+func (h *Lease) Save(ctx context.Context, state any) error {
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return fmt.Errorf("save to lease %q: %w", h.name, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.ensure(); err != nil {
+		return err
+	}
+	now := h.l.clock.Now()
+	return h.replace(ctx, "save", ErrFenced, "", func(r *Record) { r.State, r.RenewedAt = raw, now })
+}
+
+// State is the state the lease record holds (Save), as this holder last wrote or read it.
+func (h *Lease) State() json.RawMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append(json.RawMessage(nil), h.rec.State...)
+}
+
+// ensure makes sure the holder may write: not released, not lost, before its deadline. A
+// lease lost to another holder is ErrFenced.
+func (h *Lease) ensure() error {
 	if h.released {
 		return fail("commit", h.name, ErrNotHeld, "released")
 	}
 	if err := h.Err(); err != nil {
 		return fenced(err)
 	}
-	if h.within() {
-		return nil
+	if !h.within() {
+		err := h.pastDeadline()
+		h.markLost(err)
+		return fenced(err)
 	}
-	h.l.log.Warn("lease: past the safe window; renewing before the commit", "lease", h.name, "fence", h.fence)
-	return fenced(h.renew(ctx, "commit"))
+	return nil
 }
 
 // fenced makes a lost lease ErrFenced: a commit by a holder that was fenced past.
@@ -85,31 +138,27 @@ func fenced(err error) error {
 	return err
 }
 
-// fenced reads the pointer after an advance lost its condition and says why.
-func (h *Lease) fenced(ctx context.Context, e *Entry) error {
-	var p Pointer
-	_, _, err := getJSON(ctx, h.l.s, PointerKey(h.name), &p)
-	var why error
-	switch {
-	case err != nil:
-		why = fail("commit", h.name, ErrFenced, "the pointer changed under fence %d; entry %s is not readable", h.fence, e.Key)
-		why = errors.Join(why, err)
-	case p.Fence > h.fence:
-		why = fail("commit", h.name, ErrFenced, "fence %d was raised to %d by a later acquisition; entry %s (seq %d) is not readable",
-			h.fence, p.Fence, e.Key, e.Seq)
-	default:
-		why = fail("commit", h.name, ErrFenced, "the pointer changed under fence %d (now seq %d, fence %d): entry %s is not readable",
-			h.fence, p.Seq, p.Fence, e.Key)
-	}
-	h.markLost(why)
-	return why
-}
-
-// Check returns nil while the holder may write: it is neither released nor lost, and inside
-// its safe window, or renewed now. A lease that was taken over is ErrFenced. A job checks it
-// before each write that only the holder may make.
+// Check returns nil while the holder may write: it is neither released nor lost, and before
+// its deadline. A lease that was taken over, or whose deadline passed, is ErrFenced. A job
+// checks it before each write that only the holder may make.
 func (h *Lease) Check(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ensure(ctx)
+	return h.ensure()
+}
+
+// headOf returns the head entry of rec's log: carried in rec, or read from its key.
+func headOf(ctx context.Context, kv cas.Store, rec Record, kind string) (*Entry, error) {
+	if rec.Head == "" {
+		return nil, nil
+	}
+	if e := rec.HeadEntry; e != nil {
+		c := *e
+		c.Key = rec.Head
+		if kind != "" && c.Kind != kind {
+			return nil, fail("read", rec.Name, ErrCursorKindMismatch, "entry %s is of kind %q, want %q", c.Key, c.Kind, kind)
+		}
+		return &c, nil
+	}
+	return readEntry(ctx, kv, rec.Name, rec.Head, kind)
 }

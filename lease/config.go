@@ -29,7 +29,10 @@ const EnvNodeID = "WHARF_NODE_ID"
 // Config is the lease: section of wharf's config file; every key is also a flag of `wharf
 // lease`. DefaultConfig gives every default, FromEnv the environment's, Check validates.
 type Config struct {
-	// TTL is how long a lease is granted from each acquisition or renewal.
+	// TTL is how long a lease is granted from each acquisition or renewal: more than 0 and at
+	// most MaxTTL (7 days). A TTL is how long a holder that died blocks everyone else, and no
+	// job is served by a week; the bound also keeps every sum of a monotonic reading, a TTL,
+	// the skew and a wait far inside time.Duration's 292 years, where a sum would wrap round.
 	TTL time.Duration `yaml:"ttl"`
 	// RenewEvery is how often the holding process renews; 0 means TTL/3.
 	RenewEvery time.Duration `yaml:"renew_every"`
@@ -40,7 +43,7 @@ type Config struct {
 	// Wait is how long an acquisition watches a held lease for it to expire or be released
 	// before giving up with ErrHeld; 0 gives up at once.
 	Wait time.Duration `yaml:"wait"`
-	// Node is this machine's id, written into the lease object and the log entries.
+	// Node is this machine's id, written into the lease record and the log entries.
 	Node string `yaml:"node"`
 	// Coordination is CoordinationAuto or CoordinationCAS.
 	Coordination string `yaml:"coordination"`
@@ -77,8 +80,8 @@ func (c *Config) Check() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	switch {
-	case c.TTL <= 0:
-		add("lease.ttl %s: want more than 0", c.TTL)
+	case c.TTL <= 0 || c.TTL > MaxTTL:
+		add("lease.ttl %s: want more than 0 and at most %s (7 days: how long a holder that died blocks everyone)", c.TTL, MaxTTL)
 	case c.Skew < 0 || c.Skew >= c.TTL:
 		add("lease.skew %s: want 0 or more and less than lease.ttl (%s)", c.Skew, c.TTL)
 	case c.RenewEvery < 0 || c.Renewal() <= 0 || c.Renewal() >= c.TTL-c.Skew:

@@ -1,55 +1,100 @@
-// Package lease holds fenced leases and a commit log in a store itself, through conditional
-// writes, so that a job can run from any machine and two machines never both act as its
-// writer: `wharf lease`, exports with `state: bucket`, and any job that needs one writer.
+// Package lease holds fenced leases and a commit log in a compare-and-set store (package cas:
+// the bucket itself, or NATS JetStream key-value), so that a job can run from any machine and
+// two machines never both act as its writer: `wharf lease`, exports with `state: bucket`, and
+// any job that needs one writer. One engine, one skew rule and one history check cover every
+// store.
 //
-// # Objects
+// # Records
 //
 // Below the store's root, for a lease name:
 //
-//	_wharf/leases/<name>.json            the lease: holder node, fence, TTL, released flag
-//	_wharf/pointers/<name>.json          the pointer: the highest fence acquired, the log's head
+//	_wharf/leases/<name>.json             the lease record: holder node, fence, TTL, released
+//	                                      flag, the log's head (kind, seq, head key, and the
+//	                                      head entry itself up to InlineMax), saved state
 //	_wharf/log/<name>/<seq>.f<fence>.json one commit: kind, seq, fence, node, the previous entry
+//
+// (wharf before record format 2 kept the log's head in _wharf/pointers/<name>.json; the first
+// acquisition of such a lease takes it into the record, and readers fall back to it.)
 //
 // # What a lease promises
 //
-//   - Acquire creates the lease object under If-None-Match, or replaces one that is released or
-//     expired under If-Match on the ETag it read. The new fence is one above the old, so no two
-//     acquisitions ever hold one fence. It then raises the pointer's fence to its own by
-//     If-Match: from then on, no commit of an earlier holder can land.
-//   - Expiry is judged only on the judging machine's monotonic clock: a contender that reads a
-//     held lease notes its ETag and the time, and takes it over only if the same ETag is still
-//     there TTL + Skew later. Wall-clock times in the objects are for people; no machine compares
-//     them. The holder renews every RenewEvery (default TTL/3) by If-Match, and stops committing
-//     once TTL − Skew has passed since the send of its last successful renewal: a commit past
-//     that point renews first.
-//   - Release is an If-Match replace that marks the lease released, never a delete: fences never
-//     go back, and no store's conditional delete is relied on.
-//   - A commit creates the next entry under If-None-Match, carrying the fence, then advances the
-//     pointer to it by If-Match. A holder fenced past fails ErrFenced; the entry it wrote is
-//     never readable, because readers (Log) follow the pointer and each entry's Prev, never a
-//     listing. An entry's key holds its seq and fence: one acquisition holds one fence, so two
-//     holders never write one key.
-//   - A conditional write whose answer was lost (or refused after a throttled attempt) is
-//     settled by reading back the random wharf-put-id it carried, never by sending it again.
-//   - The fence protects the commit log, not arbitrary objects: a plain put a paused holder had
-//     in flight can still land after a takeover. A job therefore records in the log what a
-//     reader may trust (an export: the sha256 of its manifest), and readers trust only that.
+//   - Acquire creates the lease record (create-if-absent), or replaces one that is released or
+//     expired under the revision it read. The new fence is one above the old, so no two
+//     acquisitions ever hold one fence.
+//   - Every write a holder makes — renewal, commit, save, release — replaces the same record
+//     under the revision the holder itself wrote last. An acquisition changes that revision,
+//     so from the moment Acquire's write lands no write of an earlier holder can land: its
+//     condition names a revision that is gone. That is the fence: it needs no second object.
+//   - A commit creates the next entry (create-if-absent), carrying the fence, then replaces
+//     the record naming it as the head. A holder fenced past fails ErrFenced; the entry it
+//     wrote is never readable, because readers (Log) follow the record and each entry's Prev,
+//     never a listing. An entry's key holds its seq and fence: one acquisition holds one
+//     fence, so two holders never write one key.
+//   - Release replaces the record marking it released, never a delete: fences never go back
+//     (unless the record itself is deleted by hand, which makes a fresh lease), and no store's
+//     conditional delete is relied on.
+//   - A conditional write whose answer was lost is settled inside the cas store (the bucket
+//     reads back the random wharf-put-id it carried), never by sending it blindly again.
+//   - The fence protects the commit log and the record, not arbitrary objects: a plain put a
+//     paused holder had in flight can still land after a takeover. A job therefore records in
+//     the log what a reader may trust (an export: the sha256 of its manifest), and readers
+//     trust only that.
+//
+// # Why the record carries the log's head
+//
+// Before format 2 the log's head was a pointer object of its own, and every acquisition
+// raised the pointer's fence by a third write, so that an earlier holder's commit (a replace
+// of the pointer under its ETag) failed. With the head in the lease record, the acquisition's
+// one write does the same: an earlier holder's commit replaces the record under the revision
+// it wrote, and the acquisition replaced that revision. Nothing is guarded less: before
+// Acquire returns, every earlier holder's renewals, commits and releases are already refused,
+// exactly as the raised pointer refused its commits; and a holder's commit is refused the
+// moment any later acquisition lands, whatever either side's clock says. The record carries
+// the head entry itself when it is at most InlineMax bytes, so a holder reads the last commit
+// with the lease (Lease.Head). A leased run (an export with `state: bucket`) therefore costs 5
+// requests: read and replace the record; create an entry and replace the record; replace the
+// record released (7 before: the pointer's raise, and the read of the last entry).
+//
+// # Time
+//
+// Expiry is judged only on the judging machine's monotonic clock: a contender that reads a
+// held lease notes its revision and the time, and takes it over only if the same revision is
+// still there TTL + Skew later. Wall-clock times in the records are for people; no machine
+// compares them. The holder renews every RenewEvery (default TTL/3). Its deadline is TTL −
+// Skew after the send of its last successful write: a timer of its own, independent of any
+// request in flight, loses the lease there (Lost closes, with ErrNotHeld joined to
+// ErrDeadlinePassed), and every request a holder makes is cancelled at its deadline. A lease
+// lost is lost for good: acquire again. A contender that saw the holder's last write cannot
+// take over before 2 × Skew after that deadline. TTLs are at most MaxTTL (7 days) and every
+// sum of times saturates instead of wrapping round.
 //
 // # Stores
 //
-// Open probes the store (store/probe) unless given a result. A store proven cas gets bucket
-// leases. A file store on a network mount type (anything but ext4, xfs, btrfs, zfs, tmpfs,
-// overlay, apfs or hfs) is single-writer: it gets a machine lease, an exclusive flock on a lock
-// file of this machine, and acquiring writes no lease object or pointer (commits still go
-// through the pointer); Config.Coordination "cas" refuses it. Any other store not proven cas
-// fails ErrCoordinationUnproven. A bucket lease needs a node id other than "local"
-// (WHARF_NODE_ID), else ErrNodeIDLocal.
+// Open probes the store (store/probe) unless given a result or a remembered cas verdict. A
+// store proven cas gets bucket leases (ModeBucket). A file store on a network mount type
+// (anything but ext4, xfs, btrfs, zfs, tmpfs, overlay, apfs or hfs) is single-writer: it gets
+// a machine lease (ModeMachine), an exclusive flock on a lock file of this machine, and
+// acquiring writes nothing (commits still go through the record); Config.Coordination "cas"
+// refuses it. Any other store not proven cas fails ErrCoordinationUnproven. OpenCAS opens a
+// Leaser over any cas.Store (NATS JetStream key-value), ModeCAS, without a probe.
+//
+// A store proven cas may stop enforcing conditions later (a proxy that strips them, a
+// gateway reconfigured). Every CheckEvery-th acquisition (counted across this machine's
+// processes beside the remembered verdict) replaces the record once more under the revision
+// it just replaced: one request, which a store that enforces conditions refuses. A store that
+// accepts it fails the acquisition ErrCoordinationUnproven, the remembered verdict is
+// forgotten, and the next Open probes again.
+//
+// A bucket lease needs a node id other than "local" (WHARF_NODE_ID), else ErrNodeIDLocal.
+// A holder adopts a renewal that `wharf lease renew` made for its node (same fence, same node,
+// not released): it goes on; a release by name ends it.
 //
 // # Errors
 //
 // ErrHeld (exit 75: skipped, try later; a *HeldError names the holder and this machine's
-// expiry), ErrFenced, ErrNotHeld (the lease object is left untouched), ErrNodeIDLocal,
-// ErrCursorKindMismatch (an entry of another kind than its log's), ErrCoordinationUnproven,
-// and store.ErrConfig for a config or name that does not check. Store failures keep their own
-// kind. A cancelled context passes through.
+// expiry), ErrFenced, ErrNotHeld (the record is left untouched; joined to ErrDeadlinePassed
+// when the holder's deadline passed), ErrNodeIDLocal, ErrCursorKindMismatch (an entry of
+// another kind than its log's), ErrCoordinationUnproven, and store.ErrConfig for a config or
+// name that does not check. Store failures keep their own kind. A cancelled context passes
+// through.
 package lease

@@ -22,6 +22,15 @@ type fakeClock struct {
 	wall    time.Time
 	mono    time.Duration
 	onSleep func(d time.Duration)
+	timers  []*fakeTimer
+}
+
+// fakeTimer is an AfterFunc of a fakeClock: it runs, in the goroutine that moves the clock
+// past its time, once the clock is there.
+type fakeTimer struct {
+	at      time.Duration
+	f       func()
+	stopped bool
 }
 
 func newClock(wall time.Time) *fakeClock { return &fakeClock{wall: wall} }
@@ -42,6 +51,44 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.mono += d
 	c.mu.Unlock()
+	c.fire()
+}
+
+// fire runs the timers that are due, outside the clock's lock.
+func (c *fakeClock) fire() {
+	c.mu.Lock()
+	var due []*fakeTimer
+	rest := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case t.at <= c.mono:
+			t.stopped = true
+			due = append(due, t)
+		default:
+			rest = append(rest, t)
+		}
+	}
+	c.timers = rest
+	c.mu.Unlock()
+	for _, t := range due {
+		t.f()
+	}
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	t := &fakeTimer{at: c.mono + d, f: f}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	c.fire()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !t.stopped
+		t.stopped = true
+		return was
+	}
 }
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
@@ -132,8 +179,8 @@ func (b *lossy) Put(ctx context.Context, key string, body io.Reader, o *driver.P
 	return info, err
 }
 
-// readRecord reads the lease object as it is in s.
-func readRecord(t *testing.T, s *store.Store, name string) (Record, string) {
+// recordIn reads the lease record as it is in s.
+func recordIn(t *testing.T, s *store.Store, name string) (Record, string) {
 	t.Helper()
 	rec, etag, found, err := OpenLog(s, name).Lease(context.Background())
 	if err != nil || !found {

@@ -3,7 +3,9 @@ package lease
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/wharfdata/wharf/cas"
+	"github.com/wharfdata/wharf/cas/natskv"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 )
@@ -41,6 +45,7 @@ type opLine struct {
 	OutFence int64  `json:"of"`
 	Seq      int64  `json:"s"`
 	OutValue string `json:"ov"`
+	Expired  bool   `json:"x,omitempty"`
 	Call     int64  `json:"call"`
 	Return   int64  `json:"ret"`
 }
@@ -70,22 +75,68 @@ func TestHistoryClientProcess(t *testing.T) {
 	var kind, url string
 	fmt.Sscan(os.Getenv(envHistoryStore), &kind, &url)
 	start, _ := strconv.ParseInt(os.Getenv(envHistoryStart), 10, 64)
-	s, err := store.Open(t.Context(), url, storeConfigFor(t, kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	rec := &recorder{start: time.Unix(0, start), wall: true}
 	o := historySize()
 	o.broken = os.Getenv(envHistoryBroken) == "1"
-	historyClient(t, s, casResult(s), o, c, rec)
+	historyClient(t, clientOpener(t, kind, url, o.broken), o, c, rec)
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	for _, op := range rec.ops {
 		i, o := op.Input.(hInput), op.Output.(hOutput)
 		b, _ := json.Marshal(opLine{Client: i.client, Kind: i.kind, Fence: i.fence, Value: i.value, OK: o.ok,
-			OutFence: o.fence, Seq: o.seq, OutValue: o.value, Call: op.Call, Return: op.Return})
+			OutFence: o.fence, Seq: o.seq, OutValue: o.value, Expired: o.expired, Call: op.Call, Return: op.Return})
 		fmt.Fprintf(w, "op %s\n", b)
+	}
+}
+
+// clientOpener opens what a client process races on: the store of kind at url, or, for kind
+// "nats", the key-value bucket url on the test cluster (with its revisions ignored when the
+// run is the broken variant).
+func clientOpener(t *testing.T, kind, url string, broken bool) opener {
+	if kind == "nats" {
+		kv, err := natskv.Open(t.Context(), natskv.Options{Servers: testenv.NATS(t).URL(), Bucket: url, RetryFor: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kv.Close() })
+		if broken {
+			return casOpener(ignoringRevisions{kv})
+		}
+		return casOpener(kv)
+	}
+	s, err := store.Open(t.Context(), url, storeConfigFor(t, kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return bucketOpener(s, casResult(s))
+}
+
+// ignoringRevisions is a cas.Store that writes whatever revision it is given: last writer
+// wins, as a key-value store without compare-and-set would.
+type ignoringRevisions struct{ cas.Store }
+
+func (s ignoringRevisions) Create(ctx context.Context, key string, value []byte) (string, error) {
+	rev, err := s.Store.Create(ctx, key, value)
+	if errors.Is(err, cas.ErrConflict) {
+		return s.Update(ctx, key, value, "")
+	}
+	return rev, err
+}
+
+func (s ignoringRevisions) Update(ctx context.Context, key string, value []byte, _ string) (string, error) {
+	for {
+		_, cur, err := s.Store.Get(ctx, key)
+		if errors.Is(err, cas.ErrNoRecord) {
+			return s.Store.Create(ctx, key, value)
+		}
+		if err != nil {
+			return "", err
+		}
+		rev, err := s.Store.Update(ctx, key, value, cur)
+		if !errors.Is(err, cas.ErrConflict) {
+			return rev, err
+		}
 	}
 }
 
@@ -132,7 +183,7 @@ func parseOps(t *testing.T, out []byte) []porcupine.Operation {
 		}
 		ops = append(ops, porcupine.Operation{ClientId: l.Client, Call: l.Call, Return: l.Return,
 			Input:  hInput{kind: l.Kind, client: l.Client, fence: l.Fence, value: l.Value},
-			Output: hOutput{ok: l.OK, fence: l.OutFence, seq: l.Seq, value: l.OutValue}})
+			Output: hOutput{ok: l.OK, fence: l.OutFence, seq: l.Seq, value: l.OutValue, expired: l.Expired}})
 	}
 	return ops
 }

@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestAcquireCreatesLeaseAndRaisesPointer(t *testing.T) {
 	if h.Fence() != 1 {
 		t.Fatalf("fence %d, want 1", h.Fence())
 	}
-	rec, _ := readRecord(t, s, "orders")
+	rec, _ := recordIn(t, s, "orders")
 	if rec.Holder != "a" || rec.Fence != 1 || rec.Released || rec.TTL() != 10*time.Second {
 		t.Errorf("lease object %+v", rec)
 	}
@@ -61,7 +62,7 @@ func TestReleaseIsAReplaceAndTheNextFenceIsHigher(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := readRecord(t, s, "orders")
+	rec, _ := recordIn(t, s, "orders")
 	if !rec.Released || rec.Fence != 1 {
 		t.Fatalf("released lease object %+v: want it kept, released, fence 1", rec)
 	}
@@ -121,23 +122,59 @@ func TestRenewalRestartsTheContendersWatch(t *testing.T) {
 	}
 }
 
-func TestHolderMayNotCommitPastItsWindowWithoutRenewing(t *testing.T) {
+// A holder's deadline is TTL − skew after the send of its last successful write: its own
+// timer loses the lease there (Lost closes, with no request and no Keep running), and it
+// never commits again, even with nobody else about.
+func TestHolderPastItsDeadlineIsLostForGood(t *testing.T) {
 	s := memStore()
 	a := newMachine(t, s, "a", nil)
 	h := mustAcquire(t, a, "orders")
-	a.clock.Advance(8 * time.Second) // TTL − skew
-	if err := h.Valid(); !errors.Is(err, ErrNotHeld) {
-		t.Fatalf("Valid at TTL − skew: %v, want not held", err)
-	}
-	_, etag := readRecord(t, s, "orders")
-	if _, err := h.Commit(ctx, "k", "v"); err != nil {
-		t.Fatalf("commit past the window with nobody else: %v (it renews first)", err)
-	}
-	if _, etag2 := readRecord(t, s, "orders"); etag2 == etag {
-		t.Error("the commit past the window did not renew the lease")
-	}
+	a.clock.Advance(8*time.Second - time.Millisecond)
 	if err := h.Valid(); err != nil {
-		t.Errorf("after the renewal: %v", err)
+		t.Fatalf("Valid just before TTL − skew: %v", err)
+	}
+	select {
+	case <-h.Lost():
+		t.Fatal("lost before the deadline")
+	default:
+	}
+	a.clock.Advance(time.Millisecond) // TTL − skew
+	select {
+	case <-h.Lost():
+	default:
+		t.Fatal("Lost not closed at the deadline")
+	}
+	if err := h.Err(); !errors.Is(err, ErrNotHeld) || !errors.Is(err, ErrDeadlinePassed) {
+		t.Fatalf("Err at the deadline: %v, want not held, past the deadline", err)
+	}
+	_, rev := recordIn(t, s, "orders")
+	if _, err := h.Commit(ctx, "k", "v"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("commit past the deadline: %v, want fenced", err)
+	}
+	if err := h.Renew(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("renew past the deadline: %v, want not held", err)
+	}
+	if _, rev2 := recordIn(t, s, "orders"); rev2 != rev {
+		t.Error("a holder past its deadline wrote the lease record")
+	}
+}
+
+// Every write of the holder moves its deadline: a commit renews as a renewal does.
+func TestACommitMovesTheDeadline(t *testing.T) {
+	s := memStore()
+	a := newMachine(t, s, "a", nil)
+	h := mustAcquire(t, a, "orders")
+	a.clock.Advance(5 * time.Second)
+	if _, err := h.Commit(ctx, "k", 1); err != nil {
+		t.Fatal(err)
+	}
+	a.clock.Advance(5 * time.Second) // 10 s after the acquisition, 5 after the commit
+	if err := h.Valid(); err != nil {
+		t.Fatalf("5 s after a commit: %v", err)
+	}
+	a.clock.Advance(3 * time.Second)
+	if err := h.Valid(); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("8 s after the commit: %v, want not held", err)
 	}
 }
 
@@ -194,11 +231,11 @@ func TestRenewAndReleaseByAFencedHolderLeaveTheObject(t *testing.T) {
 	ha := mustAcquire(t, a, "orders")
 	b := newMachine(t, s, "b", func(c *Config) { c.Wait = time.Minute })
 	mustAcquire(t, b, "orders")
-	before, etag := readRecord(t, s, "orders")
+	before, etag := recordIn(t, s, "orders")
 	wantCode(t, ha.Renew(ctx), ErrNotHeld)
 	wantCode(t, ha.Release(ctx), ErrNotHeld)
-	after, etag2 := readRecord(t, s, "orders")
-	if etag != etag2 || after != before {
+	after, etag2 := recordIn(t, s, "orders")
+	if etag != etag2 || !reflect.DeepEqual(after, before) {
 		t.Errorf("the lease object changed: %+v → %+v", before, after)
 	}
 	select {
@@ -239,7 +276,7 @@ func TestEntryOfTheWrongKind(t *testing.T) {
 
 // Lost answers are settled by the put-id, never resent.
 func TestLostAnswersSettledByPutID(t *testing.T) {
-	for _, which := range []string{"acquire", "raise", "renew", "commit-entry", "commit-pointer", "release"} {
+	for _, which := range []string{"acquire", "renew", "commit-entry", "commit-record", "release"} {
 		t.Run(which, func(t *testing.T) {
 			b := &lossy{Bucket: memBucket()}
 			s := store.New(b, nil)
@@ -249,11 +286,8 @@ func TestLostAnswersSettledByPutID(t *testing.T) {
 				b.match = func(k string) bool { return strings.HasPrefix(k, prefix) }
 				b.mu.Unlock()
 			}
-			switch which {
-			case "acquire":
+			if which == "acquire" {
 				arm(LeasePrefix)
-			case "raise":
-				arm(PointerPrefix)
 			}
 			h := mustAcquire(t, a, "orders")
 			switch which {
@@ -262,8 +296,8 @@ func TestLostAnswersSettledByPutID(t *testing.T) {
 				if err := h.Renew(ctx); err != nil {
 					t.Fatal(err)
 				}
-			case "commit-entry", "commit-pointer":
-				arm(map[string]string{"commit-entry": LogPrefix, "commit-pointer": PointerPrefix}[which])
+			case "commit-entry", "commit-record":
+				arm(map[string]string{"commit-entry": LogPrefix, "commit-record": LeasePrefix}[which])
 				if _, err := h.Commit(ctx, "k", "v"); err != nil {
 					t.Fatal(err)
 				}
@@ -285,9 +319,9 @@ func TestLostAnswersSettledByPutID(t *testing.T) {
 					t.Fatalf("release after the lost answer: %v", err)
 				}
 			}
-			rec, _ := readRecord(t, s, "orders")
+			rec, _ := recordIn(t, s, "orders")
 			if !rec.Released || rec.Fence != 1 {
-				t.Errorf("lease object %+v", rec)
+				t.Errorf("lease record %+v", rec)
 			}
 		})
 	}
@@ -324,32 +358,75 @@ func TestKeepRenewsAndNoticesATakeover(t *testing.T) {
 	if renewals != 4 {
 		t.Errorf("%d renewals waited for, want 4", renewals)
 	}
-	if rec, _ := readRecord(t, s, "orders"); rec.Holder != "b" || rec.Fence != 2 {
+	if rec, _ := recordIn(t, s, "orders"); rec.Holder != "b" || rec.Fence != 2 {
 		t.Errorf("lease object %+v, want b's", rec)
 	}
 }
 
-// A lease object deleted by hand (or restored from a backup) never hands out a fence again:
-// the acquisition moves above the pointer's fence.
-func TestDeletedLeaseObjectNeverReusesAFence(t *testing.T) {
+// A lease record deleted by hand is a fresh lease: its fences start again at 1 (the docs say
+// so: never delete it), but no earlier holder can write again, for its writes are replaces
+// under a revision that is gone.
+func TestDeletedLeaseRecordLetsNoEarlierHolderWrite(t *testing.T) {
 	s := memStore()
 	a := newMachine(t, s, "a", nil)
 	h := mustAcquire(t, a, "orders")
-	mustAcquire(t, a, "other")
-	if err := h.Release(ctx); err != nil {
+	if _, err := h.Commit(ctx, "k", 1); err != nil {
 		t.Fatal(err)
 	}
-	h = mustAcquire(t, a, "orders")
 	if err := s.Delete(ctx, LeaseKey("orders"), nil); err != nil {
 		t.Fatal(err)
 	}
 	b := newMachine(t, s, "b", nil)
 	hb := mustAcquire(t, b, "orders")
-	if hb.Fence() != 3 {
-		t.Fatalf("fence %d after the lease object (fence 2) was deleted, want 3", hb.Fence())
+	if hb.Fence() != 1 || hb.Pointer().Seq != 0 {
+		t.Fatalf("after the record was deleted: fence %d at seq %d, want a fresh lease", hb.Fence(), hb.Pointer().Seq)
 	}
-	if _, err := h.Commit(ctx, "k", 1); !errors.Is(err, ErrFenced) {
-		t.Errorf("fence 2's commit: %v, want fenced", err)
+	if _, err := h.Commit(ctx, "k", 2); !errors.Is(err, ErrFenced) {
+		t.Errorf("the earlier holder's commit: %v, want fenced", err)
+	}
+	if _, err := hb.Commit(ctx, "k", 3); err == nil || !strings.Contains(err.Error(), "exists already") {
+		t.Errorf("the fresh lease's first commit onto an old entry's key: %v, want refused, never overwritten", err)
+	}
+}
+
+// A lease that wharf kept before record format 2 (a lease object and a pointer object) is
+// taken over with its log: the first acquisition takes the pointer's fence and head into
+// the record (a pointer whose fence is above the lease object's, after the lease object was
+// deleted, still raises the fence).
+func TestFormatOneLeaseIsTakenOverWithItsLog(t *testing.T) {
+	s := memStore()
+	put := func(key, body string) {
+		if _, err := s.Put(ctx, key, strings.NewReader(body), &store.PutOptions{Size: int64(len(body))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(EntryKey("orders", 3, 5), `{"name":"orders","kind":"k","seq":3,"fence":5,"node":"old","data":"v3"}`)
+	put(PointerKey("orders"), `{"name":"orders","kind":"k","fence":5,"seq":3,"head":"`+EntryKey("orders", 3, 5)+`"}`)
+	put(LeaseKey("orders"), `{"name":"orders","holder":"old","fence":4,"ttl_ms":1000,"released":true}`)
+	if e, err := OpenLog(s, "orders").Head(ctx, "k"); err != nil || string(e.Data) != `"v3"` {
+		t.Fatalf("reading the format-1 log: %+v %v", e, err)
+	}
+	a := newMachine(t, s, "a", nil)
+	h := mustAcquire(t, a, "orders")
+	if h.Fence() != 6 {
+		t.Fatalf("fence %d, want 6: above the pointer's 5", h.Fence())
+	}
+	if e, err := h.Head(ctx, "k"); err != nil || e.Seq != 3 {
+		t.Fatalf("head %+v %v, want the format-1 log's seq 3", e, err)
+	}
+	e, err := h.Commit(ctx, "k", "v4")
+	if err != nil || e.Seq != 4 || e.Prev != EntryKey("orders", 3, 5) {
+		t.Fatalf("commit %+v %v", e, err)
+	}
+	var seen []string
+	for e, err := range OpenLog(s, "orders").Walk(ctx, "k") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, string(e.Data))
+	}
+	if strings.Join(seen, " ") != `"v4" "v3"` {
+		t.Errorf("walk %v", seen)
 	}
 }
 
@@ -360,12 +437,12 @@ func TestRenewAndReleaseByName(t *testing.T) {
 	a := newMachine(t, s, "a", nil)
 	h := mustAcquire(t, a, "orders")
 	b := newMachine(t, s, "b", nil)
-	_, etag := readRecord(t, s, "orders")
+	_, etag := recordIn(t, s, "orders")
 	_, err := b.Renew(ctx, "orders", 0)
 	wantCode(t, err, ErrNotHeld)
 	_, err = a.Release(ctx, "orders", h.Fence()+1)
 	wantCode(t, err, ErrNotHeld)
-	if _, etag2 := readRecord(t, s, "orders"); etag2 != etag {
+	if _, etag2 := recordIn(t, s, "orders"); etag2 != etag {
 		t.Fatal("a refused renew or release changed the lease object")
 	}
 	if _, err := a.Renew(ctx, "orders", h.Fence()); err != nil {
@@ -374,7 +451,7 @@ func TestRenewAndReleaseByName(t *testing.T) {
 	if _, err := a.Release(ctx, "orders", 0); err != nil {
 		t.Fatal(err)
 	}
-	if rec, _ := readRecord(t, s, "orders"); !rec.Released {
+	if rec, _ := recordIn(t, s, "orders"); !rec.Released {
 		t.Error("not released")
 	}
 	if _, err := a.Release(ctx, "orders", 0); err != nil {
@@ -384,40 +461,41 @@ func TestRenewAndReleaseByName(t *testing.T) {
 	wantCode(t, err, ErrNotHeld)
 }
 
-// A released lease carries its pointer's ETag: the next acquisition raises the pointer
-// without reading it (3 requests), and a stale hint costs a read, never a wrong pointer.
-func TestReleasedLeaseHintsThePointer(t *testing.T) {
+// What a leased run costs: acquiring a released lease is 2 requests (read and replace the
+// record, which carries the log's head, so reading the last entry costs none), a commit 2
+// (create the entry, replace the record), a release 1: 5 in all. The very first acquisition
+// of a name reads once more (a format-1 pointer), and the CheckEvery-th acquisition of a
+// Leaser sends one more (the check that the store still enforces conditions).
+func TestALeasedRunCostsFiveRequests(t *testing.T) {
 	c := &counting{Bucket: memBucket()}
 	s := store.New(c, nil)
-	a, b := newMachine(t, s, "a", nil), newMachine(t, s, "b", nil)
-	h := mustAcquire(t, a, "orders")
-	if _, err := h.Commit(ctx, "k", 1); err != nil {
-		t.Fatal(err)
+	a := newMachine(t, s, "a", nil)
+	run := func(i int) int64 {
+		c.n.Store(0)
+		h := mustAcquire(t, a, "orders")
+		head, err := h.Head(ctx, "k")
+		if err != nil || (i > 0) != (head != nil) {
+			t.Fatalf("run %d: head %+v %v", i, head, err)
+		}
+		if _, err := h.Commit(ctx, "k", strings.Repeat("x", 1024)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return c.n.Load()
 	}
-	if err := h.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c.n.Store(0)
-	hb := mustAcquire(t, b, "orders")
-	if n := c.n.Load(); n != 3 {
-		t.Errorf("acquiring a released lease took %d requests, want 3 (GET and PUT the lease, PUT the pointer)", n)
-	}
-	if p := hb.Pointer(); p.Fence != 2 || p.Seq != 1 {
-		t.Fatalf("pointer %+v, want fence 2 at seq 1", p)
-	}
-	if err := hb.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// The pointer changes after the release (by hand): the hint is stale.
-	var p Pointer
-	etag, _, _ := getJSON(ctx, s, PointerKey("orders"), &p)
-	p.Seq += 10
-	if _, err := putJSON(ctx, s, PointerKey("orders"), &p, store.PutOptions{IfMatch: etag}); err != nil {
-		t.Fatal(err)
-	}
-	h3 := mustAcquire(t, a, "orders")
-	if e, err := h3.Commit(ctx, "k", 3); err != nil || e.Seq != 12 || e.Fence != 3 {
-		t.Errorf("after a stale hint: commit %+v, %v; want seq 12 (the pointer as it is, not as hinted)", e, err)
+	for i := range 2 * CheckEvery {
+		want := int64(5)
+		switch {
+		case i == 0:
+			want = 6 // the record and the format-1 pointer read, the record created
+		case (i+1)%CheckEvery == 0:
+			want = 6 // the check
+		}
+		if n := run(i); n != want {
+			t.Errorf("run %d: %d requests, want %d", i+1, n, want)
+		}
 	}
 }
 

@@ -28,8 +28,8 @@ func (l *Leaser) lockPath(name string) string {
 	return filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:8])+".lock")
 }
 
-// acquireMachine takes the machine lease name: this machine's lock file, and the pointer's
-// fence as it is (nothing is written to the store). A lock another process holds fails
+// acquireMachine takes the machine lease name: this machine's lock file, and the lease
+// record's fence and log head as they are (nothing is written to the store). A lock another process holds fails
 // *HeldError naming it.
 func (l *Leaser) acquireMachine(ctx context.Context, name string) (*Lease, error) {
 	path := l.lockPath(name)
@@ -52,14 +52,20 @@ func (l *Leaser) acquireMachine(ctx context.Context, name string) (*Lease, error
 	}
 	_ = f.Truncate(0)
 	_, _ = fmt.Fprintf(f, "pid %d, node %s\n", os.Getpid(), l.cfg.Node)
-	h := &Lease{l: l, name: name, machine: &machineLock{f: f}, lost: make(chan struct{}), renewed: l.clock.Mono()}
-	var p Pointer
-	etag, _, err := getJSON(ctx, l.s, PointerKey(name), &p)
+	st, err := readRecord(ctx, l.kv, name)
 	if err != nil {
-		h.machine.unlock()
+		flock.Unlock(f)
+		f.Close()
 		return nil, err
 	}
-	h.fence, h.ptr, h.ptrETag = p.Fence, p, etag
+	rec := st.rec
+	if !st.found {
+		// A record this lease's commits create: it names no holder.
+		rec = Record{Name: name, Fence: rec.Fence, Released: true, TTLMillis: l.cfg.TTL.Milliseconds(),
+			Kind: rec.Kind, Seq: rec.Seq, Head: rec.Head}
+	}
+	h := newLease(l, name, rec, st.rev)
+	h.machine = &machineLock{f: f}
 	l.log.Info("lease: acquired a machine lease", "lease", name, "lock", path, "fence", h.fence)
 	return h, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/wharfdata/wharf/cas/natskv"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 	_ "github.com/wharfdata/wharf/store/azure" // the az:// backend
@@ -105,5 +106,37 @@ func TestHistoryCheckerCatchesIgnoredConditionsOnMinIO(t *testing.T) {
 	t.Logf("conditions stripped: %s: %s", res, summary)
 	if res != porcupine.Illegal {
 		t.Fatalf("the checker found the history without conditions %s, want illegal: %s", res, summary)
+	}
+}
+
+// natsBucket makes a fresh key-value bucket (three replicas) on the test cluster for a
+// history run, deleted when t ends.
+func natsBucket(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("wharf-lease-history-%d-%d", os.Getpid(), bucketSeq.Add(1))
+	kv, err := natskv.Open(context.Background(), natskv.Options{Servers: testenv.NATS(t).URL(), Bucket: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kv.DeleteBucket(context.Background()); kv.Close() })
+	return name
+}
+
+// The one lease engine over NATS JetStream key-value: the same history check, each client a
+// process of its own.
+func TestHistoryLinearizableOnNATS(t *testing.T) {
+	verifyProcesses(t, "nats", natsBucket(t))
+}
+
+// The checker is not vacuous over NATS either: with the revisions ignored (last writer wins),
+// the history of six client processes is found illegal.
+func TestHistoryCheckerCatchesIgnoredRevisionsOnNATS(t *testing.T) {
+	o := historySize()
+	o.rounds = 20
+	ops := runProcesses(t, "nats", natsBucket(t), o, envHistoryBroken+"=1")
+	res, summary := checkHistory(t, ops)
+	t.Logf("revisions ignored: %s: %s", res, summary)
+	if res != porcupine.Illegal {
+		t.Fatalf("the checker found the history without compare-and-set %s, want illegal: %s", res, summary)
 	}
 }

@@ -60,8 +60,8 @@ func openProbed(t *testing.T, s *store.Store, mod func(*Config)) (*Leaser, error
 	return Open(ctx, s, c, &Options{Clock: newClock(epoch)})
 }
 
-// A file store on a network mount type resolves single-writer: a machine lease, no lease
-// object and no pointer written, and a second taker on this machine is held.
+// A file store on a network mount type resolves single-writer: a machine lease, nothing
+// written to acquire it, and a second taker on this machine is held.
 func TestNetworkMountGetsAMachineLease(t *testing.T) {
 	lockDir := t.TempDir()
 	s := fileStore(t, t.TempDir(), "nfs4")
@@ -85,7 +85,7 @@ func TestNetworkMountGetsAMachineLease(t *testing.T) {
 	if !errors.As(err, &he) || !strings.Contains(he.Holder, "node a") {
 		t.Fatalf("second machine lease: %v, want held naming node a", err)
 	}
-	// Commits still go through the pointer.
+	// Commits still go through the lease record.
 	if _, err := h.Commit(ctx, "k", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +100,9 @@ func TestNetworkMountGetsAMachineLease(t *testing.T) {
 		t.Errorf("second holder's commit %+v, %v", e, err)
 	}
 	h2.Release(ctx)
-	if _, _, found, _ := OpenLog(s, "orders").Lease(ctx); found {
-		t.Error("a machine lease wrote a lease object")
+	// The commits wrote the lease record (it holds the log's head), naming no holder.
+	if rec, _, found, err := OpenLog(s, "orders").Lease(ctx); err != nil || !found || rec.Holder != "" || !rec.Released || rec.Seq != 2 {
+		t.Errorf("after machine leases' commits the record is %+v (found %v, %v), want one naming no holder at seq 2", rec, found, err)
 	}
 }
 
@@ -171,6 +172,8 @@ func TestConfigCheck(t *testing.T) {
 		want string
 	}{
 		{func(c *Config) { c.TTL = 0 }, "lease.ttl"},
+		{func(c *Config) { c.TTL = MaxTTL + time.Millisecond }, "at most 168h0m0s"},
+		{func(c *Config) { c.TTL = 2562047*time.Hour + 46*time.Minute + 47*time.Second }, "at most 168h0m0s"},
 		{func(c *Config) { c.Skew = c.TTL }, "lease.skew"},
 		{func(c *Config) { c.RenewEvery = c.TTL }, "lease.renew_every"},
 		{func(c *Config) { c.Wait = -time.Second }, "lease.wait"},

@@ -36,26 +36,36 @@ func (a *app) leaseCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lease acquire|renew|release|show|log|run NAME --store URL",
 		Short: "Fenced leases and a commit log kept in a store: a fenced flock for any job",
-		Long: `A lease is an object in the store (_wharf/leases/NAME.json) that names its holder
-node and a fence, one above every earlier holder's. Every acquisition also raises the
-fence in the log's pointer (_wharf/pointers/NAME.json), so that a holder that was paused
-or partitioned past its TTL can no longer commit: its commit fails WHARF_LEASE_FENCED.
-Expiry is judged only on this machine's monotonic clock: a contender takes a lease over
-only after seeing it unchanged for its TTL plus the skew bound (30 s). See docs/lease.md.
+		Long: `A lease is a record in the store (_wharf/leases/NAME.json) that names its holder
+node, a fence one above every earlier holder's, and the head of the lease's commit log.
+Every write of a holder replaces that record under the revision it wrote last, so an
+acquisition fences every earlier holder: one that was paused or partitioned past its TTL
+can no longer commit (WHARF_LEASE_FENCED). Expiry is judged only on this machine's
+monotonic clock: a contender takes a lease over only after seeing it unchanged for its
+TTL plus the skew bound (30 s); a holder stops at its deadline, TTL less the skew bound
+after its last successful renewal, whatever a request in flight does. A TTL is at most
+7 days. See docs/lease.md.
 
-The store must be proven cas by the probe (WHARF_COORDINATION_UNPROVEN otherwise); a
-local directory on a network mount gets a machine lease (a lock file on this machine)
-instead. A bucket lease needs a node id other than "local": set WHARF_NODE_ID or --node.
+The store must be proven cas by the probe (WHARF_COORDINATION_UNPROVEN otherwise, also
+when a store proven cas is found, on every 8th acquisition, no longer to enforce
+conditions); a local directory on a network mount gets a machine lease (a lock file on
+this machine) instead. A bucket lease needs a node id other than "local": set
+WHARF_NODE_ID or --node.
 
   acquire NAME   take the lease and print its fence (exit 75 if another node holds it)
-  renew NAME     restart its TTL (only the holder; --fence pins the acquisition)
+  renew NAME     restart its TTL (only the holder; --fence pins the acquisition); a
+                 running "lease run" of the node adopts the renewal
   release NAME   mark it released (only the holder); the next fence is one higher
-  show NAME      the lease object and the log's pointer
-  log NAME       the commit log, newest first, read from the pointer
+  show NAME      the lease record and the log's head
+  log NAME       the commit log, newest first, read from the lease record
   run NAME -- COMMAND [ARGS]
                  acquire, renew while COMMAND runs (WHARF_LEASE_FENCE holds the fence),
-                 stop COMMAND (SIGTERM, then SIGKILL after --grace) if the lease is lost,
-                 release at the end, and exit with COMMAND's status
+                 stop COMMAND (SIGTERM to its process group, then SIGKILL after --grace,
+                 or after the skew bound if the lease's deadline passed) if the lease is
+                 lost, release at the end, and exit with COMMAND's status. COMMAND and
+                 what it starts never outlive wharf: should wharf die, even by SIGKILL,
+                 a watcher process kills them (a command reading a terminal stays in
+                 wharf's process group: on Linux it still gets a parent-death signal)
 
 Every flag is also a key of the config file's lease: section (ttl, renew_every, skew, wait,
 node, coordination, lock_dir).`,
@@ -67,7 +77,7 @@ node, coordination, lock_dir).`,
 	fl := cmd.PersistentFlags()
 	d := lease.DefaultConfig()
 	fl.StringVar(&f.store, "store", "", "the store that holds the lease: s3://bucket/prefix, gs://…, az://…, ./dir")
-	fl.Duration("ttl", d.TTL, "how long an acquisition or renewal holds the lease")
+	fl.Duration("ttl", d.TTL, "how long an acquisition or renewal holds the lease (at most 168h)")
 	fl.Duration("renew-every", 0, "how often the holding process renews (default: TTL/3)")
 	fl.Duration("skew", d.Skew, "the bound on clock drift between machines over one TTL")
 	fl.Duration("wait", 0, "watch a held lease this long for it to expire or be released (at least TTL + skew to take over a dead holder's)")
@@ -90,7 +100,7 @@ node, coordination, lock_dir).`,
 	for _, c := range []*cobra.Command{renew, release} {
 		c.Flags().Int64Var(&f.fence, "fence", 0, "only if the lease is still at this fence (the one acquire printed)")
 	}
-	show := named("show", "Show the lease object and the log's pointer", func(ctx context.Context, _ *pflag.FlagSet, name string) error {
+	show := named("show", "Show the lease record and the log's head", func(ctx context.Context, _ *pflag.FlagSet, name string) error {
 		return a.leaseShow(ctx, f, name)
 	})
 	logCmd := named("log", "Show the commit log, newest first", func(ctx context.Context, _ *pflag.FlagSet, name string) error {
@@ -107,7 +117,10 @@ node, coordination, lock_dir).`,
 			return a.leaseRun(c.Context(), c.Flags(), f, argv[0], argv[1:])
 		}}
 	run.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "after SIGTERM, how long the command may take to exit before SIGKILL")
-	cmd.AddCommand(acquire, renew, release, show, logCmd, run)
+	watch := &cobra.Command{Use: "watch-group", Hidden: true, Args: cobra.NoArgs,
+		Short: "Kill a lease run's command group once the wharf that started it is gone (internal)",
+		RunE:  func(c *cobra.Command, _ []string) error { return watchGroup(a.in) }}
+	cmd.AddCommand(acquire, renew, release, show, logCmd, run, watch)
 	return cmd
 }
 

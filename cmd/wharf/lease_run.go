@@ -50,7 +50,7 @@ func (a *app) leaseRun(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, nam
 	keepCtx, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
 	kept := make(chan struct{})
 	go func() { h.Keep(keepCtx); close(kept) }()
-	runErr := a.runHeld(ctx, h, f.grace, argv)
+	runErr := a.runHeld(ctx, h, f.grace, l.Config().Skew, argv)
 	stopKeep()
 	<-kept
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -61,34 +61,45 @@ func (a *app) leaseRun(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, nam
 	return runErr
 }
 
-// runHeld runs argv with the fence in its environment and waits for it, stopping it when
-// the lease is lost or ctx ends.
-func (a *app) runHeld(ctx context.Context, h *lease.Lease, grace time.Duration, argv []string) error {
+// runHeld runs argv with the fence in its environment, so that it does not outlive wharf
+// (see supervised), and waits for it, stopping it when the lease is lost or ctx ends: SIGTERM
+// to its process group, then SIGKILL after grace. A lease lost at its deadline leaves at
+// least 2 × skew before another node can take it over, so the command then gets at most skew
+// of grace. What the command leaves running in its group when it ends is killed before the
+// lease is released.
+func (a *app) runHeld(ctx context.Context, h *lease.Lease, grace, skew time.Duration, argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.in, a.out, a.err
 	cmd.Env = append(os.Environ(), envLeaseFence+"="+strconv.FormatInt(h.Fence(), 10), envLeaseName+"="+h.Name())
-	if err := cmd.Start(); err != nil {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("lease run: finding this binary to watch the command with: %w", err)
+	}
+	in, _ := a.in.(*os.File)
+	c, err := startSupervised(cmd, self, in != nil && isTTY(in))
+	if err != nil {
 		return usageErr(fmt.Errorf("lease run: %w", err))
 	}
-	a.log.Info("lease run: started", "lease", h.Name(), "fence", h.Fence(), "pid", cmd.Process.Pid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	defer c.finish()
+	a.log.Info("lease run: started", "lease", h.Name(), "fence", h.Fence(), "pid", cmd.Process.Pid, "process_group", c.group != 0)
 	var stopped error
 	select {
-	case err := <-done:
+	case err := <-c.done:
 		return exitStatus(argv, err)
 	case <-h.Lost():
 		stopped = fmt.Errorf("lease run: the lease was lost while %s ran: stopped it: %w", argv[0], h.Err())
+		if errors.Is(h.Err(), lease.ErrDeadlinePassed) {
+			grace = min(grace, skew)
+		}
 	case <-ctx.Done():
 	}
 	a.log.Warn("lease run: stopping the command", "pid", cmd.Process.Pid, "grace", grace)
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	var err error
+	c.signal(syscall.SIGTERM)
 	select {
-	case err = <-done:
+	case err = <-c.done:
 	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		err = <-done
+		c.signal(syscall.SIGKILL)
+		err = <-c.done
 	}
 	if stopped != nil {
 		return stopped

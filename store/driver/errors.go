@@ -155,7 +155,8 @@ type Error struct {
 	Status int
 	Reason string
 	Fault  Fault
-	// Attempts is how many requests were made, when the retry policy gave up.
+	// Attempts is how many requests were made, when the retry policy gave up or a definitive
+	// answer came to a resend.
 	Attempts int
 	// PutID is the wharf-put-id a put carried; with ErrOutcomeUnknown, pass it to
 	// store.ResolvePut.

@@ -64,7 +64,7 @@ type Request struct {
 
 // Do runs fn under the policy. fn receives the attempt's context, which carries the attempt's
 // response timeout for the HTTP client (see NewHTTPClient). Do returns fn's error unchanged
-// when it is definitive (Fault None), the context's error when ctx ends (before any attempt,
+// when it is definitive (Fault None; an *Error that answered a resend notes its Attempts), the context's error when ctx ends (before any attempt,
 // if it already has), ErrOutcomeUnknown for a conditional put whose answer was lost, and
 // ErrUnavailable naming the request when retries are spent.
 func (p *RetryPolicy) Do(ctx context.Context, req Request, fn func(ctx context.Context) error) error {
@@ -83,7 +83,7 @@ func (p *RetryPolicy) Do(ctx context.Context, req Request, fn func(ctx context.C
 		}
 		fault := FaultOf(err)
 		if fault == FaultNone && !IsContext(err) {
-			return err
+			return attempted(err, attempt+1)
 		}
 		if fault == FaultNone {
 			// A context error from fn while ctx is alive is the attempt's own timeout.
@@ -119,6 +119,16 @@ func (p *RetryPolicy) Do(ctx context.Context, req Request, fn func(ctx context.C
 			return err
 		}
 	}
+}
+
+// attempted notes on a definitive *Error that it answered the attempts-th send of the request
+// (a failed condition after a throttled resend may follow an attempt that applied).
+func attempted(err error, attempts int) error {
+	var e *Error
+	if attempts > 1 && errors.As(err, &e) && e.Attempts == 0 {
+		e.Attempts = attempts
+	}
+	return err
 }
 
 func (p *RetryPolicy) final(req Request, err error, kind *errcode.Code, attempts int) error {

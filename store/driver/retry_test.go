@@ -177,3 +177,21 @@ func TestRefusedConnectionIsNotOutcomeUnknown(t *testing.T) {
 		t.Errorf("lost answer of a conditional put: %v after %d calls; want outcome unknown after 1", err, calls)
 	}
 }
+
+// A failed condition that answers a resend (after a throttled attempt, which may have
+// applied) says so in Attempts; one that answers the only send does not, so that a caller
+// needs no read-back to trust it.
+func TestDefinitiveAnswerToAResendNotesAttempts(t *testing.T) {
+	p, _ := policyForTest(0)
+	req := Request{Op: "put", Conditional: true, Replayable: true}
+	answers := []error{throttled(503), &Error{Op: "put", Kind: ErrPreconditionFailed}}
+	err := p.Do(context.Background(), req, func(context.Context) error { e := answers[0]; answers = answers[1:]; return e })
+	e := &Error{}
+	if !errors.As(err, &e) || !errors.Is(err, ErrPreconditionFailed) || e.Attempts != 2 {
+		t.Fatalf("after a 503 and a 412: %v (attempts %d), want the 412 noting 2 attempts", err, e.Attempts)
+	}
+	err = p.Do(context.Background(), req, func(context.Context) error { return &Error{Op: "put", Kind: ErrPreconditionFailed} })
+	if !errors.As(err, &e) || e.Attempts != 0 {
+		t.Fatalf("a 412 to the only send: %v (attempts %d), want none noted", err, e.Attempts)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/atomicfile"
+	"github.com/wharfdata/wharf/internal/flock"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -21,8 +22,9 @@ const DefaultMaxAge = 24 * time.Hour
 
 // Verdicts remembers what the probe found, per store: its scheme, bucket (or container,
 // or directory) and endpoint, so that a proxy in front of a server that enforces conditions
-// is a store of its own. They are kept in one small JSON file, rewritten whole; two
-// processes recording at once lose one entry, never the file. A Verdicts is for one process.
+// is a store of its own. They are kept in one small JSON file, rewritten whole under a lock
+// on a file beside it (NAME.lock), so that two processes recording at once never undo each
+// other's verdicts. A Verdicts is for one process.
 type Verdicts struct {
 	Path   string           // the file; its directory is made when needed
 	MaxAge time.Duration    // 0 means DefaultMaxAge
@@ -36,6 +38,9 @@ type Verdict struct {
 	ConditionalCreate string    `json:"conditional_create"` // Yes, No or Inconclusive
 	Reason            string    `json:"reason"`
 	ProbedAt          time.Time `json:"probed_at"`
+	// Unchecked counts the uses of a cas verdict since it was recorded or last checked
+	// (see Count).
+	Unchecked int `json:"unchecked,omitempty"`
 }
 
 // StoreKey names a store as Verdicts files it: the root of its location, at its endpoint.
@@ -60,6 +65,10 @@ func (v *Verdicts) now() time.Time {
 // Lookup returns the verdict remembered for d, if one is fresh.
 func (v *Verdicts) Lookup(d store.Description) (Verdict, bool) {
 	all, _ := v.load()
+	return v.fresh(all, d)
+}
+
+func (v *Verdicts) fresh(all map[string]Verdict, d store.Description) (Verdict, bool) {
 	e, ok := all[StoreKey(d)]
 	maxAge := v.MaxAge
 	if maxAge == 0 {
@@ -73,6 +82,85 @@ func (v *Verdicts) Lookup(d store.Description) (Verdict, bool) {
 
 // Record remembers r.
 func (v *Verdicts) Record(r *Result) error {
+	return v.update(func(all map[string]Verdict) bool {
+		key := StoreKey(r.Store)
+		if cc := r.Capabilities[CapConditionalCreate].Verdict; cc == Inconclusive {
+			// A store that did not answer showed nothing: forget what an earlier probe found
+			// rather than remember a verdict that would refuse until it goes stale.
+			delete(all, key)
+		} else {
+			all[key] = Verdict{Store: key, Coordination: r.Coordination, Reason: r.Reason,
+				ConditionalCreate: cc, ProbedAt: v.now().UTC()}
+		}
+		return true
+	})
+}
+
+// Count counts one use of d's remembered cas verdict (an acquisition of a lease that trusted
+// it) and reports whether this use must check that the store still enforces conditions: the
+// every-th since the verdict was recorded or last Checked, counted across every process that
+// shares the file. ok is false when there is no fresh cas verdict for d, or the file could not
+// be written (the caller then counts in its process).
+func (v *Verdicts) Count(d store.Description, every int) (due, ok bool) {
+	err := v.update(func(all map[string]Verdict) bool {
+		e, fresh := v.fresh(all, d)
+		if !fresh || e.Coordination != CAS {
+			return false
+		}
+		e.Unchecked++
+		due, ok = e.Unchecked >= every, true
+		all[StoreKey(d)] = e
+		return true
+	})
+	if errors.Is(err, errBusy) {
+		return true, true // the file is held too long: check rather than miss a count
+	}
+	return due, ok && err == nil
+}
+
+// Checked records that a use of d's verdict found the store still enforcing conditions: the
+// count of Count starts again.
+func (v *Verdicts) Checked(d store.Description) {
+	_ = v.update(func(all map[string]Verdict) bool {
+		e, ok := all[StoreKey(d)]
+		if !ok || e.Unchecked == 0 {
+			return false
+		}
+		e.Unchecked = 0
+		all[StoreKey(d)] = e
+		return true
+	})
+}
+
+// Forget drops what is remembered of d: the next use probes it again.
+func (v *Verdicts) Forget(d store.Description) error {
+	return v.update(func(all map[string]Verdict) bool {
+		if _, ok := all[StoreKey(d)]; !ok {
+			return false
+		}
+		delete(all, StoreKey(d))
+		return true
+	})
+}
+
+// errBusy: another process held the verdicts file's lock for longer than lockWait.
+var errBusy = errors.New("the probe verdicts file is locked by another process")
+
+// lockWait bounds the wait for the verdicts file's lock.
+const lockWait = 2 * time.Second
+
+// update applies change to the remembered verdicts and writes them back when it reports a
+// change, under an exclusive lock on a file beside them (where locks exist), so that two
+// processes never undo each other's verdicts or counts.
+func (v *Verdicts) update(change func(map[string]Verdict) bool) error {
+	if err := os.MkdirAll(filepath.Dir(v.Path), 0o700); err != nil {
+		return fmt.Errorf("remembering the probe verdict: %w", err)
+	}
+	unlock, err := lockFile(v.Path + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	all, err := v.load()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		all = map[string]Verdict{} // an unreadable cache is replaced, not trusted
@@ -80,26 +168,41 @@ func (v *Verdicts) Record(r *Result) error {
 	if all == nil {
 		all = map[string]Verdict{}
 	}
-	key := StoreKey(r.Store)
-	if cc := r.Capabilities[CapConditionalCreate].Verdict; cc == Inconclusive {
-		// A store that did not answer showed nothing: forget what an earlier probe found
-		// rather than remember a verdict that would refuse until it goes stale.
-		delete(all, key)
-	} else {
-		all[key] = Verdict{Store: key, Coordination: r.Coordination, Reason: r.Reason,
-			ConditionalCreate: cc, ProbedAt: v.now().UTC()}
+	if !change(all) {
+		return nil
 	}
 	body, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(v.Path), 0o700); err != nil {
-		return fmt.Errorf("remembering the probe verdict: %w", err)
-	}
 	if _, err := atomicfile.Write(context.Background(), v.Path, bytes.NewReader(append(body, '\n')), false); err != nil {
 		return fmt.Errorf("remembering the probe verdict in %s: %w", v.Path, err)
 	}
 	return nil
+}
+
+// lockFile takes an exclusive lock on path, waiting at most lockWait; where the platform has
+// no file locks it takes none.
+func lockFile(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking the probe verdicts: %w", err)
+	}
+	for deadline := time.Now().Add(lockWait); ; time.Sleep(5 * time.Millisecond) {
+		busy, err := flock.TryLock(f, true)
+		switch {
+		case errors.Is(err, flock.ErrUnsupported):
+			return func() { f.Close() }, nil
+		case err != nil:
+			f.Close()
+			return nil, fmt.Errorf("locking the probe verdicts: %w", err)
+		case !busy:
+			return func() { flock.Unlock(f); f.Close() }, nil
+		case time.Now().After(deadline):
+			f.Close()
+			return nil, errBusy
+		}
+	}
 }
 
 func (v *Verdicts) load() (map[string]Verdict, error) {

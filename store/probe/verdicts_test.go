@@ -128,3 +128,45 @@ func TestCoordinationRemembered(t *testing.T) {
 		t.Fatalf("nil Verdicts: %+v %v, want a probe", r, err)
 	}
 }
+
+// Count counts the uses of a cas verdict across Verdicts sharing the file (two processes)
+// and says which is due a check; Checked starts the count again; Forget drops the verdict,
+// and a store without a fresh cas verdict is not counted there.
+func TestVerdictsCountUsesAndForget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wharf", "probes.json")
+	a, b := &probe.Verdicts{Path: path}, &probe.Verdicts{Path: path}
+	d := store.Description{Scheme: "s3", Location: "s3://b/", Endpoint: "http://127.0.0.1:1"}
+	if _, ok := a.Count(d, 3); ok {
+		t.Fatal("counted a use of a store with no verdict")
+	}
+	res := &probe.Result{Store: d, Coordination: probe.CAS, Reason: "proven",
+		Capabilities: map[string]probe.CapabilityResult{probe.CapConditionalCreate: {Verdict: probe.Yes}}}
+	if err := a.Record(res); err != nil {
+		t.Fatal(err)
+	}
+	var due []bool
+	for i := range 4 {
+		v := a
+		if i%2 == 1 {
+			v = b
+		}
+		got, ok := v.Count(d, 3)
+		if !ok {
+			t.Fatalf("use %d not counted", i+1)
+		}
+		due = append(due, got)
+	}
+	if due[0] || due[1] || !due[2] || !due[3] {
+		t.Fatalf("due %v, want the third use and every one after it until a check", due)
+	}
+	b.Checked(d)
+	if got, _ := a.Count(d, 3); got {
+		t.Error("the first use after a check is due")
+	}
+	if err := b.Forget(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.Lookup(d); ok {
+		t.Error("a forgotten verdict is still remembered")
+	}
+}
