@@ -139,3 +139,22 @@ func TestKeepCountsSavesAsRenewals(t *testing.T) {
 		t.Fatalf("Keep waited %v, want 3 s and then the 2 s left since the save", waits)
 	}
 }
+
+// A Leaser of a fresh store (Options.Fresh) acquires a new name in two requests: it does not
+// look for the pointer a wharf of record format 1 would have left.
+func TestAFreshStoreHasNoPointersToLookFor(t *testing.T) {
+	for _, fresh := range []bool{false, true} {
+		c := &counting{Bucket: memBucket()}
+		s := store.New(c, nil)
+		l, err := Open(ctx, s, testConfig("a"), &Options{Probe: casResult(s), Fresh: fresh, checkEvery: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Acquire(ctx, "split-1"); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int64{false: 3, true: 2}[fresh]; c.n.Load() != want {
+			t.Errorf("fresh %v: a new name acquired in %d requests, want %d", fresh, c.n.Load(), want)
+		}
+	}
+}
