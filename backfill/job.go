@@ -34,17 +34,19 @@ type Options struct {
 // Job is one worker of a backfill: run the same job (same Config.Job and coordinator) on
 // several machines and they share it.
 type Job struct {
-	cfg    Config
-	opt    Options
-	src    *store.Store
-	coord  *Coordinator
-	sink   Sink
-	log    *slog.Logger
-	now    func() time.Time
-	leases *lease.Leaser // opened by Run
-	m      *metrics
-	rd     reader
-	bufs   *bufPool
+	cfg   Config
+	opt   Options
+	src   *store.Store
+	coord *Coordinator
+	sink  Sink
+	log   *slog.Logger
+	// leaseLog is log without the node, which the lease engine's lines name themselves.
+	leaseLog *slog.Logger
+	now      func() time.Time
+	leases   *lease.Leaser // opened by Run
+	m        *metrics
+	rd       reader
+	bufs     *bufPool
 	// decoding holds a token for each member being decoded: at most as many as there are
 	// processors, however many splits are in flight.
 	decoding chan struct{}
@@ -76,6 +78,7 @@ func New(cfg Config, opt Options) (*Job, error) {
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
+	j.leaseLog = j.log.With("job", cfg.Job) // the lease engine names the node itself
 	j.log = j.log.With("job", cfg.Job, "node", cfg.Node)
 	if j.now == nil {
 		j.now = time.Now
@@ -104,7 +107,7 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	if !j.coord.Durable() {
 		j.log.Warn("the solo coordinator keeps progress in this process only: if it stops, running the job again reads the whole prefix again; use coordinator bucket or nats:// to resume")
 	}
-	if j.leases, err = j.coord.leaser(ctx, j.cfg.leaseConfig(), j.log); err != nil {
+	if j.leases, err = j.coord.leaser(ctx, j.cfg.leaseConfig(), j.leaseLog); err != nil {
 		return err
 	}
 	ctx, stop := context.WithCancelCause(ctx)

@@ -46,7 +46,7 @@ func (j *Job) watchNode(ctx context.Context, stop context.CancelCauseFunc) {
 			j.log.Warn("this worker lost the lease of its node id; watching it again", "error", h.Err())
 			continue
 		case errors.As(err, &held) && held.Self && held.Live:
-			j.log.Error("another live worker has this worker's node id: stopping", "node", j.cfg.Node)
+			j.log.Error("another live worker has this worker's node id: stopping")
 			stop(errcode.E("start", "node "+j.cfg.Node, ErrNodeInUse,
 				fmt.Errorf("another worker of job %s runs with node id %q: it renewed the node's lease (%s) while this worker watched it; every worker needs an id of its own, and this one stops",
 					j.cfg.Job, j.cfg.Node, lease.LeaseKey(name))))

@@ -87,7 +87,7 @@ func (j *Job) tryLease(ctx context.Context, id string) (*splitLease, error) {
 			return coordErr(j.coord, "decode", lease.LeaseKey(splitLeaseName(id)), err)
 		}
 		switch {
-		case st.Generation > j.gen:
+		case st.Generation > j.gen && !brokenPlan:
 			return errSuperseded
 		case st.final():
 			return errFinal
