@@ -92,6 +92,9 @@ func splitStateOf(rec lease.Record, found bool) (SplitState, error) {
 		st.Status = StatusPending
 		if found && !rec.Released {
 			st.Status, st.Owner, st.Fence = StatusLeased, rec.Holder, rec.Fence
+			if rec.RenewedAt.After(st.Updated) {
+				st.Updated = rec.RenewedAt.UTC() // the holder's last write, by its clock
+			}
 		}
 	}
 	return st, nil
