@@ -183,6 +183,20 @@ func PrivateNATS(t testing.TB) NATSCluster {
 	for i := range 3 {
 		c.start(t, c.node(i))
 	}
+	for i := range 3 { // a fresh cluster elects its JetStream meta leader: wait for it
+		url := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[i*3+1])
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if resp, err := http.Get(url); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("testenv: the private nats node %d is not healthy 30s after its start", i)
+			}
+		}
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
