@@ -42,8 +42,8 @@
 //   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
 //     the journal's last run of the export did not succeed, or Force.
 //   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
-//     window), and only when the export's Definition (source, table or query, chunk key, mode,
-//     cursor column, format, value options) is the one journaled with the run; another is
+//     window), and only when the export's Definition (source as it connects, table or query, chunk
+//     key, mode, cursor column, format, value options) is the one journaled with the run; another is
 //     refused with ErrDefinitionChanged before anything is opened or written. It decides per
 //     chunk: skip a committed part still at its size and ETag (and, where ETags do not prove
 //     content, its sha256); rewrite a chunk pending, in progress or whose part is gone, first
