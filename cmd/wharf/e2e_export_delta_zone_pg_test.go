@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wharfdata/wharf/internal/testenv"
+)
+
+// TestE2EExportDeltaLateCommitWallClock is the late commit of
+// TestE2EExportDeltaLateCommitPostgres with a timestamp without time zone as the cursor,
+// written by now() in sessions whose TimeZone is 11 hours behind UTC (as a server installed in
+// a western zone writes it by default): the column holds the writers' wall clock, not UTC.
+// A transaction open past delta_wait must still hold the window back below the value it
+// writes, so that the run after its commit exports its row; across the runs every row is
+// exported exactly once.
+func TestE2EExportDeltaLateCommitWallClock(t *testing.T) {
+	srv := testenv.Postgres(t)
+	name, _ := freshPgDatabase(t, srv)
+	_, err := srv.DB(t, "").Exec(`ALTER DATABASE ` + name + ` SET TimeZone = 'Pacific/Pago_Pago'`)
+	must(t, err)
+	db := srv.DB(t, name) // its sessions start in the database's zone
+	_, err = db.Exec(`CREATE TABLE ev (id bigserial PRIMARY KEY, at timestamp NOT NULL DEFAULT now(), note text)`)
+	must(t, err)
+	insert := func() {
+		_, err := db.Exec(`INSERT INTO ev (note) VALUES ('committed')`)
+		must(t, err)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"wharf.yaml": fmt.Sprintf(`exports:
+  - name: times
+    source: %s
+    password: %s
+    table: ev
+    chunk_key: id
+    mode: delta
+    cursor_column: at
+    delta_wait: 1s
+    destination: ./out/{run_id}/
+`, srv.URLFor(t, name), srv.PasswordRef(t))})
+	var seen []int64
+	run := func() ([]int64, string) {
+		t.Helper()
+		r := cli{dir: dir}.run(t, "export", "-c", "wharf.yaml", "--format", "json").must(t, 0)
+		got := decodeRun(t, r)
+		ids := sortedIDs(t, got.Prefix, got.Parts)
+		seen = append(seen, ids...)
+		return ids, r.err
+	}
+
+	insert()
+	run()
+	late, err := db.BeginTx(context.Background(), nil)
+	must(t, err)
+	began := time.Now()
+	_, err = late.Exec(`INSERT INTO ev (note) VALUES ('late')`) // row 2, its at taken now
+	must(t, err)
+	time.Sleep(20 * time.Millisecond)
+	insert() // row 3 commits first, with a later at
+	ids, stderr := run()
+	if slices.Contains(ids, 2) || !strings.Contains(stderr, "held back by an open transaction") {
+		t.Fatalf("with a transaction open the run exported %v (stderr %q): want the window held, without row 2", ids, stderr)
+	}
+	time.Sleep(time.Until(began.Add(2 * time.Second)))
+	must(t, late.Commit())
+	run()
+	slices.Sort(seen)
+	if !isRange(seen, 1, 3) {
+		t.Errorf("the runs exported %v, want 1..3 each once: the late row is behind every later window", seen)
+	}
+}
