@@ -73,3 +73,55 @@ func TestE2EExportDeltaLateCommitWallClock(t *testing.T) {
 		t.Errorf("the runs exported %v, want 1..3 each once: the late row is behind every later window", seen)
 	}
 }
+
+// TestE2EExportDeltaDateCursorRepeats exports a table whose delta cursor is a date written by
+// CURRENT_DATE: every row of a day has the same value, so a row added after a run, on the day
+// it read as its largest value, must still be exported by a later run. Rows of today wait
+// (the window says why) while rows of an earlier day go; once today's rows are of a past day
+// (an UPDATE stands in for the days passing) the next run exports them. Every row is exported
+// exactly once.
+func TestE2EExportDeltaDateCursorRepeats(t *testing.T) {
+	srv := testenv.Postgres(t)
+	name, db := freshPgDatabase(t, srv)
+	for _, q := range []string{
+		`CREATE TABLE ev (id bigserial PRIMARY KEY, on_day date NOT NULL DEFAULT CURRENT_DATE, note text)`,
+		`INSERT INTO ev (on_day, note) VALUES (CURRENT_DATE - 5, 'old')`,
+		`INSERT INTO ev (note) VALUES ('today')`,
+	} {
+		_, err := db.Exec(q)
+		must(t, err)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"wharf.yaml": fmt.Sprintf(`exports:
+  - name: days
+    source: %s
+    password: %s
+    table: ev
+    chunk_key: id
+    mode: delta
+    cursor_column: on_day
+    delta_wait: 1s
+    destination: ./out/{run_id}/
+`, srv.URLFor(t, name), srv.PasswordRef(t))})
+	var seen []int64
+	run := func() []int64 {
+		t.Helper()
+		got := decodeRun(t, cli{dir: dir}.run(t, "export", "-c", "wharf.yaml", "--format", "json").must(t, 0))
+		ids := sortedIDs(t, got.Prefix, got.Parts)
+		seen = append(seen, ids...)
+		return ids
+	}
+	if ids := run(); !slices.Equal(ids, []int64{1}) {
+		t.Errorf("the first run exported %v, want the old day's row 1 only (today's may still get rows)", ids)
+	}
+	_, err := db.Exec(`INSERT INTO ev (note) VALUES ('today, after the run')`)
+	must(t, err)
+	run()
+	_, err = db.Exec(`UPDATE ev SET on_day = on_day - 3 WHERE id > 1`) // the days pass
+	must(t, err)
+	run()
+	slices.Sort(seen)
+	if !isRange(seen, 1, 3) {
+		t.Errorf("the runs exported %v, want 1..3 each once: a row added on the day a run read is behind every later window", seen)
+	}
+}
