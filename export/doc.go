@@ -84,10 +84,10 @@
 // advances only when the run succeeds, in the same transaction that journals the success. A
 // row that commits late is never skipped: on PostgreSQL a run waits (Export.DeltaWait) for the
 // transactions open when it read the largest value before it takes the snapshot it reads, and
-// one still open holds the window back (CursorWindow.Held), as do the rows at a largest value
-// that repeats (a date, a timestamp(p) with p < 6) until the source's clock is past it;
-// SQLite's one writer at a time cannot commit a value below one already committed (a value
-// that repeats, CURRENT_TIMESTAMP's second, is not covered there).
+// one still open holds the window back (CursorWindow.Held); SQLite's one writer at a time
+// cannot commit a value below one already committed. On both, the rows at a largest value
+// that repeats (a date; a timestamp to the second, CURRENT_TIMESTAMP; a PostgreSQL
+// timestamp(p) with p < 6) wait for a later run until the source's clock is past it.
 //
 // # Types
 //

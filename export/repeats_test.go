@@ -24,8 +24,11 @@ func TestRepeatUnit(t *testing.T) {
 		{tsNaive, "timestamp(6) without time zone", 0},
 		{arrow.PrimitiveTypes.Int64, "bigint", 0},
 	} {
-		if got := repeatUnit(Column{Name: "c", DBType: c.db, Type: c.typ}); got != c.want {
+		if got := repeatUnit(Column{Name: "c", DBType: c.db, Type: c.typ}, false); got != c.want {
 			t.Errorf("%s: %s, want %s", c.db, got, c.want)
 		}
+	}
+	if got := repeatUnit(Column{Name: "at", DBType: "TIMESTAMP", Type: tsNaive}, true); got != time.Second {
+		t.Errorf("a SQLite timestamp repeats for %s, want a second (CURRENT_TIMESTAMP)", got)
 	}
 }

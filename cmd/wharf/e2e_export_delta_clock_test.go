@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +125,52 @@ func TestE2EExportDeltaDateCursorRepeats(t *testing.T) {
 	slices.Sort(seen)
 	if !isRange(seen, 1, 3) {
 		t.Errorf("the runs exported %v, want 1..3 each once: a row added on the day a run read is behind every later window", seen)
+	}
+}
+
+// TestE2EExportDeltaSQLiteSecondRepeats: a SQLite delta cursor filled by CURRENT_TIMESTAMP,
+// which is to the second. A row written after a run, in the second the run read as its
+// largest value, must still be exported: the rows of the current second wait for a later run,
+// and every row is exported exactly once.
+func TestE2EExportDeltaSQLiteSecondRepeats(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "src.db"))
+	must(t, err)
+	defer db.Close()
+	exec := func(q string) {
+		t.Helper()
+		_, err := db.Exec(q)
+		must(t, err)
+	}
+	exec(`CREATE TABLE ev (id INTEGER PRIMARY KEY, at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, note TEXT)`)
+	exec(`INSERT INTO ev (at, note) VALUES ('2020-01-01 00:00:00', 'old')`)
+	exec(`INSERT INTO ev (note) VALUES ('now')`)
+	writeFiles(t, dir, map[string]string{"wharf.yaml": `exports:
+  - name: ev
+    source: sqlite://src.db
+    table: ev
+    chunk_key: id
+    mode: delta
+    cursor_column: at
+    destination: ./out/{run_id}/
+`})
+	var seen []int64
+	run := func() []int64 {
+		t.Helper()
+		got := decodeRun(t, cli{dir: dir}.run(t, "export", "-c", "wharf.yaml", "--format", "json").must(t, 0))
+		ids := sortedIDs(t, got.Prefix, got.Parts)
+		seen = append(seen, ids...)
+		return ids
+	}
+	if ids := run(); !slices.Equal(ids, []int64{1}) {
+		t.Errorf("the first run exported %v, want the old row 1 only (the current second may still get rows)", ids)
+	}
+	exec(`INSERT INTO ev (at, note) SELECT max(at), 'the same second, after the run' FROM ev`)
+	run()
+	exec(`UPDATE ev SET at = datetime(at, '-1 hour') WHERE id > 1`) // the second passes
+	run()
+	slices.Sort(seen)
+	if !isRange(seen, 1, 3) {
+		t.Errorf("the runs exported %v, want 1..3 each once: a row written in the second a run read is behind every later window", seen)
 	}
 }
