@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/errcode"
 )
 
 // A `wharf lease run` that is stopped (SIGSTOP, or ^Z in a terminal: the command is in the
@@ -77,4 +79,21 @@ func TestE2ELeaseRunStoppedSupervisorStopsItsCommand(t *testing.T) {
 	if err == nil || !strings.Contains(errb.String(), "WHARF_LEASE_NOT_HELD") {
 		t.Errorf("the resumed holder: %v\n%s", err, errb.String())
 	}
+}
+
+// The lease record keeps its TTL in whole milliseconds: a TTL below one used to be written
+// as ttl_ms 0, a record no wharf reads again (show, acquire, renew and release all failed on
+// it, for good). It is refused before anything is written.
+func TestE2ELeaseTTLBelowAMillisecondIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	c := cli{env: []string{"WHARF_NODE_ID=host-a"}}
+	r := c.run(t, "lease", "acquire", "job", "--store", dir, "--ttl", "900us", "--skew", "0").must(t, errcode.ExitUsage)
+	if !strings.Contains(r.err, "lease.ttl") {
+		t.Errorf("said %q", r.err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_wharf", "leases", "job.json")); err == nil {
+		t.Errorf("a lease record was written")
+	}
+	c.run(t, "lease", "acquire", "job", "--store", dir, "--ttl", "1500us", "--skew", "0", "--renew-every", "200us").must(t, 0)
+	c.run(t, "lease", "show", "job", "--store", dir).must(t, 0)
 }
