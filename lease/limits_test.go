@@ -2,8 +2,13 @@ package lease
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/cas"
+	"github.com/wharfdata/wharf/store"
 )
 
 // A contender judges a held lease by the TTL the record carries, in whole milliseconds: the
@@ -27,4 +32,30 @@ func TestHolderCountsOnTheTTLTheRecordCarries(t *testing.T) {
 	if _, err := Open(context.Background(), memStore(), c, nil); err == nil {
 		t.Fatal("a TTL of 900µs was accepted")
 	}
+}
+
+// A commit or a save too large for the bucket to read back (cas.MaxValue) is refused before
+// anything is written: it used to land, and leave a log (or a lease record) that every
+// later read refused, for good, as "not a record wharf wrote".
+func TestRecordsTheBucketCannotReadAreNotWritten(t *testing.T) {
+	s := fileStore(t, t.TempDir(), "")
+	m := newMachine(t, s, "host-a", nil)
+	h := mustAcquire(t, m, "big")
+	if _, err := h.Commit(ctx, "k", "small"); err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("x", cas.MaxValue)
+	if _, err := h.Commit(ctx, "k", huge); !errors.Is(err, store.ErrConfig) {
+		t.Errorf("a commit of %d bytes: %v, want ErrConfig", len(huge), err)
+	}
+	if err := h.Save(ctx, huge); !errors.Is(err, store.ErrConfig) {
+		t.Errorf("a save of %d bytes: %v, want ErrConfig", len(huge), err)
+	}
+	if e, err := m.Log("big").Head(ctx, "k"); err != nil || e.Seq != 1 {
+		t.Fatalf("the log after: %+v, %v", e, err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustAcquire(t, m, "big")
 }
