@@ -14,7 +14,8 @@
 //	_wharf/log/<name>/<seq>.f<fence>.json one commit: kind, seq, fence, node, the previous entry
 //
 // (wharf before record format 2 kept the log's head in _wharf/pointers/<name>.json; the first
-// acquisition of such a lease takes it into the record, and readers fall back to it.)
+// acquisition of such a lease takes it into the record and raises the pointer's fence, which
+// fences that wharf's holder as its own acquisitions did, and readers fall back to it.)
 //
 // # What a lease promises
 //
