@@ -35,7 +35,11 @@ func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.verify(ctx, h, replaced, raw); err != nil {
+	err = l.fenceOld(ctx, h)
+	if err == nil {
+		err = l.verify(ctx, h, replaced, raw)
+	}
+	if err != nil {
 		_ = h.Release(context.WithoutCancel(ctx)) // so that no one waits for a lease no one holds
 		h.markLost(err)
 		return nil, err
@@ -145,5 +149,6 @@ func (l *Leaser) write(ctx context.Context, name string, st stored) (*Lease, []b
 	}
 	h := newLease(l, name, rec, rev)
 	h.wrote(sent)
+	h.oldPointer = st.ptrRev
 	return h, raw, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/wharfdata/wharf/cas"
 	"github.com/wharfdata/wharf/store"
@@ -105,6 +106,11 @@ func newLeaser(kv cas.Store, cfg Config, opts *Options) (*Leaser, Options, error
 	}
 	if err := cfg.Check(); err != nil {
 		return nil, o, err
+	}
+	// The record carries the TTL in milliseconds, and contenders judge by that: the holder's
+	// deadline must not count on more.
+	if cfg.TTL = cfg.TTL.Truncate(time.Millisecond); cfg.Renewal() >= cfg.TTL-cfg.Skew || cfg.Skew >= cfg.TTL {
+		return nil, o, cfg.Check()
 	}
 	l := &Leaser{kv: kv, cfg: cfg, clock: o.Clock, log: o.Logger, check: &checker{every: CheckEvery}}
 	if o.checkEvery != 0 {
