@@ -20,7 +20,8 @@ import (
 // generation on GCS), a create a put under If-None-Match and an update a put under If-Match
 // on the revision. It enforces nothing itself: give it a store the probe proved cas.
 //
-// Every write carries a random wharf-put-id. An answer lost on the way back, or a failed
+// A value larger than MaxValue, which Get would refuse, is refused before anything is sent
+// (store.ErrConfig). Every write carries a random wharf-put-id. An answer lost on the way back, or a failed
 // condition after the store's retry policy sent the write again (a throttled attempt may have
 // applied), is settled by one HEAD: one of this write's put-ids there means it landed. A
 // write that did not land is sent again, with a fresh put-id, while its condition still holds
@@ -100,6 +101,9 @@ func (b *Bucket) Update(ctx context.Context, key string, value []byte, rev strin
 }
 
 func (b *Bucket) put(ctx context.Context, key string, value []byte, o store.PutOptions) (string, error) {
+	if len(value) > MaxValue { // Get would refuse it: a record no one could read again
+		return "", errcode.E("put", key, store.ErrConfig, fmt.Errorf("%d bytes: a record is at most %d", len(value), MaxValue))
+	}
 	o.Size, o.ContentType = int64(len(value)), "application/octet-stream"
 	if json.Valid(value) {
 		o.ContentType = "application/json"

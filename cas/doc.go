@@ -25,8 +25,9 @@
 //     has ended sends nothing.
 //
 // Keys are checked by CheckKey before any implementation sees them. Values are opaque bytes
-// (wharf writes JSON); each implementation bounds their size (the bucket reads at most
-// MaxValue bytes, NATS refuses what exceeds its server's max_payload).
+// (wharf writes JSON); each implementation bounds their size (the bucket reads and writes at
+// most MaxValue bytes, NATS refuses what exceeds its server's max_payload), refusing a write
+// it could not read back with store.ErrConfig.
 //
 // # Implementations
 //

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // definitionVersion names the set of fields and their encoding: a change to either changes
@@ -19,7 +21,7 @@ const definitionVersion = "wharf-export-definition/1"
 // URL or a query is copied into the journal), and a fingerprint of them all. A resume
 // continues only the run whose definition is the export's now.
 //
-// Its fields are the config keys source, table, query, chunk_key, mode, cursor_column,
+// Its fields are the config keys source (as the run connects to it: sourceOf), table, query, chunk_key, mode, cursor_column,
 // format, invalid_utf8, time_units and infinity. The others decide how a run goes, not which
 // rows or bytes it writes: chunk_rows (a resume keeps the ranges journaled, and plans the rest
 // after them), consistency (recorded in the manifest, run by run), delta_wait (the delta window
@@ -37,7 +39,7 @@ func definitionOf(e *Export) Definition {
 		units = append(units, col+"\x00"+string(e.TimeUnits[col]))
 	}
 	values := map[string]string{
-		"source": e.Source, "table": e.Table, "query": strings.TrimSpace(e.Query), "chunk_key": e.ChunkKey,
+		"source": sourceOf(e.Source), "table": e.Table, "query": strings.TrimSpace(e.Query), "chunk_key": e.ChunkKey,
 		"mode": string(e.Mode), "cursor_column": e.CursorColumn, "format": string(e.Format),
 		"invalid_utf8": string(e.InvalidUTF8), "infinity": string(e.Infinity),
 		"time_units": strings.Join(units, "\x01"),
@@ -51,6 +53,47 @@ func definitionOf(e *Export) Definition {
 	}
 	d.Fingerprint = "sha256:" + hex.EncodeToString(all.Sum(nil))
 	return d
+}
+
+// sourceOf is the source as a run connects to it. A PostgreSQL URL is what it resolves to
+// with the environment, as the connection is made (pgx.ParseConfig, which fills what the URL
+// leaves out from PGHOST, PGPORT, PGDATABASE, PGUSER, PGOPTIONS and a service file, as libpq
+// does): its servers, database, user and session settings but the application's name. So a
+// resume whose environment points the same URL at another database, or at another schema's
+// table through a search_path, is not taken for the same source. A URL that does not parse is
+// as written (the run fails to open it); so is a SQLite URL, whose path the config made
+// absolute.
+func sourceOf(src string) string {
+	if !strings.HasPrefix(src, "postgres://") && !strings.HasPrefix(src, "postgresql://") {
+		return src
+	}
+	cfg, err := pgx.ParseConfig(src)
+	if err != nil {
+		return src
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "postgres\x00database=%s\x00user=%s", cfg.Database, cfg.User)
+	seen := map[string]bool{}
+	for _, h := range append([]string{fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)}, fallbackHosts(cfg)...) {
+		if !seen[h] { // sslmode prefer tries each host twice, with TLS and without
+			seen[h] = true
+			fmt.Fprintf(&b, "\x00host=%s", h)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.RuntimeParams)) {
+		if k != "application_name" {
+			fmt.Fprintf(&b, "\x00%s=%s", k, cfg.RuntimeParams[k])
+		}
+	}
+	return b.String()
+}
+
+func fallbackHosts(cfg *pgx.ConnConfig) []string {
+	out := make([]string, 0, len(cfg.Fallbacks))
+	for _, f := range cfg.Fallbacks {
+		out = append(out, fmt.Sprintf("%s:%d", f.Host, f.Port))
+	}
+	return out
 }
 
 // changed returns the fields whose digests differ between d and was, sorted; every field

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // A delta run must never skip a row that commits late: a transaction that took its cursor
@@ -18,7 +20,9 @@ import (
 // each has ended; only then does it take the snapshot it reads its rows from, which sees every
 // such transaction that committed. A transaction still open after the wait holds the window
 // back: a date or timestamp cursor stops before the oldest such transaction's start (a value it
-// writes with the database's clock is never earlier), an integer cursor, or a transaction whose
+// writes with the database's clock is never earlier; a date or a timestamp without time zone
+// is the writer's wall clock, so it stops 12 hours before, as far as a zone is behind UTC),
+// an integer cursor, or a transaction whose
 // start the run may not see, stays at the last run's cursor. The run says so in a warning and in
 // its window (CursorWindow.Held), and the next run exports those rows.
 //
@@ -236,6 +240,11 @@ func (s *source) heldBound(ctx context.Context, e *Export, cols []Column, w wind
 		}
 		return w.After, why, nil
 	}
+	why := "the window stops before its start"
+	if wallClock(cols[i].Type) {
+		oldest = oldest.Add(-maxBehindUTC)
+		why = fmt.Sprintf("the window stops %s before its start (a date or a timestamp without time zone holds the writer's wall clock, in a zone as far as %[1]s behind UTC)", maxBehindUTC)
+	}
 	col := quoteIdent(w.Column)
 	within := window{Column: w.Column, After: w.After, UpTo: upTo}
 	clause, args := s.where(within, []string{fmt.Sprintf("%s < %s", col, s.d.param(1))}, []any{oldest})
@@ -247,5 +256,17 @@ func (s *source) heldBound(ctx context.Context, e *Export, cols []Column, w wind
 	if b.IsZero() {
 		b = w.After
 	}
-	return b, "the window stops before its start", nil
+	return b, why, nil
+}
+
+// maxBehindUTC is how far a time zone's wall clock can be behind UTC (Etc/GMT+12).
+const maxBehindUTC = 12 * time.Hour
+
+// wallClock reports whether a cursor of type t holds a wall clock rather than an instant: a
+// date or a timestamp without time zone, written (by now(), CURRENT_DATE) in the writing
+// session's TimeZone, which the run cannot know. A transaction that began at instant T writes
+// such a value no earlier than T's wall clock in the zone furthest behind UTC.
+func wallClock(t arrow.DataType) bool {
+	ts, ok := t.(*arrow.TimestampType)
+	return t.ID() == arrow.DATE32 || ok && ts.TimeZone == ""
 }

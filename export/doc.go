@@ -42,8 +42,8 @@
 //   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
 //     the journal's last run of the export did not succeed, or Force.
 //   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
-//     window), and only when the export's Definition (source, table or query, chunk key, mode,
-//     cursor column, format, value options) is the one journaled with the run; another is
+//     window), and only when the export's Definition (source as it connects, table or query, chunk
+//     key, mode, cursor column, format, value options) is the one journaled with the run; another is
 //     refused with ErrDefinitionChanged before anything is opened or written. It decides per
 //     chunk: skip a committed part still at its size and ETag (and, where ETags do not prove
 //     content, its sha256); rewrite a chunk pending, in progress or whose part is gone, first
@@ -85,7 +85,9 @@
 // row that commits late is never skipped: on PostgreSQL a run waits (Export.DeltaWait) for the
 // transactions open when it read the largest value before it takes the snapshot it reads, and
 // one still open holds the window back (CursorWindow.Held); SQLite's one writer at a time
-// cannot commit a value below one already committed.
+// cannot commit a value below one already committed. On both, the rows at a largest value
+// that repeats (a date; a timestamp to the second, CURRENT_TIMESTAMP; a PostgreSQL
+// timestamp(p) with p < 6) wait for a later run until the source's clock is past it.
 //
 // # Types
 //

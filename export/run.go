@@ -236,7 +236,8 @@ func (r *runner) parallel() int { return max(1, r.o.Parallel) }
 
 // setWindow fixes the delta window: past the cursor of the last successful run, up to the
 // largest cursor value now, held back below what a transaction open now may still commit
-// (settleDelta). A resumed run keeps the window it started with.
+// (settleDelta) and below a value a transaction not yet begun may still write
+// (settleRepeats). A resumed run keeps the window it started with.
 func (r *runner) setWindow(ctx context.Context) error {
 	if r.e.Mode != ModeDelta {
 		return nil
@@ -253,6 +254,9 @@ func (r *runner) setWindow(ctx context.Context) error {
 		}
 		upTo, held, err := r.settleDelta(ctx, w, upTo)
 		if err != nil {
+			return err
+		}
+		if upTo, held, err = r.settleRepeats(ctx, w, upTo, held); err != nil {
 			return err
 		}
 		r.rec.Window = &CursorWindow{Column: r.e.CursorColumn, From: after, To: upTo, Held: held}

@@ -46,7 +46,11 @@ func (l *Leaser) AcquireIf(ctx context.Context, name string, want func(state jso
 	if err != nil {
 		return nil, err
 	}
-	if err := l.verify(ctx, h, replaced, raw); err != nil {
+	err = l.fenceOld(ctx, h)
+	if err == nil {
+		err = l.verify(ctx, h, replaced, raw)
+	}
+	if err != nil {
 		_ = h.Release(context.WithoutCancel(ctx)) // so that no one waits for a lease no one holds
 		h.markLost(err)
 		return nil, err
@@ -165,5 +169,6 @@ func (l *Leaser) write(ctx context.Context, name string, st stored) (*Lease, []b
 	}
 	h := newLease(l, name, rec, rev)
 	h.wrote(sent)
+	h.oldPointer = st.ptrRev
 	return h, raw, nil
 }

@@ -17,7 +17,8 @@ import (
 // A store that enforces conditions refuses that write (one request, no read-back); one that
 // accepts it fails the acquisition with ErrCoordinationUnproven, and its remembered verdict is
 // forgotten. So a store proven cas that stops enforcing conditions is found within CheckEvery
-// acquisitions of each machine, at one request in CheckEvery acquisitions.
+// acquisitions of each machine, at one request in CheckEvery acquisitions. A remembered
+// verdict whose count cannot be written is checked at every acquisition that trusts it.
 const CheckEvery = 8
 
 // checker counts acquisitions and keeps what a check found.
@@ -40,6 +41,11 @@ func (c *checker) due() bool {
 	if c.verdicts != nil {
 		if due, ok := c.verdicts.Count(c.desc, c.every); ok {
 			return due
+		}
+		if e, ok := c.verdicts.Lookup(c.desc); ok && e.Coordination == probe.CAS {
+			// Trusted, but the count cannot be kept beside it (a file this process cannot
+			// write): a process that acquires once would never reach CheckEvery by itself.
+			return true
 		}
 	}
 	c.mu.Lock()

@@ -33,8 +33,11 @@ func (h *Lease) Head(ctx context.Context, kind string) (*Entry, error) {
 // under create-if-absent, carrying the fence, then replaces the lease record, naming the entry
 // as the log's head, under the revision this holder wrote last. Only then is the entry
 // readable; the replace also renews the lease. A record replaced by a later acquisition fails
-// ErrFenced, and the entry written stays unreadable; so does a holder past its deadline. A log
-// of another kind fails ErrCursorKindMismatch before anything is written.
+// ErrFenced, and the entry written stays unreadable; so does a holder past its deadline. A
+// replace cut at the deadline, or whose answer was lost beyond the store's settling, is
+// settled by reading the record: a commit that landed returns its entry (the lease may be
+// lost by then). A log of another kind fails ErrCursorKindMismatch before anything is
+// written.
 func (h *Lease) Commit(ctx context.Context, kind string, data any) (*Entry, error) {
 	if kind == "" {
 		return nil, &store.Error{Op: "commit", Key: h.name, Kind: store.ErrConfig, Err: errors.New("no entry kind")}
@@ -63,10 +66,30 @@ func (h *Lease) Commit(ctx context.Context, kind string, data any) (*Entry, erro
 	err = h.replace(ctx, "commit", ErrFenced, what, func(r *Record) {
 		r.Kind, r.Seq, r.Head, r.HeadEntry, r.RenewedAt = kind, e.Seq, e.Key, inline(e, len(b)), now
 	})
-	if err != nil {
+	if err != nil && !h.landed(ctx, e) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// landed settles a commit whose replace of the record failed: one cut at the holder's
+// deadline, or whose answer was lost and not settled by the store, may have landed all the
+// same. The log holding e (only this holder writes e's key) means it did: the commit is
+// made, whatever became of the lease since.
+func (h *Lease) landed(ctx context.Context, e *Entry) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	st, err := readRecord(ctx, h.l.kv, h.name)
+	switch {
+	case err != nil || st.rec.Seq < e.Seq:
+		return false
+	case st.rec.Head == e.Key && st.rec.Fence == h.fence:
+		h.rec, h.rev = st.rec, st.rev
+		return true
+	}
+	_, ok, err := h.l.Log(h.name).Committed(ctx, e.Seq, e.Fence)
+	return err == nil && ok
 }
 
 // createEntry writes e at its key, create-if-absent, before the holder's deadline.

@@ -29,8 +29,9 @@ const EnvNodeID = "WHARF_NODE_ID"
 // Config is the lease: section of wharf's config file; every key is also a flag of `wharf
 // lease`. DefaultConfig gives every default, FromEnv the environment's, Check validates.
 type Config struct {
-	// TTL is how long a lease is granted from each acquisition or renewal: more than 0 and at
-	// most MaxTTL (7 days). A TTL is how long a holder that died blocks everyone else, and no
+	// TTL is how long a lease is granted from each acquisition or renewal: at least 1 ms and at
+	// most MaxTTL (7 days). The lease record keeps it in whole milliseconds, and a Leaser
+	// counts on no more than the record says: it truncates the TTL to them. A TTL is how long a holder that died blocks everyone else, and no
 	// job is served by a week; the bound also keeps every sum of a monotonic reading, a TTL,
 	// the skew and a wait far inside time.Duration's 292 years, where a sum would wrap round.
 	TTL time.Duration `yaml:"ttl"`
@@ -82,8 +83,8 @@ func (c *Config) Check() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	switch {
-	case c.TTL <= 0 || c.TTL > MaxTTL:
-		add("lease.ttl %s: want more than 0 and at most %s (7 days: how long a holder that died blocks everyone)", c.TTL, MaxTTL)
+	case c.TTL < time.Millisecond || c.TTL > MaxTTL:
+		add("lease.ttl %s: want at least 1ms (the lease record keeps it in milliseconds) and at most %s (7 days: how long a holder that died blocks everyone)", c.TTL, MaxTTL)
 	case c.Skew < 0 || c.Skew >= c.TTL:
 		add("lease.skew %s: want 0 or more and less than lease.ttl (%s)", c.Skew, c.TTL)
 	case c.RenewEvery < 0 || c.Renewal() <= 0 || c.Renewal() >= c.TTL-c.Skew:

@@ -14,7 +14,8 @@
 //	_wharf/log/<name>/<seq>.f<fence>.json one commit: kind, seq, fence, node, the previous entry
 //
 // (wharf before record format 2 kept the log's head in _wharf/pointers/<name>.json; the first
-// acquisition of such a lease takes it into the record, and readers fall back to it.)
+// acquisition of such a lease takes it into the record and raises the pointer's fence, which
+// fences that wharf's holder as its own acquisitions did, and readers fall back to it.)
 //
 // # What a lease promises
 //
@@ -34,7 +35,9 @@
 //     (unless the record itself is deleted by hand, which makes a fresh lease), and no store's
 //     conditional delete is relied on.
 //   - A conditional write whose answer was lost is settled inside the cas store (the bucket
-//     reads back the random wharf-put-id it carried), never by sending it blindly again.
+//     reads back the random wharf-put-id it carried), never by sending it blindly again. A
+//     commit whose replace is cut at the holder's deadline before that settles is settled by
+//     reading the record: one that landed returns its entry.
 //   - A holder may keep state in the record (Save: one request, fenced and renewing like a
 //     commit; ReleaseWith: saved and released in the same write). The next holder finds it in
 //     the record it takes over (Lease.State); a fenced holder's save never lands. AcquireIf

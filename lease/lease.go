@@ -31,6 +31,9 @@ type Lease struct {
 	rec      Record
 	rev      string // the record's revision after this holder's last write or read; "" when none
 	released bool
+	// oldPointer is the revision of the format-1 pointer this acquisition took the log's
+	// head from, which it raises (fenceOld); "" when there was none.
+	oldPointer string
 
 	deadline  atomic.Int64 // on the Leaser's monotonic clock; math.MaxInt64 for a machine lease
 	tmu       sync.Mutex

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wharfdata/wharf/cas"
 	"github.com/wharfdata/wharf/store"
@@ -111,6 +112,11 @@ func newLeaser(kv cas.Store, cfg Config, opts *Options) (*Leaser, Options, error
 	}
 	if err := cfg.Check(); err != nil {
 		return nil, o, err
+	}
+	// The record carries the TTL in milliseconds, and contenders judge by that: the holder's
+	// deadline must not count on more.
+	if cfg.TTL = cfg.TTL.Truncate(time.Millisecond); cfg.Renewal() >= cfg.TTL-cfg.Skew || cfg.Skew >= cfg.TTL {
+		return nil, o, cfg.Check()
 	}
 	if o.Fresh {
 		kv = noPointers{kv}

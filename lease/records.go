@@ -124,6 +124,8 @@ type stored struct {
 	rev   string
 	found bool
 	raw   []byte
+	// ptrRev is the revision of the format-1 pointer merged into rec; "" when there is none.
+	ptrRev string
 }
 
 // readRecord reads the lease record of name. A record of format 1 (or none) takes the log's
@@ -150,25 +152,28 @@ func readRecord(ctx context.Context, kv cas.Store, name string) (stored, error) 
 		}
 		return st, nil
 	}
-	return st, readPointer(ctx, kv, name, &st.rec)
+	var err2 error
+	st.ptrRev, err2 = readPointer(ctx, kv, name, &st.rec)
+	return st, err2
 }
 
-// readPointer merges the format-1 pointer of name into rec, if there is one.
-func readPointer(ctx context.Context, kv cas.Store, name string, rec *Record) error {
-	raw, _, err := kv.Get(ctx, PointerKey(name))
+// readPointer merges the format-1 pointer of name into rec, if there is one, and returns its
+// revision.
+func readPointer(ctx context.Context, kv cas.Store, name string, rec *Record) (string, error) {
+	raw, rev, err := kv.Get(ctx, PointerKey(name))
 	if errors.Is(err, cas.ErrNoRecord) {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	var p Pointer
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("%s is not a wharf pointer: %w", PointerKey(name), err)
+		return "", fmt.Errorf("%s is not a wharf pointer: %w", PointerKey(name), err)
 	}
 	rec.Fence = max(rec.Fence, p.Fence)
 	rec.Kind, rec.Seq, rec.Head, rec.HeadEntry = p.Kind, p.Seq, p.Head, nil
-	return nil
+	return rev, nil
 }
 
 // writeRecord writes rec (in format 2, with a fresh nonce) as the lease record of its name:

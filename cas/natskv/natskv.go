@@ -24,7 +24,8 @@
 // (a node died, an election is under way), is tried again until Options.RetryFor has passed
 // or the caller's context ends, whichever is first. A write whose answer was lost is settled
 // by reading the key back: our bytes there mean it landed, the revision it was conditional on
-// still there means it is sent again, anything else is a conflict. Two writers' values must
+// still there means it is sent again, anything else is a conflict. A send again that fails
+// its condition is read back too: the lost send may have landed after the first read-back. Two writers' values must
 // differ for that to tell them apart (the cas contract asks it of every writer).
 //
 // # Errors
@@ -268,7 +269,8 @@ func begin(ctx context.Context, key string) error {
 
 // write runs a conditional write; after an attempt whose answer was lost it reads the key:
 // our bytes there mean the write landed, the revision it was conditional on unchanged (or,
-// for a create, no record) means try again, anything else is a conflict.
+// for a create, no record) means try again, anything else is a conflict. A send again that
+// fails its condition reads the key once more: the lost send may have landed meanwhile.
 func (k *KV) write(ctx context.Context, key string, value []byte, rev string, do func(context.Context) (uint64, error)) (string, error) {
 	var out string
 	unsure := false
@@ -288,6 +290,18 @@ func (k *KV) write(ctx context.Context, key string, value []byte, rev string, do
 			}
 		}
 		r, err := do(ctx)
+		if conflict(err) && unsure {
+			// The send whose answer was lost may have landed after the read-back: that
+			// makes this one fail its condition, and the write has landed all the same.
+			e, gerr := k.kv.Get(ctx, Subject(key))
+			switch {
+			case gerr == nil && bytes.Equal(e.Value(), value):
+				out = strconv.FormatUint(e.Revision(), 10)
+				return nil
+			case gerr != nil && !errors.Is(gerr, jetstream.ErrKeyNotFound):
+				return gerr // read back again on the next attempt
+			}
+		}
 		if conflict(err) {
 			return cas.ErrConflict
 		}

@@ -64,8 +64,9 @@ WHARF_NODE_ID or --node.
                  or after the skew bound if the lease's deadline passed) if the lease is
                  lost, release at the end, and exit with COMMAND's status. COMMAND and
                  what it starts never outlive wharf: should wharf die, even by SIGKILL,
-                 a watcher process kills them (a command reading a terminal stays in
-                 wharf's process group: on Linux it still gets a parent-death signal)
+                 a watcher process kills them, as it does once the lease's deadline
+                 has passed while wharf is stopped (a command reading a terminal stays
+                 in wharf's process group: on Linux it still gets a parent-death signal)
 
 Every flag is also a key of the config file's lease: section (ttl, renew_every, skew, wait,
 node, coordination, lock_dir).`,

@@ -8,7 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
+
+func limitEvery(time.Duration) time.Duration { return time.Second }
 
 // supervised is the command of `wharf lease run` where there are no process groups: a
 // command started as any other, which wharf stops when it can, and which outlives a wharf
@@ -19,7 +22,7 @@ type supervised struct {
 	done  chan error
 }
 
-func startSupervised(cmd *exec.Cmd, _ string, _ bool) (*supervised, error) {
+func startSupervised(cmd *exec.Cmd, _ string, _ bool, _ func() (time.Duration, bool), _ time.Duration) (*supervised, error) {
 	s := &supervised{cmd: cmd, done: make(chan error, 1)}
 	if err := cmd.Start(); err != nil {
 		return nil, err

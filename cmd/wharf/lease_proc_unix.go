@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
+	"time"
 )
 
 // supervised is the command of `wharf lease run`, started so that it does not outlive wharf:
@@ -23,6 +26,11 @@ import (
 //     ends, however it ends (SIGKILL included), the pipe closes and the watcher kills its
 //     group, the command's. While the watcher lives its group exists, so the id it kills
 //     never names anyone else's.
+//   - wharf also tells the watcher, over that pipe, how long the command may run: until the
+//     lease's deadline plus the grace wharf gives after it (limit), sent again as renewals
+//     move the deadline. A wharf that is stopped (SIGSTOP, ^Z: its group is the terminal's,
+//     not the command's) renews nothing and stops nothing, so the watcher kills the group
+//     once that time has passed without a newer word from wharf.
 //   - On Linux the command also gets a parent-death signal (SIGKILL), which the kernel sends
 //     when the thread that started it exits: the goroutine that starts it is locked to its
 //     thread until the command has ended.
@@ -31,17 +39,31 @@ type supervised struct {
 	group int      // the process group the command is in, led by the watcher; 0 without one
 	watch *os.File // the write end of the watcher's pipe; nil without a watcher
 	done  chan error
+	quit  chan struct{} // closed by finish: the limit is no longer sent
 }
 
-// startSupervised starts cmd as described on supervised; self is this binary.
-func startSupervised(cmd *exec.Cmd, self string, interactive bool) (*supervised, error) {
-	s := &supervised{cmd: cmd, done: make(chan error, 1)}
+// limitEvery is how often wharf sends the watcher the command's time limit: often enough
+// that a renewal's new deadline reaches it well before the old one passes.
+func limitEvery(renewal time.Duration) time.Duration {
+	return min(max(renewal/4, 10*time.Millisecond), 250*time.Millisecond)
+}
+
+// startSupervised starts cmd as described on supervised; self is this binary. limit says how
+// much longer the command may run (false: no limit, a machine lease), and is sent to the
+// watcher before the command starts and every every after.
+func startSupervised(cmd *exec.Cmd, self string, interactive bool, limit func() (time.Duration, bool), every time.Duration) (*supervised, error) {
+	s := &supervised{cmd: cmd, done: make(chan error, 1), quit: make(chan struct{})}
 	if !interactive {
 		w, pid, err := startWatcher(self)
 		if err != nil {
 			return nil, fmt.Errorf("starting the watcher that stops the command should wharf die: %w", err)
 		}
 		s.watch, s.group = w, pid
+		if s.sendLimit(limit) != nil {
+			s.finish()
+			return nil, fmt.Errorf("the watcher that stops the command should wharf die exited at once")
+		}
+		go s.sendLimits(limit, every)
 	}
 	cmd.SysProcAttr = childAttr(s.group)
 	started := make(chan error, 1)
@@ -81,6 +103,32 @@ func startWatcher(self string) (*os.File, int, error) {
 	return w, wc.Process.Pid, nil
 }
 
+// sendLimit tells the watcher how much longer the command may run, as limit says.
+func (s *supervised) sendLimit(limit func() (time.Duration, bool)) error {
+	d, ok := limit()
+	if !ok {
+		return nil
+	}
+	_, err := s.watch.WriteString(strconv.FormatInt(int64(max(d, 0)), 10) + "\n")
+	return err
+}
+
+// sendLimits sends the limit every every until finish.
+func (s *supervised) sendLimits(limit func() (time.Duration, bool), every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+			if s.sendLimit(limit) != nil {
+				return // the watcher is gone (finish killed it, or someone else did)
+			}
+		}
+	}
+}
+
 // signal sends sig to the command's group (the watcher ignores all but SIGKILL), or to the
 // command alone without a group.
 func (s *supervised) signal(sig syscall.Signal) {
@@ -98,19 +146,41 @@ func (s *supervised) finish() {
 		_ = syscall.Kill(-s.group, syscall.SIGKILL)
 	}
 	if s.watch != nil {
+		close(s.quit)
 		s.watch.Close()
 	}
 }
 
-// watchGroup is `wharf lease watch-group`: it waits until in ends (the wharf that started it
-// is gone, or has killed it), then kills its own process group, the command's. It ignores
-// the signals that stop the command gracefully, and those a terminal or a service manager
-// sends.
+// watchGroup is `wharf lease watch-group`: it kills its own process group, the command's,
+// when in ends (the wharf that started it is gone, or has killed it), or when the last time
+// limit read from in has passed without a newer one (the wharf that started it was stopped
+// past its lease's deadline). Each line of in is a limit: a count of nanoseconds, from when
+// the line is read. It ignores the signals that stop the command gracefully, and those a
+// terminal or a service manager sends.
 func watchGroup(in io.Reader) error {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	if syscall.Getpgrp() != syscall.Getpid() {
 		return usageErr(errors.New("lease watch-group: not a process group leader (it is started by `wharf lease run`)"))
 	}
-	_, _ = io.Copy(io.Discard, in)
-	return syscall.Kill(0, syscall.SIGKILL)
+	limits := make(chan time.Duration)
+	go func() {
+		defer close(limits)
+		for sc := bufio.NewScanner(in); sc.Scan(); {
+			if n, err := strconv.ParseInt(sc.Text(), 10, 64); err == nil && n >= 0 {
+				limits <- time.Duration(n)
+			}
+		}
+	}()
+	var expired <-chan time.Time
+	for {
+		select {
+		case d, ok := <-limits:
+			if !ok {
+				return syscall.Kill(0, syscall.SIGKILL)
+			}
+			expired = time.After(d)
+		case <-expired:
+			return syscall.Kill(0, syscall.SIGKILL)
+		}
+	}
 }

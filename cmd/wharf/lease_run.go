@@ -50,7 +50,7 @@ func (a *app) leaseRun(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, nam
 	keepCtx, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
 	kept := make(chan struct{})
 	go func() { h.Keep(keepCtx); close(kept) }()
-	runErr := a.runHeld(ctx, h, f.grace, l.Config().Skew, argv)
+	runErr := a.runHeld(ctx, h, f.grace, l.Config(), argv)
 	stopKeep()
 	<-kept
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -66,8 +66,10 @@ func (a *app) leaseRun(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, nam
 // to its process group, then SIGKILL after grace. A lease lost at its deadline leaves at
 // least 2 × skew before another node can take it over, so the command then gets at most skew
 // of grace. What the command leaves running in its group when it ends is killed before the
-// lease is released.
-func (a *app) runHeld(ctx context.Context, h *lease.Lease, grace, skew time.Duration, argv []string) error {
+// lease is released. Should wharf itself be stopped, the watcher kills the command's group
+// when that grace after the deadline has passed.
+func (a *app) runHeld(ctx context.Context, h *lease.Lease, grace time.Duration, cfg lease.Config, argv []string) error {
+	skew := cfg.Skew
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.in, a.out, a.err
 	cmd.Env = append(os.Environ(), envLeaseFence+"="+strconv.FormatInt(h.Fence(), 10), envLeaseName+"="+h.Name())
@@ -76,7 +78,12 @@ func (a *app) runHeld(ctx context.Context, h *lease.Lease, grace, skew time.Dura
 		return fmt.Errorf("lease run: finding this binary to watch the command with: %w", err)
 	}
 	in, _ := a.in.(*os.File)
-	c, err := startSupervised(cmd, self, in != nil && isTTY(in))
+	// Should wharf be stopped, the watcher stops the command by the time wharf would have.
+	limit := func() (time.Duration, bool) {
+		d := h.Deadline()
+		return time.Until(d) + min(grace, skew), !d.IsZero()
+	}
+	c, err := startSupervised(cmd, self, in != nil && isTTY(in), limit, limitEvery(cfg.Renewal()))
 	if err != nil {
 		return usageErr(fmt.Errorf("lease run: %w", err))
 	}
@@ -85,6 +92,9 @@ func (a *app) runHeld(ctx context.Context, h *lease.Lease, grace, skew time.Dura
 	var stopped error
 	select {
 	case err := <-c.done:
+		if lost := h.Valid(); lost != nil { // the watcher killed it at the deadline, or it ended unleased
+			return fmt.Errorf("lease run: the lease was lost while %s ran (it ended with status %d): %w", argv[0], statusOf(argv, err), lost)
+		}
 		return exitStatus(argv, err)
 	case <-h.Lost():
 		stopped = fmt.Errorf("lease run: the lease was lost while %s ran: stopped it: %w", argv[0], h.Err())
@@ -105,6 +115,19 @@ func (a *app) runHeld(ctx context.Context, h *lease.Lease, grace, skew time.Dura
 		return stopped
 	}
 	return exitStatus(argv, err)
+}
+
+// statusOf is the status exitStatus gives the command's end (0 for success, -1 for a
+// failure to wait for it).
+func statusOf(argv []string, err error) int {
+	var cs *commandStatus
+	switch err := exitStatus(argv, err); {
+	case err == nil:
+		return 0
+	case errors.As(err, &cs):
+		return cs.status
+	}
+	return -1
 }
 
 // exitStatus turns the command's end into wharf's: nil for status 0, a *commandStatus

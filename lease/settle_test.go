@@ -1,0 +1,41 @@
+package lease
+
+import (
+	"testing"
+	"time"
+
+	"github.com/wharfdata/wharf/internal/faultproxy"
+)
+
+// A commit whose record write landed, but whose answer was lost and whose read-back hung
+// past the holder's deadline, is committed: the log reads its entry. Commit must say so
+// (returning the entry), not report a commit refused past the deadline, which a job takes
+// for one that changed nothing (an export then never writes the manifest its committed
+// entry certifies, while its delta cursor has already moved past the run's rows).
+func TestMinIOCommitLandedAsItsDeadlinePassedIsCommitted(t *testing.T) {
+	px := newProxied(t, nil)
+	a := realNode(t, px.viaProxy, "a", 0)
+	h, err := a.Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := px.proxy.Inject(faultproxy.Rule{Method: "PUT", Path: LeasePrefix, Fault: faultproxy.Lost, Times: 1})
+	hung := px.proxy.Inject(faultproxy.Rule{Method: "HEAD", Path: LeasePrefix, Fault: faultproxy.Stall, Delay: 5 * time.Second, Times: 1})
+	e, err := h.Commit(ctx, "k", "v1")
+	if lost.Fired() != 1 || hung.Fired() != 1 {
+		t.Fatalf("the faults fired %d and %d times", lost.Fired(), hung.Fired())
+	}
+	head, rerr := OpenLog(px.open, "orders").Head(ctx, "k")
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	committed := head != nil && head.Seq == 1 && head.Fence == h.Fence() && string(head.Data) == `"v1"`
+	switch {
+	case !committed:
+		t.Fatalf("the record's write did not land (head %+v); the test needs it to", head)
+	case err != nil:
+		t.Fatalf("the log reads the commit's entry %s, and Commit said: %v", head.Key, err)
+	case e == nil || e.Key != head.Key:
+		t.Fatalf("Commit returned %+v, the log's head is %s", e, head.Key)
+	}
+}
