@@ -39,8 +39,8 @@ func (j *Job) apart() error {
 			return err
 		}
 	}
-	if b, ok := j.coord.(*Bucket); ok {
-		if err := Apart(j.src, j.opt.Prefix, b.s, "coordinator_store", b.s.Describe().Location); err != nil {
+	if s := j.coord.Store(); s != nil {
+		if err := Apart(j.src, j.opt.Prefix, s, "coordinator_store", s.Describe().Location); err != nil {
 			return fmt.Errorf("the job's records: %w", err)
 		}
 	}

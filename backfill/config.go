@@ -10,6 +10,7 @@ import (
 
 	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/internal/listen"
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -60,7 +61,10 @@ type Config struct {
 	ReadConcurrency int    `yaml:"read_concurrency"`              // ranged GETs in flight per split
 	Compression     string `yaml:"compression"`                   // auto, none, gzip or zstd
 
-	LeaseTTL       time.Duration `yaml:"lease_ttl"`       // a split (or the leadership) unrenewed this long is taken over
+	// LeaseTTL is the TTL of the job's leases (each split's, the leader's, each node id's): a
+	// lease its holder has not renewed for LeaseTTL + LeaseSkew() (LeaseTTL/5) is taken over,
+	// and a holder stops LeaseTTL − LeaseSkew() after its last successful write.
+	LeaseTTL       time.Duration `yaml:"lease_ttl"`
 	CommitInterval time.Duration `yaml:"commit_interval"` // how often a streaming sink commits its watermark
 	PollInterval   time.Duration `yaml:"poll_interval"`   // how often an idle worker looks for work
 
@@ -257,8 +261,8 @@ func (c *Config) checkSizes() error {
 
 func (c *Config) checkTimes() error {
 	switch {
-	case c.LeaseTTL < time.Second:
-		return fmt.Errorf("lease_ttl %s: want at least 1s", c.LeaseTTL)
+	case c.LeaseTTL < time.Second || c.LeaseTTL > lease.MaxTTL:
+		return fmt.Errorf("lease_ttl %s: want at least 1s and at most %s", c.LeaseTTL, lease.MaxTTL)
 	case c.CommitInterval <= 0 || c.CommitInterval > c.LeaseTTL:
 		return fmt.Errorf("commit_interval %s: want more than 0 and at most lease_ttl (%s)", c.CommitInterval, c.LeaseTTL)
 	case c.PollInterval <= 0 || c.PollInterval > c.LeaseTTL:

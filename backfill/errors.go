@@ -44,6 +44,11 @@ var (
 		Exit: errcode.ExitFailed, Section: section,
 		Meaning: "A commit found that another worker had taken over the split (this worker stalled longer than `lease_ttl`). The records since the last commit are delivered again by the new holder. Returned by the Go API's Commit; the command itself carries on with other splits.",
 		Remedy:  "Nothing is lost. If it happens often, raise `lease_ttl` or lower the load on the workers."})
+	// ErrNodeInUse: another live worker of the job has this worker's node id.
+	ErrNodeInUse = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_NODE_ID_IN_USE", Text: "another worker has this node id",
+		Exit: errcode.ExitUsage, Standing: true, Section: section,
+		Meaning: "Another live worker of the job runs under this worker's node id (`--node`, `node:`, `WHARF_NODE_ID`): it renewed the lease of that id (`_wharf/leases/node-<id>.json` among the job's records) while this worker watched it. Of two workers given one id, the one that does not hold that lease stops, handing back every split it held; the other goes on. Nothing is lost or doubled either way. A worker started again after its predecessor died is not stopped: it takes the id's lease over once it has seen it unchanged for `lease_ttl` and its skew bound.",
+		Remedy:  "Give every worker a node id of its own: `WHARF_NODE_ID` unique to each machine or pod, one per process when several run on one machine."})
 	// ErrCoordinator: the coordinator failed or could not be reached past its retries.
 	ErrCoordinator = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_COORDINATOR_FAILED", Text: "coordinator failed",
 		Exit: errcode.ExitFailed, Section: section,

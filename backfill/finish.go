@@ -10,43 +10,32 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/lease"
 )
 
 // finish ends the job once every split is final: the leader finishes the sink and records
-// the job's end; the others wait for that record (taking over the leadership if the leader
-// stops).
+// the job's end; the others wait for that record (taking over the leader lease if the
+// leader stops).
 func (j *Job) finish(ctx context.Context) error {
 	for {
-		var cur Current
-		_, _, err := getJSON(ctx, j.coord, keyCurrent, &cur)
+		cur, err := j.current(ctx)
 		if err != nil {
 			return err
 		}
-		if cur.Plan == j.plan.ID && cur.State != JobRunning {
-			if cur.State == JobSucceeded {
-				return nil
-			}
-			return quarantineErr(j.cfg.Job, cur.Quarantine, j.plan.Splits)
-		}
-		ok, err := j.lead.try(ctx)
-		if err != nil {
+		if done, err := j.ended(cur); done {
 			return err
 		}
-		if ok {
-			var result error
-			err := j.holding(ctx, func(ctx context.Context) error {
-				result = j.finishAsLeader(ctx)
-				return nil
-			})
-			if err != nil {
+		h, err := j.leases.Acquire(ctx, leaderLease)
+		switch {
+		case errors.Is(err, lease.ErrHeld):
+		case err != nil:
+			return err
+		default:
+			err := j.finishAsLeader(ctx, h)
+			if !errors.Is(err, errNotFinal) && !errors.Is(err, ErrLeaseLost) {
 				return err
 			}
-			if result == nil || errors.Is(result, ErrQuarantined) {
-				return result
-			}
-			if !errors.Is(result, ErrConflict) {
-				return result
-			}
+			j.log.Warn("finishing the job as its leader did not end it: trying again", "error", err)
 		}
 		if err := j.sleep(ctx, j.cfg.PollInterval); err != nil {
 			return err
@@ -54,11 +43,77 @@ func (j *Job) finish(ctx context.Context) error {
 	}
 }
 
-// finishAsLeader reads every split's record, finishes the sink and records the end.
-func (j *Job) finishAsLeader(ctx context.Context) error {
+// ended reports whether cur says how this worker's plan ended, and how: nil when it
+// succeeded, ErrQuarantined naming what was quarantined, errSuperseded when cur is a later
+// plan than this worker's.
+func (j *Job) ended(cur *Current) (bool, error) {
+	switch {
+	case cur == nil:
+		return true, coordErr(j.coord, "get", lease.LeaseKey(leaderLease), errors.New("the job's current plan is gone (its records deleted by hand?)"))
+	case cur.Plan != j.plan.ID || cur.Generation != j.gen:
+		return !brokenPlan, errSuperseded
+	case cur.State == JobRunning:
+		return false, nil
+	case cur.State == JobSucceeded:
+		return true, nil
+	}
+	return true, quarantineErr(j.cfg.Job, cur.Quarantine, j.plan.Splits)
+}
+
+// errNotFinal: a split of the plan is not final after all (work goes on).
+var errNotFinal = errors.New("a split of the plan is not final")
+
+// finishAsLeader finishes the sink and records the job's end, holding the leader lease h.
+// The manifest is written only by the holder of the leader lease for the plan it certifies:
+// the record h replaced must name this worker's plan, still running (read in the
+// acquisition's own request, so no other plan can be current while h is held); the lease is
+// renewed just before the manifest is written, and the write runs in a context that ends
+// when the lease is lost or its deadline passes. The end is then recorded by the release, in
+// the same fenced write.
+func (j *Job) finishAsLeader(ctx context.Context, h *lease.Lease) error {
+	defer func() { _ = h.Release(context.WithoutCancel(ctx)) }()
+	cur, err := currentOf(h.State())
+	if err != nil {
+		return coordErr(j.coord, "decode", lease.LeaseKey(leaderLease), err)
+	}
+	if done, err := j.ended(cur); done {
+		return err // another leader ended it, or the job was planned again
+	}
+	j.setLeader(true)
+	defer j.setLeader(false)
+	return holding(ctx, h, "the leader lease", func(ctx context.Context) error {
+		f, q, err := j.finishing(ctx)
+		if err != nil {
+			return err
+		}
+		if err := h.Renew(ctx); err != nil {
+			return leaseLost("finish", "the leader lease", err)
+		}
+		if err := j.sink.Finish(ctx, f); err != nil {
+			return err
+		}
+		if brokenPlan && (cur == nil || cur.Plan != j.plan.ID) {
+			return f.Error // the manifest is written; the end of another plan is not recorded
+		}
+		end := *cur
+		end.State, end.FinishedAt, end.Quarantine = JobSucceeded, f.Finished, q
+		if f.Error != nil {
+			end.State, end.Error = JobFailed, f.Error.Error()
+		}
+		if err := h.ReleaseWith(ctx, end); err != nil {
+			return leaseLost("finish", "the leader lease", err)
+		}
+		j.log.Info("job finished", "state", end.State, "splits", j.plan.Splits, "quarantined", len(q))
+		return f.Error
+	})
+}
+
+// finishing reads every split of the plan, final each one (errNotFinal otherwise), into what
+// the sink learns at the end.
+func (j *Job) finishing(ctx context.Context) (*Finish, []Quarantine, error) {
 	splits, states, err := j.readAll(ctx)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var q []Quarantine
 	var last time.Time
@@ -68,7 +123,7 @@ func (j *Job) finishAsLeader(ctx context.Context) error {
 			q = append(q, Quarantine{Split: splits[i].ID, Objects: st.quarantinedObjects(), Failures: st.Failures})
 		case StatusDone:
 		default:
-			return ErrConflict // not final after all: work goes on
+			return nil, nil, errNotFinal
 		}
 		if st.Finished.After(last) {
 			last = st.Finished
@@ -77,38 +132,14 @@ func (j *Job) finishAsLeader(ctx context.Context) error {
 	if last.IsZero() {
 		last = j.plan.PlannedAt
 	}
-	var jobErr error
+	f := &Finish{Plan: j.plan, Splits: splits, States: states, Finished: last}
 	if len(q) > 0 {
-		jobErr = quarantineErr(j.cfg.Job, q, len(splits))
+		f.Error = quarantineErr(j.cfg.Job, q, len(splits))
 	}
-	if err := j.sink.Finish(ctx, &Finish{Plan: j.plan, Splits: splits, States: states, Error: jobErr, Finished: last}); err != nil {
-		return err
-	}
-	return j.recordEnd(ctx, q, jobErr, last)
+	return f, q, nil
 }
 
-// recordEnd marks the current plan succeeded or failed.
-func (j *Job) recordEnd(ctx context.Context, q []Quarantine, jobErr error, last time.Time) error {
-	var cur Current
-	rev, _, err := getJSON(ctx, j.coord, keyCurrent, &cur)
-	if err != nil {
-		return err
-	}
-	if cur.Plan != j.plan.ID {
-		return jobErr
-	}
-	cur.State, cur.FinishedAt, cur.Quarantine = JobSucceeded, last, q
-	if jobErr != nil {
-		cur.State, cur.Error = JobFailed, jobErr.Error()
-	}
-	if _, err := putJSON(ctx, j.coord, keyCurrent, cur, rev); err != nil {
-		return err
-	}
-	j.log.Info("job finished", "state", cur.State, "splits", j.plan.Splits, "quarantined", len(q))
-	return jobErr
-}
-
-// readAll reads every split's descriptor and record, in plan order.
+// readAll reads every split's descriptor and state, in plan order.
 func (j *Job) readAll(ctx context.Context) ([]*Split, []*SplitState, error) {
 	splits := make([]*Split, len(j.ids))
 	states := make([]*SplitState, len(j.ids))
@@ -120,11 +151,9 @@ func (j *Job) readAll(ctx context.Context) ([]*Split, []*SplitState, error) {
 			if err != nil {
 				return err
 			}
-			var st SplitState
-			if _, found, err := getJSON(gctx, j.coord, keyState(id), &st); err != nil {
+			st, err := readSplit(gctx, j.coord, id)
+			if err != nil {
 				return err
-			} else if !found {
-				st.Status = StatusPending
 			}
 			splits[i], states[i] = sp, &st
 			return nil

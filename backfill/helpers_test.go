@@ -152,7 +152,7 @@ func (s *syncBuffer) Bytes() []byte {
 }
 
 // runJob runs one worker of cfg over src into sink with coordinator c.
-func runJob(ctx context.Context, t testing.TB, cfg Config, c Coordinator, src *store.Store, sink Sink, replan bool) (*Job, error) {
+func runJob(ctx context.Context, t testing.TB, cfg Config, c *Coordinator, src *store.Store, sink Sink, replan bool) (*Job, error) {
 	t.Helper()
 	j, err := New(cfg, Options{Coordinator: c, Source: src, Prefix: "logs/", Sink: sink, Replan: replan})
 	if err != nil {

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
 
 // Options are what a Job is given besides its Config.
 type Options struct {
-	Coordinator Coordinator
+	Coordinator *Coordinator
 	// Source is the store the source URL names, opened at its bucket's root; Prefix is the
 	// URL's key: every object whose key starts with it is read.
 	Source *store.Store
@@ -36,20 +37,22 @@ type Job struct {
 	cfg   Config
 	opt   Options
 	src   *store.Store
-	coord Coordinator
+	coord *Coordinator
 	sink  Sink
 	log   *slog.Logger
-	now   func() time.Time
-	obs   *observer
-	lead  *leadership
-	m     *metrics
-	rd    reader
-	bufs  *bufPool
+	// leaseLog is log without the node, which the lease engine's lines name themselves.
+	leaseLog *slog.Logger
+	now      func() time.Time
+	leases   *lease.Leaser // opened by Run
+	m        *metrics
+	rd       reader
+	bufs     *bufPool
 	// decoding holds a token for each member being decoded: at most as many as there are
 	// processors, however many splits are in flight.
 	decoding chan struct{}
 
 	plan  *Plan
+	gen   int // the plan's Current.Generation
 	ids   []string
 	descs sync.Map // split id → *Split
 
@@ -75,12 +78,11 @@ func New(cfg Config, opt Options) (*Job, error) {
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
+	j.leaseLog = j.log.With("job", cfg.Job) // the lease engine names the node itself
 	j.log = j.log.With("job", cfg.Job, "node", cfg.Node)
 	if j.now == nil {
 		j.now = time.Now
 	}
-	j.obs = newObserver(j.now)
-	j.lead = &leadership{c: j.coord, node: cfg.Node, ttl: cfg.LeaseTTL, obs: j.obs}
 	j.m = newMetrics(j)
 	j.rd = reader{job: j}
 	j.bufs = newBufPool()
@@ -98,23 +100,48 @@ func (j *Job) Config() Config { return j.cfg }
 // Run works on the job until every split of its plan is done or quarantined, then (on the
 // leader) finishes the sink. It returns nil when every split is done, ErrQuarantined naming
 // each bad object when some were quarantined, ErrAlreadyComplete when the plan had finished
-// before (without Options.Replan), and a fatal error (configuration, credentials, the
-// coordinator, the sink) at once.
+// before (without Options.Replan), ErrNodeInUse when another live worker has this worker's
+// node id, and a fatal error (configuration, credentials, the coordinator, the sink) at once.
 func (j *Job) Run(ctx context.Context) (err error) {
 	defer func() { j.setEnd(err) }()
 	if !j.coord.Durable() {
 		j.log.Warn("the solo coordinator keeps progress in this process only: if it stops, running the job again reads the whole prefix again; use coordinator bucket or nats:// to resume")
 	}
-	if err := j.start(ctx); err != nil {
+	if j.leases, err = j.coord.leaser(ctx, j.cfg.leaseConfig(), j.leaseLog); err != nil {
 		return err
 	}
-	j.log.Info("plan", "plan", short(j.plan.ID), "splits", j.plan.Splits, "objects", j.plan.Objects, "bytes", j.plan.Bytes)
-	j.setState(StateRunning)
-	if err := j.work(ctx); err != nil {
-		return err
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer j.holdNode(ctx, stop)()
+	err = j.run(ctx)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrNodeInUse) {
+		return cause
 	}
-	j.setState(StateFinishing)
-	return j.finish(ctx)
+	return err
+}
+
+// run plans or loads the job's plan, works on it and finishes it; a worker whose plan was
+// superseded (a replan while it read an earlier one) takes the current plan and goes on.
+func (j *Job) run(ctx context.Context) error {
+	replan := j.opt.Replan
+	for {
+		if err := j.start(ctx, replan); err != nil {
+			return err
+		}
+		replan = false
+		j.log.Info("plan", "plan", short(j.plan.ID), "generation", j.gen, "splits", j.plan.Splits, "objects", j.plan.Objects, "bytes", j.plan.Bytes)
+		j.setState(StateRunning)
+		err := j.work(ctx)
+		if err == nil {
+			j.setState(StateFinishing)
+			err = j.finish(ctx)
+		}
+		if !errors.Is(err, errSuperseded) {
+			return err
+		}
+		j.log.Warn("the job was planned again while this worker read an earlier plan: it takes the current one", "plan", short(j.plan.ID))
+		j.forgetPlan()
+	}
 }
 
 // DefaultJobName is the job name when none is given: derived from the source and the sink,
@@ -123,43 +150,101 @@ func DefaultJobName(source, sink string) string {
 	return "bf-" + PlanID([]string{source, sink})[:16]
 }
 
-// start finds the job's current plan, planning it when there is none (or Replan asks).
-func (j *Job) start(ctx context.Context) error {
-	replanned := false
+// start finds the job's one plan: the plan the leader lease's record holds, or, when it
+// holds none (or the plan ended and replan asks for another), the plan this worker makes as
+// the leader. The worker that wins the leader lease reads the plan in the same step (the
+// acquisition's read of the record it replaces), so it never makes a second one.
+func (j *Job) start(ctx context.Context, replan bool) error {
 	for {
-		var cur Current
-		_, found, err := getJSON(ctx, j.coord, keyCurrent, &cur)
+		cur, err := j.current(ctx)
 		if err != nil {
 			return err
 		}
-		if found {
-			if err := j.sameJob(&cur); err != nil {
-				return err
-			}
-			switch {
-			case cur.State == JobRunning || replanned:
-				return j.load(ctx, cur.Plan)
-			case !j.opt.Replan:
-				return finalErr(j.cfg.Job, &cur)
-			}
-		}
-		ok, err := j.lead.try(ctx)
-		if err != nil {
+		if done, err := j.adopt(ctx, cur, replan); done || err != nil {
 			return err
 		}
-		if ok {
-			j.setState(StatePlanning)
-			err := j.holding(ctx, j.planJob)
-			if err != nil {
+		h, err := j.leases.Acquire(ctx, leaderLease)
+		if errors.Is(err, lease.ErrHeld) {
+			if err := j.sleep(ctx, j.cfg.PollInterval); err != nil {
 				return err
 			}
-			replanned = true
 			continue
 		}
-		if err := j.sleep(ctx, j.cfg.PollInterval); err != nil {
+		if err != nil {
+			return err
+		}
+		cur, made, err := j.planAsLeader(ctx, h, replan)
+		switch {
+		case errors.Is(err, ErrLeaseLost):
+			j.log.Warn("the leader lease was lost while planning: reading the plan again", "error", err)
+			continue
+		case err != nil:
+			return err
+		case made:
+			return j.load(ctx, cur)
+		}
+		if done, err := j.adopt(ctx, cur, false); done || err != nil {
 			return err
 		}
 	}
+}
+
+// adopt loads cur's plan when it runs, or answers a plan that ended (unless replan asks for
+// another); done is false when there is no plan to adopt.
+func (j *Job) adopt(ctx context.Context, cur *Current, replan bool) (done bool, err error) {
+	if cur == nil || brokenPlan {
+		return false, nil
+	}
+	if err := j.sameJob(cur); err != nil {
+		return true, err
+	}
+	switch {
+	case cur.State == JobRunning:
+		return true, j.load(ctx, cur)
+	case !replan:
+		return true, finalErr(j.cfg.Job, cur)
+	}
+	return false, nil
+}
+
+// planAsLeader plans the job holding the leader lease h, unless the record h replaced holds a
+// plan that runs (or ended, and replan does not ask for another): then it releases h and
+// returns that plan. Otherwise it lists the prefix, publishes the plan and makes it current
+// in the record itself, releasing the lease in the same fenced write, and returns it with
+// made set: a leader that lost the lease meanwhile (ErrLeaseLost) has made nothing current.
+func (j *Job) planAsLeader(ctx context.Context, h *lease.Lease, replan bool) (_ *Current, made bool, err error) {
+	defer func() { _ = h.Release(context.WithoutCancel(ctx)) }()
+	cur, err := currentOf(h.State())
+	if err != nil {
+		return nil, false, coordErr(j.coord, "decode", lease.LeaseKey(leaderLease), err)
+	}
+	if cur != nil && !brokenPlan {
+		if err := j.sameJob(cur); err != nil || cur.State == JobRunning || !replan {
+			return cur, false, err
+		}
+	}
+	j.setLeader(true)
+	defer j.setLeader(false)
+	j.setState(StatePlanning)
+	var next *Current
+	err = holding(ctx, h, "the leader lease", func(ctx context.Context) error {
+		p, err := j.planJob(ctx, cur)
+		if err != nil {
+			return err
+		}
+		next = &Current{Plan: p.ID, Generation: generation(cur) + 1, Source: j.cfg.Source, Sink: j.sink.URL(),
+			State: JobRunning, PlannedAt: p.PlannedAt}
+		return leaseLost("publish", "plan "+short(p.ID), h.ReleaseWith(ctx, next))
+	})
+	return next, err == nil, err
+}
+
+// generation is cur's plan generation; 0 when there is no plan.
+func generation(cur *Current) int {
+	if cur == nil {
+		return 0
+	}
+	return cur.Generation
 }
 
 // sameJob refuses a job name already used for another source or sink.
@@ -178,38 +263,6 @@ func finalErr(job string, cur *Current) error {
 			fmt.Errorf("plan %s finished %s", short(cur.Plan), cur.FinishedAt.Format(time.RFC3339)))
 	}
 	return quarantineErr(job, cur.Quarantine, 0)
-}
-
-// holding runs fn as the leader, renewing the leadership meanwhile, and then releases it.
-func (j *Job) holding(ctx context.Context, fn func(context.Context) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(j.cfg.LeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := j.lead.renew(ctx); errors.Is(err, ErrLeaseLost) {
-					cancel(err)
-					return
-				}
-			}
-		}
-	})
-	j.setLeader(true)
-	err := fn(ctx)
-	cancel(nil)
-	wg.Wait()
-	j.setLeader(false)
-	j.lead.release(context.WithoutCancel(ctx))
-	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrLeaseLost) {
-		return nil // another worker leads now and does it
-	}
-	return err
 }
 
 // sleep waits d, or until a split this worker runs ends.

@@ -56,7 +56,7 @@ func TestAnObjectUnreadablePastTheRetryBudgetIsQuarantined(t *testing.T) {
 	cfg := testConfig(direct.Describe().Location+"logs/", "-")
 	cfg.SplitMaxObjects = 1
 	var out syncBuffer
-	j, err := New(cfg, Options{Coordinator: NewBucket(src.Sub(BucketPrefix("poison"))), Source: src, Prefix: "logs/",
+	j, err := New(cfg, Options{Coordinator: NewBucket(src.Sub(BucketPrefix("poison")), nil), Source: src, Prefix: "logs/",
 		Sink: NewStdout(&out, cfg.CommitInterval)})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-
 	"fmt"
 	"sort"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/lease"
 )
 
 // JobReport is a job as its coordinator records it, for `wharf backfill status` on any
@@ -19,6 +19,7 @@ type JobReport struct {
 	Coordinator string         `json:"coordinator"`
 	State       string         `json:"state"` // running, succeeded, failed
 	Plan        *Plan          `json:"plan"`
+	Generation  int            `json:"generation"` // the plan's: 1, one more for each replan
 	Leader      string         `json:"leader,omitempty"`
 	Splits      map[string]int `json:"splits"`  // by status: pending, leased, done, quarantined
 	Records     int64          `json:"records"` // committed (done splits and watermarks)
@@ -41,36 +42,36 @@ var ErrNoJob = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_JOB_NOT_FOUND", Tex
 	Meaning: "`wharf backfill status` found no job of that name in the coordinator (it was never planned there, or the wrong coordinator or source was given).",
 	Remedy:  "Check `--job`, `--coordinator` and, for the bucket coordinator, the source URL (its bucket holds the job)."})
 
-// Report reads job's records from c.
-func Report(ctx context.Context, c Coordinator, job string) (*JobReport, error) {
-	var cur Current
-	_, found, err := getJSON(ctx, c, keyCurrent, &cur)
+// Report reads job's records from c: the leader lease's record (the current plan, and who
+// leads), the plan, and every split's lease record. It reads only.
+func Report(ctx context.Context, c *Coordinator, job string) (*JobReport, error) {
+	rec, found, err := readLease(ctx, c, leaderLease)
 	if err != nil {
 		return nil, err
 	}
-	if !found {
+	cur, err := currentOf(rec.State)
+	if err != nil {
+		return nil, coordErr(c, "decode", lease.LeaseKey(leaderLease), err)
+	}
+	if cur == nil {
 		return nil, errcode.E("status", fmt.Sprintf("job %s in %s", job, c.Describe()), ErrNoJob, nil)
 	}
-	j := &Job{coord: c, cfg: Config{Job: job}}
-	if err := j.load(ctx, cur.Plan); err != nil {
+	p, err := loadPlan(ctx, c, cur.Plan)
+	if err != nil {
 		return nil, err
 	}
-	r := &JobReport{Job: job, Coordinator: c.Describe(), State: cur.State, Plan: j.plan, FinishedAt: cur.FinishedAt,
+	r := &JobReport{Job: job, Coordinator: c.Describe(), State: cur.State, Plan: p, Generation: cur.Generation, FinishedAt: cur.FinishedAt,
 		Splits:  map[string]int{StatusPending: 0, StatusLeased: 0, StatusDone: 0, StatusQuarantined: 0},
 		Holders: []Holding{}, Quarantine: []Quarantine{}}
-	var lr leaderRec
-	if _, found, err := getJSON(ctx, c, keyLeader, &lr); err == nil && found && !lr.Released {
-		r.Leader = lr.Node
+	if found && !rec.Released {
+		r.Leader = rec.Holder
 	}
-	states := make([]SplitState, len(j.ids))
+	states := make([]SplitState, len(p.ids))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
-	for i, id := range j.ids {
-		g.Go(func() error {
-			_, found, err := getJSON(gctx, c, keyState(id), &states[i])
-			if err == nil && !found {
-				states[i].Status = StatusPending
-			}
+	for i, id := range p.ids {
+		g.Go(func() (err error) {
+			states[i], err = readSplit(gctx, c, id)
 			return err
 		})
 	}
@@ -82,9 +83,9 @@ func Report(ctx context.Context, c Coordinator, job string) (*JobReport, error) 
 		r.Records += st.Watermark.Records
 		switch st.Status {
 		case StatusLeased:
-			r.Holders = append(r.Holders, Holding{Node: st.Owner, Split: j.ids[i], Records: st.Watermark.Records, Updated: st.Updated})
+			r.Holders = append(r.Holders, Holding{Node: st.Owner, Split: p.ids[i], Records: st.Watermark.Records, Updated: st.Updated})
 		case StatusQuarantined:
-			r.Quarantine = append(r.Quarantine, Quarantine{Split: j.ids[i], Objects: st.quarantinedObjects(), Failures: st.Failures})
+			r.Quarantine = append(r.Quarantine, Quarantine{Split: p.ids[i], Objects: st.quarantinedObjects(), Failures: st.Failures})
 		}
 	}
 	sort.Slice(r.Holders, func(a, b int) bool { return r.Holders[a].Node < r.Holders[b].Node })

@@ -83,8 +83,8 @@ func TestStdoutCommitsOnlyWhatItsReaderTook(t *testing.T) {
 	}
 	objs, _ := List(context.Background(), src, "logs/")
 	sp := Pack(objs, cfg.SplitBytes, cfg.SplitMaxObjects)[0]
-	var st SplitState
-	if _, _, err := getJSON(context.Background(), coord, keyState(sp.ID), &st); err != nil {
+	st, err := readSplit(context.Background(), coord, sp.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Watermark.Records > 150 || st.Status != StatusPending {

@@ -1,15 +1,8 @@
 package backfill
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"slices"
-	"sync"
 	"time"
-
-	"github.com/wharfdata/wharf/errcode"
 )
 
 // The states of a split.
@@ -58,15 +51,20 @@ type PartInfo struct {
 	Records int64  `json:"records"`
 }
 
-// SplitState is a split's record in the coordinator.
+// SplitState is a split's state: what its lease (split-<id>) holds, saved by its holder's
+// fenced writes (Lease.Save at each commit, Lease.ReleaseWith when it is done or handed
+// back), and found by the next holder in the record it takes over. Owner and Fence are the
+// lease record's own (who holds it now, under which fence), not saved.
 type SplitState struct {
-	Status    string    `json:"status"`
-	Owner     string    `json:"owner,omitempty"`
-	Fence     uint64    `json:"fence"`    // raised by every lease of the split
-	Attempts  int       `json:"attempts"` // attempts a bad object failed
-	Watermark Watermark `json:"watermark"`
-	Beat      uint64    `json:"beat"` // raised by every renewal
-	Failures  []Failure `json:"failures,omitempty"`
+	Status string `json:"status"`
+	Owner  string `json:"-"`
+	Fence  int64  `json:"-"`
+	// Generation is that of the plan whose worker wrote the state last (Current.Generation):
+	// a worker of an earlier plan takes no split a later plan wrote.
+	Generation int       `json:"generation,omitempty"`
+	Attempts   int       `json:"attempts"` // attempts a bad object failed
+	Watermark  Watermark `json:"watermark"`
+	Failures   []Failure `json:"failures,omitempty"`
 	// Bad are the members that failed an attempt, each with its own count: one that failed
 	// max_attempts times is quarantined, and the split's later attempts leave it out.
 	Bad      []BadObject `json:"bad,omitempty"`
@@ -114,9 +112,13 @@ func (s *SplitState) quarantinedObjects() []BadObject {
 // maxFailures bounds the failures a split's record keeps (the latest ones).
 const maxFailures = 20
 
-// Current is the job's record of its current plan and how the job ended.
+// Current is the job's one plan and how the job ended: the state of the leader lease, so
+// that only the holder of the leader lease writes it, by a fenced write, and a worker that
+// acquires the leader lease reads it in the same step. A job has one plan for its life;
+// Options.Replan makes another only once the plan has ended (Generation counts them).
 type Current struct {
 	Plan       string       `json:"plan"`
+	Generation int          `json:"generation"` // 1 for the job's first plan, one more for each replan
 	Source     string       `json:"source"`
 	Sink       string       `json:"sink"`
 	State      string       `json:"state"`
@@ -132,135 +134,4 @@ type Quarantine struct {
 	Split    string      `json:"split"`
 	Objects  []BadObject `json:"objects"`
 	Failures []Failure   `json:"failures"`
-}
-
-// leaderRec is the leader's lease record.
-type leaderRec struct {
-	Node     string    `json:"node"`
-	Fence    uint64    `json:"fence"`
-	Beat     uint64    `json:"beat"`
-	Released bool      `json:"released"`
-	Nonce    string    `json:"nonce"` // tells two writers' records apart
-	Updated  time.Time `json:"updated"`
-}
-
-// observer judges expiry on this machine's monotonic clock only: a record whose revision
-// stayed the same for the lease TTL since this process first saw it is stale, whatever the
-// clocks of other machines say.
-type observer struct {
-	mu   sync.Mutex
-	seen map[string]observed
-	now  func() time.Time
-}
-
-type observed struct {
-	rev   string
-	since time.Time
-}
-
-func newObserver(now func() time.Time) *observer {
-	return &observer{seen: map[string]observed{}, now: now}
-}
-
-// stale records that key is at rev now and reports whether it has been for ttl.
-func (o *observer) stale(key, rev string, ttl time.Duration) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now := o.now()
-	ob, ok := o.seen[key]
-	if !ok || ob.rev != rev {
-		o.seen[key] = observed{rev: rev, since: now}
-		return false
-	}
-	return now.Sub(ob.since) >= ttl
-}
-
-func (o *observer) forget(key string) {
-	o.mu.Lock()
-	delete(o.seen, key)
-	o.mu.Unlock()
-}
-
-// leadership is this worker's claim on the job's leader lease.
-type leadership struct {
-	c    Coordinator
-	node string
-	ttl  time.Duration
-	obs  *observer
-
-	mu  sync.Mutex
-	rev string
-	rec leaderRec
-	// renewed is when the lease was last written, on the local clock; the leader acts only
-	// within ttl of it.
-	renewed time.Time
-}
-
-// try makes this worker the leader if the lease is free, released or stale; it reports
-// whether this worker now leads.
-func (l *leadership) try(ctx context.Context) (bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.rev != "" {
-		return true, nil
-	}
-	var cur leaderRec
-	rev, found, err := getJSON(ctx, l.c, keyLeader, &cur)
-	if err != nil {
-		return false, err
-	}
-	if found && !cur.Released && cur.Node != l.node && !l.obs.stale(keyLeader, rev, l.ttl) {
-		return false, nil
-	}
-	rec := leaderRec{Node: l.node, Fence: cur.Fence + 1, Nonce: nonce(), Updated: l.obs.now().UTC()}
-	newRev, err := putJSON(ctx, l.c, keyLeader, rec, rev)
-	if errors.Is(err, ErrConflict) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	l.rev, l.rec, l.renewed = newRev, rec, l.obs.now()
-	return true, nil
-}
-
-// renew writes the lease again; a conflict means another worker took it over.
-func (l *leadership) renew(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.rev == "" {
-		return nil
-	}
-	rec := l.rec
-	rec.Beat++
-	rec.Updated = l.obs.now().UTC()
-	rev, err := putJSON(ctx, l.c, keyLeader, rec, l.rev)
-	if errors.Is(err, ErrConflict) {
-		l.rev = ""
-		return errcode.E("renew", "the leadership", ErrLeaseLost, err)
-	}
-	if err != nil {
-		return err
-	}
-	l.rev, l.rec, l.renewed = rev, rec, l.obs.now()
-	return nil
-}
-
-// release marks the lease released, so another worker may lead at once.
-func (l *leadership) release(ctx context.Context) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.rev == "" {
-		return
-	}
-	rec := l.rec
-	rec.Released = true
-	_, _ = putJSON(ctx, l.c, keyLeader, rec, l.rev)
-	l.rev = ""
-}
-
-func nonce() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

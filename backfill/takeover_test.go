@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/cas"
 )
 
 // A worker that stops (its context cancelled: no more renewals, no hand-back) leaves its
@@ -16,15 +18,15 @@ import (
 func TestAStoppedWorkersSplitResumesElsewhereFromItsWatermark(t *testing.T) {
 	src := memStore()
 	c := fill(t, src, "logs/", 6, 3000, "plain", "gz", "zst")
-	coord := NewSolo()
+	kv := cas.NewMemory()
 	cfg := testConfig("mem://src/logs/", "api")
 	cfg.SplitMaxObjects, cfg.MaxInFlight, cfg.LeaseTTL = 100, 1, time.Second
 
 	// Worker A takes deliveries, commits the first two, and stops in the middle.
 	ctxA, stopA := context.WithCancel(context.Background())
 	cons := NewConsumer("api")
-	dead := &killable{Coordinator: coord}
-	ja, err := New(cfg, Options{Coordinator: dead, Source: src, Prefix: "logs/", Sink: cons})
+	dead := &killable{Store: kv}
+	ja, err := New(cfg, Options{Coordinator: NewCAS(dead), Source: src, Prefix: "logs/", Sink: cons})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestAStoppedWorkersSplitResumesElsewhereFromItsWatermark(t *testing.T) {
 	cfgB := cfg
 	cfgB.Node = "node-b"
 	start := time.Now()
-	jb, err := New(cfgB, Options{Coordinator: coord, Source: src, Prefix: "logs/", Sink: &renamed{NewStdout(&out, cfg.CommitInterval), "api"}})
+	jb, err := New(cfgB, Options{Coordinator: NewCAS(kv), Source: src, Prefix: "logs/", Sink: &renamed{NewStdout(&out, cfg.CommitInterval), "api"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,26 +80,35 @@ func TestAStoppedWorkersSplitResumesElsewhereFromItsWatermark(t *testing.T) {
 	}
 }
 
-// killable is a coordinator that fails every call once killed: the process is gone.
+// killable is a coordinator's store that fails every call once killed: the process is gone.
 type killable struct {
-	Coordinator
+	cas.Store
 	dead atomic.Bool
 }
 
 func (k *killable) kill() { k.dead.Store(true) }
 
+var errKilled = errors.New("killed")
+
 func (k *killable) Get(ctx context.Context, key string) ([]byte, string, error) {
 	if k.dead.Load() {
-		return nil, "", errors.New("killed")
+		return nil, "", errKilled
 	}
-	return k.Coordinator.Get(ctx, key)
+	return k.Store.Get(ctx, key)
+}
+
+func (k *killable) Create(ctx context.Context, key string, v []byte) (string, error) {
+	if k.dead.Load() {
+		return "", errKilled
+	}
+	return k.Store.Create(ctx, key, v)
 }
 
 func (k *killable) Update(ctx context.Context, key string, v []byte, rev string) (string, error) {
 	if k.dead.Load() {
-		return "", errors.New("killed")
+		return "", errKilled
 	}
-	return k.Coordinator.Update(ctx, key, v, rev)
+	return k.Store.Update(ctx, key, v, rev)
 }
 
 // renamed gives a sink another URL (to join a job planned with another sink's name).

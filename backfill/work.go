@@ -2,13 +2,14 @@ package backfill
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/lease"
 )
 
 // work leases and reads splits, up to max_in_flight at once, until every split of the plan
@@ -57,8 +58,8 @@ func (j *Job) work(ctx context.Context) error {
 }
 
 // claim leases the first split from cursor on that is pending, handed back, or held by a
-// worker that stopped renewing it for the lease TTL. It returns nil when none is, and the
-// cursor to start from next time.
+// worker that stopped renewing it for the lease TTL and its skew bound. It returns nil when
+// none is, and the cursor to start from next time.
 func (j *Job) claim(ctx context.Context, cursor int) (*splitLease, int, error) {
 	n := len(j.ids)
 	for i := range n {
@@ -75,35 +76,35 @@ func (j *Job) claim(ctx context.Context, cursor int) (*splitLease, int, error) {
 	return nil, cursor, nil
 }
 
-// tryLease leases split id if it can be taken now.
+// tryLease leases split id if it can be taken now, in one read of its lease record (and the
+// write that takes it): a split done or quarantined is noted final and not taken; one that a
+// later plan wrote means this worker's plan is superseded (errSuperseded).
 func (j *Job) tryLease(ctx context.Context, id string) (*splitLease, error) {
 	var st SplitState
-	rev, found, err := getJSON(ctx, j.coord, keyState(id), &st)
-	if err != nil {
-		return nil, err
-	}
+	h, err := j.leases.AcquireIf(ctx, splitLeaseName(id), func(raw json.RawMessage) error {
+		var err error
+		if st, err = splitStateOf(lease.Record{State: raw}, false); err != nil {
+			return coordErr(j.coord, "decode", lease.LeaseKey(splitLeaseName(id)), err)
+		}
+		switch {
+		case st.Generation > j.gen && !brokenPlan:
+			return errSuperseded
+		case st.final():
+			return errFinal
+		}
+		return nil
+	})
 	switch {
-	case !found:
-		st = SplitState{Status: StatusPending}
-	case st.final():
+	case errors.Is(err, errFinal):
 		j.setFinal(id, st.Status)
 		return nil, nil
-	case st.Status == StatusLeased && !j.obs.stale(keyState(id), rev, j.cfg.LeaseTTL):
+	case errors.Is(err, lease.ErrHeld):
 		return nil, nil
-	}
-	if st.Status == StatusLeased {
-		j.log.Info("taking over split", "split", short(id), "from", st.Owner, "watermark_records", st.Watermark.Records)
-	}
-	st.Status, st.Owner, st.Fence, st.Updated = StatusLeased, j.cfg.Node, st.Fence+1, j.now().UTC()
-	newRev, err := putJSON(ctx, j.coord, keyState(id), st, rev)
-	if errors.Is(err, ErrConflict) {
-		return nil, nil // another worker got it first
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
 	}
-	j.obs.forget(keyState(id))
-	return &splitLease{j: j, id: id, rev: newRev, st: st}, nil
+	st.Status, st.Owner, st.Fence = StatusLeased, j.cfg.Node, h.Fence()
+	return &splitLease{j: j, id: id, h: h, st: st}, nil
 }
 
 // process reads a leased split into the sink, leaving out its quarantined objects, and
@@ -120,9 +121,9 @@ func (j *Job) process(ctx context.Context, l *splitLease) error {
 	defer cancel(nil)
 	j.startFlight(sp, l.st.Watermark)
 	defer j.endFlight(sp.ID)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() { l.heartbeat(ctx, cancel) })
+	keep := make(chan struct{})
+	defer func() { cancel(nil); <-keep }()
+	go func() { defer close(keep); l.keep(ctx, cancel) }()
 	from := l.st.Watermark
 	part, end, err := j.deliver(ctx, sp, l)
 	status := StatusDone
@@ -154,12 +155,13 @@ func (j *Job) process(ctx context.Context, l *splitLease) error {
 	return err
 }
 
-// release hands the split back untouched (this worker stops: a fatal error, a cancellation),
-// so that another worker resumes it from its watermark at once rather than after the TTL.
+// release hands the split back as its last commit left it (this worker stops: a fatal error,
+// a cancellation), so that another worker resumes it from its watermark at once rather than
+// after the TTL.
 func (l *splitLease) release(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_ = l.write(ctx, "release", func(st *SplitState) { st.Status, st.Owner = StatusPending, "" })
+	_ = l.h.Release(ctx)
 }
 
 // deliver reads the split into a writer of the sink.
@@ -184,76 +186,63 @@ func (j *Job) deliver(ctx context.Context, sp *Split, l *splitLease) (*PartInfo,
 	return part, end, err
 }
 
-// splitLease is this worker's hold on one split: every change of its record is a
-// compare-and-set at the revision this worker last wrote, so once another worker took the
-// split over, nothing this one does can commit.
+// splitLease is this worker's hold on one split: its lease (split-<id>), whose state is the
+// split's. Every commit is a save of the state in the lease record, a write fenced by the
+// lease, so once another worker took the split over, nothing this one does can commit.
 type splitLease struct {
 	j  *Job
 	id string
+	h  *lease.Lease
 
-	mu   sync.Mutex
-	rev  string
-	st   SplitState
-	lost bool
+	mu sync.Mutex
+	st SplitState
 }
 
-// write changes the record by mutate, fenced.
-func (l *splitLease) write(ctx context.Context, op string, mutate func(*SplitState)) error {
+// saved is st as the lease record keeps it, by this worker of its plan.
+func (l *splitLease) saved(st SplitState) SplitState {
+	st.Owner, st.Fence, st.Generation, st.Updated = "", 0, l.j.gen, l.j.now().UTC()
+	if !st.final() {
+		st.Status = StatusPending // while it is leased, the lease says so
+	}
+	return st
+}
+
+// write changes the state by mutate and saves it (release: releasing the lease in the same
+// write), fenced by the lease.
+func (l *splitLease) write(ctx context.Context, op string, release bool, mutate func(*SplitState)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lost {
-		return errcode.E(op, "split "+short(l.id), ErrLeaseLost, nil)
-	}
 	st := l.st
 	st.Failures, st.Bad = slices.Clone(st.Failures), slices.Clone(st.Bad)
 	mutate(&st)
-	st.Updated = l.j.now().UTC()
-	rev, err := putJSON(ctx, l.j.coord, keyState(l.id), st, l.rev)
-	if errors.Is(err, ErrConflict) {
-		l.lost = true
-		return errcode.E(op, "split "+short(l.id), ErrLeaseLost, err)
+	st = l.saved(st)
+	var err error
+	if release {
+		err = l.h.ReleaseWith(ctx, st)
+	} else {
+		err = l.h.Save(ctx, st)
 	}
 	if err != nil {
-		return err
+		return leaseLost(op, "split "+short(l.id), err)
 	}
-	l.rev, l.st = rev, st
+	l.st = st
 	return nil
 }
 
 // ack commits the watermark wm (the sink acknowledged every record before it).
 func (l *splitLease) ack(ctx context.Context, wm Watermark) error {
-	err := l.write(ctx, "commit", func(st *SplitState) { st.Watermark = wm })
+	err := l.write(ctx, "commit", false, func(st *SplitState) { st.Watermark = wm })
 	if err == nil {
 		l.j.m.commits.Inc()
 	}
 	return err
 }
 
-// heartbeat renews the lease every TTL/3 until ctx ends; a lost lease cancels the split.
-func (l *splitLease) heartbeat(ctx context.Context, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(l.j.cfg.LeaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			err := l.write(ctx, "renew", func(st *SplitState) { st.Beat++ })
-			if errors.Is(err, ErrLeaseLost) {
-				cancel(err)
-				return
-			}
-			if err != nil && ctx.Err() == nil {
-				l.j.log.Warn("renewing a split's lease failed; trying again", "split", short(l.id), "error", err)
-			}
-		}
-	}
-}
-
-// done commits the split done, or quarantined when it left out quarantined objects.
+// done commits the split done, or quarantined when it left out quarantined objects, and
+// releases its lease, in one write.
 func (l *splitLease) done(ctx context.Context, status string, part *PartInfo, end Watermark) error {
-	return l.write(ctx, "commit", func(st *SplitState) {
-		st.Status, st.Owner, st.Part, st.Watermark, st.Finished = status, "", part, end, l.j.now().UTC()
+	return l.write(ctx, "commit", true, func(st *SplitState) {
+		st.Status, st.Part, st.Watermark, st.Finished = status, part, end, l.j.now().UTC()
 	})
 }
 
@@ -268,7 +257,7 @@ func (l *splitLease) fail(ctx context.Context, sp *Split, oe *ObjectError) error
 		return fmt.Errorf("backfill: %w: object %q is no member of its split", oe, oe.Key)
 	}
 	var bad BadObject
-	err := l.write(ctx, "hand back", func(st *SplitState) {
+	err := l.write(ctx, "hand back", true, func(st *SplitState) {
 		st.Attempts++
 		st.Failures = append(st.Failures, Failure{Attempt: st.Attempts, Node: j.cfg.Node, Key: oe.Key,
 			Reason: oe.Reason, Message: oe.Err.Error(), Time: j.now().UTC()})
@@ -284,7 +273,7 @@ func (l *splitLease) fail(ctx context.Context, sp *Split, oe *ObjectError) error
 		b.Attempts++
 		b.Reason, b.Message = oe.Reason, firstLine(oe.Err.Error())
 		b.Quarantined = b.Attempts >= j.cfg.MaxAttempts
-		st.Status, st.Owner, bad = StatusPending, "", *b
+		st.Status, bad = StatusPending, *b
 	})
 	j.noteError(oe)
 	if errors.Is(err, ErrLeaseLost) {
@@ -300,4 +289,17 @@ func (l *splitLease) fail(ctx context.Context, sp *Split, oe *ObjectError) error
 		j.log.Warn("split handed back", "split", short(l.id), "attempt", bad.Attempts, "key", oe.Key, "reason", oe.Reason, "error", oe.Err)
 	}
 	return nil
+}
+
+// keep renews the split's lease (Keep: TTL/3 after its last commit) until ctx ends; a lost
+// lease (taken over, or past this holder's deadline) cancels the split with ErrLeaseLost.
+func (l *splitLease) keep(ctx context.Context, cancel context.CancelCauseFunc) {
+	go l.h.Keep(ctx)
+	select {
+	case <-l.h.Lost():
+		if err := l.h.Err(); err != nil {
+			cancel(leaseLost("renew", "split "+short(l.id), err))
+		}
+	case <-ctx.Done():
+	}
 }

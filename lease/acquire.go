@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -18,11 +19,21 @@ import (
 // The returned Lease is renewed only by Renew or Keep (its deadline runs from the
 // acquisition's send); Release it when done.
 func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
+	return l.AcquireIf(ctx, name, nil)
+}
+
+// AcquireIf is Acquire for a job whose leases end in a state of their own (a backfill's
+// split, done): each time it reads the lease record, before it judges whether the lease is
+// held, it gives want the state the record holds (Lease.Save; nil when there is none), and
+// when want returns an error it writes nothing and returns that error. So a caller learns the
+// state and takes the lease in the one read an acquisition makes anyway. A nil want takes
+// any. In ModeMachine want is given the state the record holds once the lock is taken.
+func (l *Leaser) AcquireIf(ctx context.Context, name string, want func(state json.RawMessage) error) (*Lease, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	if l.mode == ModeMachine {
-		return l.acquireMachine(ctx, name)
+		return l.acquireMachine(ctx, name, want)
 	}
 	if l.cfg.Node == LocalNode {
 		return nil, fail("acquire", name, ErrNodeIDLocal,
@@ -31,7 +42,7 @@ func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
 	if err := l.check.err(); err != nil {
 		return nil, err
 	}
-	h, replaced, raw, err := l.take(ctx, name)
+	h, replaced, raw, err := l.take(ctx, name, want)
 	if err != nil {
 		return nil, err
 	}
@@ -54,11 +65,14 @@ type watch struct {
 	start time.Duration // when the acquisition began
 	rev   string
 	since time.Duration
+	// changed: the version was another at this Leaser's previous look (someone wrote it).
+	changed bool
 }
 
 // expired reports whether the version rev has been seen unchanged for ttl + skew.
 func (w *watch) expired(l *Leaser, rev string, ttl time.Duration) bool {
 	now := l.clock.Mono()
+	w.changed = w.rev != "" && rev != w.rev
 	if rev != w.rev {
 		w.rev, w.since = rev, now
 		return false
@@ -71,7 +85,7 @@ func (w *watch) expired(l *Leaser, rev string, ttl time.Duration) bool {
 // What it saw of a held lease is kept for the Leaser's next acquisition of name, so that a
 // caller that tries again and again (Wait 0) still takes over a lease seen unchanged for its
 // TTL and the skew bound since it first saw it.
-func (l *Leaser) take(ctx context.Context, name string) (*Lease, string, []byte, error) {
+func (l *Leaser) take(ctx context.Context, name string, want func(json.RawMessage) error) (*Lease, string, []byte, error) {
 	w := l.watchOf(name)
 	w.start = l.clock.Mono()
 	defer func() { l.keepWatch(name, w) }()
@@ -81,6 +95,11 @@ func (l *Leaser) take(ctx context.Context, name string) (*Lease, string, []byte,
 			return nil, "", nil, err
 		}
 		cur := st.rec
+		if want != nil {
+			if err := want(cur.State); err != nil {
+				return nil, "", nil, err
+			}
+		}
 		ttl := cur.TTL()
 		if st.found && !cur.Released && !w.expired(l, st.rev, ttl) {
 			if err := l.held(ctx, name, cur, &w, ttl); err != nil {
@@ -128,7 +147,8 @@ func (l *Leaser) held(ctx context.Context, name string, cur Record, w *watch, tt
 	now := l.clock.Mono()
 	left := plus(w.since, plus(ttl, l.cfg.Skew)) - now
 	if now-w.start >= l.cfg.Wait {
-		return &HeldError{Name: name, Holder: cur.Holder, Fence: cur.Fence, Until: l.clock.Now().Add(left), Self: cur.Holder == l.cfg.Node}
+		return &HeldError{Name: name, Holder: cur.Holder, Fence: cur.Fence, Until: l.clock.Now().Add(left),
+			Self: cur.Holder == l.cfg.Node, Live: w.changed}
 	}
 	pause := min(left, l.cfg.Wait-(now-w.start), max(ttl/20, 50*time.Millisecond), 5*time.Second)
 	return l.clock.Sleep(ctx, pause)

@@ -35,7 +35,8 @@ type Config struct {
 	// job is served by a week; the bound also keeps every sum of a monotonic reading, a TTL,
 	// the skew and a wait far inside time.Duration's 292 years, where a sum would wrap round.
 	TTL time.Duration `yaml:"ttl"`
-	// RenewEvery is how often the holding process renews; 0 means TTL/3.
+	// RenewEvery is how long after its last successful write (an acquisition, renewal,
+	// commit or save) the holding process renews; 0 means TTL/3.
 	RenewEvery time.Duration `yaml:"renew_every"`
 	// Skew bounds how far two machines' clocks may run apart over one TTL: a contender takes
 	// a lease over only TTL + Skew after it first saw its current version, and a holder stops
@@ -66,7 +67,8 @@ func (c *Config) FromEnv(getenv func(string) string) {
 	}
 }
 
-// Renewal is how often the holder renews: RenewEvery, or TTL/3 when it is 0.
+// Renewal is how long after its last successful write the holder renews: RenewEvery, or
+// TTL/3 when it is 0.
 func (c *Config) Renewal() time.Duration {
 	if c.RenewEvery > 0 {
 		return c.RenewEvery

@@ -38,6 +38,11 @@
 //     reads back the random wharf-put-id it carried), never by sending it blindly again. A
 //     commit whose replace is cut at the holder's deadline before that settles is settled by
 //     reading the record: one that landed returns its entry.
+//   - A holder may keep state in the record (Save: one request, fenced and renewing like a
+//     commit; ReleaseWith: saved and released in the same write). The next holder finds it in
+//     the record it takes over (Lease.State); a fenced holder's save never lands. AcquireIf
+//     shows the caller that state in the acquisition's own read and writes nothing when the
+//     caller declines (a backfill's split, done).
 //   - The fence protects the commit log and the record, not arbitrary objects: a plain put a
 //     paused holder had in flight can still land after a takeover. A job therefore records in
 //     the log what a reader may trust (an export: the sha256 of its manifest), and readers
@@ -63,7 +68,8 @@
 // Expiry is judged only on the judging machine's monotonic clock: a contender that reads a
 // held lease notes its revision and the time, and takes it over only if the same revision is
 // still there TTL + Skew later. Wall-clock times in the records are for people; no machine
-// compares them. The holder renews every RenewEvery (default TTL/3). Its deadline is TTL −
+// compares them. The holder renews RenewEvery (default TTL/3) after its last successful write
+// (a holder that commits or saves more often sends no renewal on top). Its deadline is TTL −
 // Skew after the send of its last successful write: a timer of its own, independent of any
 // request in flight, loses the lease there (Lost closes, with ErrNotHeld joined to
 // ErrDeadlinePassed), and every request a holder makes is cancelled at its deadline. A lease
@@ -79,7 +85,9 @@
 // a machine lease (ModeMachine), an exclusive flock on a lock file of this machine, and
 // acquiring writes nothing (commits still go through the record); Config.Coordination "cas"
 // refuses it. Any other store not proven cas fails ErrCoordinationUnproven. OpenCAS opens a
-// Leaser over any cas.Store (NATS JetStream key-value), ModeCAS, without a probe.
+// Leaser over any cas.Store (NATS JetStream key-value, memory), ModeCAS, without a probe.
+// Options.Fresh says no wharf of record format 1 kept leases in the store: a new name is then
+// acquired in two requests, without looking for a format-1 pointer.
 //
 // A store proven cas may stop enforcing conditions later (a proxy that strips them, a
 // gateway reconfigured). Every CheckEvery-th acquisition (counted across this machine's
@@ -89,6 +97,10 @@
 // forgotten, and the next Open probes again.
 //
 // A bucket lease needs a node id other than "local" (WHARF_NODE_ID), else ErrNodeIDLocal.
+// Two processes given one node id are two holders all the same: an acquisition never takes a
+// record naming its own node for its own, and a *HeldError says so (Self) and whether the
+// record changed since this Leaser's previous look (Live: its holder is alive, not one that
+// died).
 // A holder adopts a renewal that `wharf lease renew` made for its node (same fence, same node,
 // not released): it goes on; a release by name ends it.
 //

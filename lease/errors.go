@@ -55,6 +55,11 @@ type HeldError struct {
 	Until time.Time
 	// Self is set when the holder's node id is this node's own.
 	Self bool
+	// Live is set when the record had another version at this Leaser's previous look at it
+	// (an earlier acquisition of the name, or a look during this one's wait): someone wrote
+	// it since, so its holder is not one that died — it renewed, or another took it over. A
+	// holder that died leaves its record as it was.
+	Live bool
 }
 
 func (e *HeldError) Error() string {

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,11 +22,13 @@ import (
 	"github.com/wharfdata/wharf/store/probe"
 )
 
-// The history check: clients race to acquire, commit and release one lease; every
-// operation's invocation and response are recorded, and porcupine checks that the history is
-// linearizable against the model of a lease below: no two acquisitions get one fence, fences
-// rise one at a time, a commit lands only under the current fence, and a read of the log
-// returns the last commit that landed (never one a fenced holder wrote).
+// The history check: clients race to acquire, save state in, commit to and release one lease;
+// every operation's invocation and response are recorded, and porcupine checks that the
+// history is linearizable against the model of a lease below: no two acquisitions get one
+// fence, fences rise one at a time, a commit or a save lands only under the current fence, an
+// acquisition finds the state the last save that landed left (a backfill's split resumes from
+// it), and a read of the log returns the last commit that landed (never one a fenced holder
+// wrote). Releases save state too, now and then (ReleaseWith: a backfill's split, done).
 
 type opKind int
 
@@ -34,32 +37,34 @@ const (
 	opCommit
 	opRelease
 	opRead
+	opSave
 )
 
 type hInput struct {
 	kind   opKind
 	client int
 	fence  int64
-	value  string
+	value  string // committed, saved, or saved by a release ("" for a plain release)
 }
 
 type hOutput struct {
-	ok    bool // acquired, committed, released
+	ok    bool // acquired, committed, saved, released
 	fence int64
 	seq   int64
-	value string
+	value string // the log's head read, or the state an acquisition found
 	// expired: a commit or release refused because the holder's deadline had passed (its
 	// own timer, whoever holds the lease now): it changed nothing, and may come at any time.
 	expired bool
 }
 
-// hState is the model's state: the fence last acquired, who holds it (-1: released), and the
-// log's head.
+// hState is the model's state: the fence last acquired, who holds it (-1: released), the
+// log's head, and the state saved in the record.
 type hState struct {
 	fence  int64
 	holder int
 	seq    int64
 	value  string
+	state  string
 }
 
 var leaseModel = porcupine.Model{
@@ -69,7 +74,7 @@ var leaseModel = porcupine.Model{
 		switch i.kind {
 		case opAcquire:
 			if o.ok { // a takeover is always possible: expiry is not modelled, fences are
-				return o.fence == s.fence+1, hState{fence: o.fence, holder: i.client, seq: s.seq, value: s.value}
+				return o.fence == s.fence+1 && o.value == s.state, hState{fence: o.fence, holder: i.client, seq: s.seq, value: s.value, state: s.state}
 			}
 			return s.holder != -1, s
 		case opCommit:
@@ -78,7 +83,17 @@ var leaseModel = porcupine.Model{
 			}
 			if o.ok {
 				ok := i.fence == s.fence && s.holder == i.client && o.seq == s.seq+1
-				return ok, hState{fence: s.fence, holder: s.holder, seq: o.seq, value: i.value}
+				return ok, hState{fence: s.fence, holder: s.holder, seq: o.seq, value: i.value, state: s.state}
+			}
+			return i.fence < s.fence, s
+		case opSave:
+			if o.expired {
+				return true, s
+			}
+			if o.ok {
+				next := s
+				next.state = i.value
+				return i.fence == s.fence && s.holder == i.client, next
 			}
 			return i.fence < s.fence, s
 		case opRelease:
@@ -87,7 +102,12 @@ var leaseModel = porcupine.Model{
 			}
 			mine := s.holder == i.client && s.fence == i.fence
 			if o.ok {
-				return mine, hState{fence: s.fence, holder: -1, seq: s.seq, value: s.value}
+				next := s
+				next.holder = -1
+				if i.value != "" {
+					next.state = i.value
+				}
+				return mine, next
 			}
 			return !mine, s
 		}
@@ -232,7 +252,13 @@ func historyClient(t *testing.T, open opener, o historyOptions, c int, rec *reco
 			} else if err != nil {
 				return hOutput{}, err
 			}
-			return hOutput{ok: true, fence: h.Fence()}, nil
+			var st string
+			if raw := h.State(); raw != nil {
+				if err := json.Unmarshal(raw, &st); err != nil {
+					return hOutput{}, err
+				}
+			}
+			return hOutput{ok: true, fence: h.Fence(), value: st}, nil
 		})
 		switch {
 		case err != nil:
@@ -261,6 +287,9 @@ func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 		time.Sleep(2 * (h.l.cfg.TTL + h.l.cfg.Skew))
 	}
 	fence, value := h.Fence(), fmt.Sprintf("c%d-r%d", c, r)
+	if rnd.IntN(2) == 0 && !historySave(errorf, ctx, h, c, r, "s-"+value, rec) {
+		return false
+	}
 	_, err := rec.do(c, hInput{kind: opCommit, client: c, fence: fence, value: value}, func() (hOutput, error) {
 		e, err := h.Commit(ctx, "race", value)
 		if errors.Is(err, ErrDeadlinePassed) {
@@ -278,8 +307,17 @@ func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 		errorf("client %d round %d: commit: %v", c, r, err)
 		return false
 	}
-	_, err = rec.do(c, hInput{kind: opRelease, client: c, fence: fence}, func() (hOutput, error) {
-		err := h.Release(ctx)
+	saved := "" // a plain release, or one that saves state in the same write
+	if rnd.IntN(2) == 0 {
+		saved = "rw-" + value
+	}
+	_, err = rec.do(c, hInput{kind: opRelease, client: c, fence: fence, value: saved}, func() (hOutput, error) {
+		var err error
+		if saved != "" {
+			err = h.ReleaseWith(ctx, saved)
+		} else {
+			err = h.Release(ctx)
+		}
 		if errors.Is(err, ErrDeadlinePassed) {
 			return hOutput{expired: true}, nil
 		}
@@ -290,6 +328,25 @@ func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 	})
 	if err != nil {
 		errorf("client %d round %d: release: %v", c, r, err)
+		return false
+	}
+	return true
+}
+
+// historySave saves state in h's record; false after an unexpected error.
+func historySave(errorf func(string, ...any), ctx context.Context, h *Lease, c, r int, state string, rec *recorder) bool {
+	_, err := rec.do(c, hInput{kind: opSave, client: c, fence: h.Fence(), value: state}, func() (hOutput, error) {
+		err := h.Save(ctx, state)
+		switch {
+		case errors.Is(err, ErrDeadlinePassed):
+			return hOutput{expired: true}, nil
+		case errors.Is(err, ErrFenced):
+			return hOutput{}, nil
+		}
+		return hOutput{ok: err == nil}, err
+	})
+	if err != nil {
+		errorf("client %d round %d: save: %v", c, r, err)
 		return false
 	}
 	return true
@@ -312,7 +369,7 @@ func historyRead(errorf func(string, ...any), ctx context.Context, g *Log, c int
 // checkHistory returns porcupine's verdict and a summary of the history.
 func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResult, string) {
 	t.Helper()
-	var acquired, held, committed, fenced, released, notHeld, expired int
+	var acquired, held, committed, saved, fenced, released, notHeld, expired int
 	for _, op := range ops {
 		i, o := op.Input.(hInput), op.Output.(hOutput)
 		switch {
@@ -324,7 +381,9 @@ func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResul
 			expired++
 		case i.kind == opCommit && o.ok:
 			committed++
-		case i.kind == opCommit:
+		case i.kind == opSave && o.ok:
+			saved++
+		case i.kind == opCommit, i.kind == opSave:
 			fenced++
 		case i.kind == opRelease && o.ok:
 			released++
@@ -333,8 +392,8 @@ func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResul
 		}
 	}
 	res := porcupine.CheckOperationsTimeout(leaseModel, ops, 2*time.Minute)
-	return res, fmt.Sprintf("%d ops: %d acquired, %d held, %d committed, %d fenced, %d released, %d not held, %d past the deadline",
-		len(ops), acquired, held, committed, fenced, released, notHeld, expired)
+	return res, fmt.Sprintf("%d ops: %d acquired, %d held, %d committed, %d saved, %d fenced, %d released, %d not held, %d past the deadline",
+		len(ops), acquired, held, committed, saved, fenced, released, notHeld, expired)
 }
 
 // verifyHistory runs the race on s and requires a linearizable history in which fences were
@@ -403,6 +462,31 @@ func (l latent) Put(ctx context.Context, key string, body io.Reader, o *driver.P
 func TestHistoryLinearizableOnMem(t *testing.T) {
 	s := store.New(latent{memBucket()}, nil)
 	verifyHistory(t, s, casResult(s))
+}
+
+// A backfill's solo coordinator holds its leases in a cas.Memory (OpenCAS): the same check
+// over it.
+func TestHistoryLinearizableOnMemory(t *testing.T) {
+	kv := latentCAS{cas.NewMemory()}
+	verifyOps(t, "cas.Memory", func(o historyOptions) []porcupine.Operation { return runHistory(t, casOpener(kv), o) })
+}
+
+// latentCAS makes each call of a cas.Store take a millisecond, as latent does for a bucket.
+type latentCAS struct{ cas.Store }
+
+func (l latentCAS) Get(ctx context.Context, key string) ([]byte, string, error) {
+	time.Sleep(time.Millisecond)
+	return l.Store.Get(ctx, key)
+}
+
+func (l latentCAS) Create(ctx context.Context, key string, v []byte) (string, error) {
+	time.Sleep(time.Millisecond)
+	return l.Store.Create(ctx, key, v)
+}
+
+func (l latentCAS) Update(ctx context.Context, key string, v []byte, rev string) (string, error) {
+	time.Sleep(time.Millisecond)
+	return l.Store.Update(ctx, key, v, rev)
 }
 
 // The checker is not vacuous: acquisition without its conditions makes it fail.

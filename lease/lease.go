@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -318,10 +319,33 @@ func (h *Lease) taken(op string, k *errcode.Code, st stored, what string) error 
 // fence never goes back), and ends Keep. Releasing a lease this holder no longer holds, or
 // past its deadline, fails ErrNotHeld and leaves it as it is; releasing twice is nil.
 func (h *Lease) Release(ctx context.Context) error {
+	return h.release(ctx, nil)
+}
+
+// ReleaseWith is Release that also saves state in the record (as Save does), in the same one
+// write: a job's last word on what the lease guarded (a backfill's split, done), which the
+// next holder finds in the record (Lease.State) and a reader in Log.Lease. A machine lease
+// saves it with the same write (its record is written; the lock is then unlocked).
+func (h *Lease) ReleaseWith(ctx context.Context, state any) error {
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return fmt.Errorf("release lease %q: %w", h.name, err)
+	}
+	return h.release(ctx, raw)
+}
+
+// release releases the lease, saving state in the record when it is not nil.
+func (h *Lease) release(ctx context.Context, state json.RawMessage) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.released {
 		return nil
+	}
+	if h.machine != nil && state != nil {
+		now := h.l.clock.Now()
+		if err := h.replace(ctx, "release", ErrNotHeld, "", func(r *Record) { r.State, r.RenewedAt = state, now }); err != nil {
+			return err
+		}
 	}
 	if h.machine != nil {
 		h.released = true
@@ -332,7 +356,12 @@ func (h *Lease) Release(ctx context.Context) error {
 		return err
 	}
 	now := h.l.clock.Now()
-	err := h.replace(ctx, "release", ErrNotHeld, "", func(r *Record) { r.Released, r.RenewedAt = true, now })
+	err := h.replace(ctx, "release", ErrNotHeld, "", func(r *Record) {
+		r.Released, r.RenewedAt = true, now
+		if state != nil {
+			r.State = state
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -343,10 +372,13 @@ func (h *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
-// Keep renews the lease every Config.Renewal until ctx ends or the lease is released or lost
-// (Lost is then closed). A renewal that fails for another reason (the store unavailable) is
-// retried sooner; the deadline timer loses the lease once none has succeeded for TTL − skew,
-// whatever a renewal in flight is doing. Run it in a goroutine of its own.
+// Keep renews the lease once Config.Renewal has passed since the holder's last successful
+// write (an acquisition, renewal, commit or save: each restarts the TTL), until ctx ends or
+// the lease is released or lost (Lost is then closed); a holder that commits or saves more
+// often than that is never renewed on top. A renewal that fails for another reason (the
+// store unavailable) is retried sooner; the deadline timer loses the lease once none has
+// succeeded for TTL − skew, whatever a renewal in flight is doing. Run it in a goroutine of
+// its own.
 func (h *Lease) Keep(ctx context.Context) {
 	if h.machine != nil {
 		return
@@ -366,6 +398,10 @@ func (h *Lease) Keep(ctx context.Context) {
 		if err := h.l.clock.Sleep(ctx, wait); err != nil {
 			return
 		}
+		if left := h.untilRenewal(); left > 0 {
+			wait = left // a commit or save renewed the lease meanwhile
+			continue
+		}
 		err := h.Renew(ctx)
 		switch {
 		case err == nil:
@@ -380,6 +416,14 @@ func (h *Lease) Keep(ctx context.Context) {
 		h.l.log.Warn("lease: renewal failed; retrying", "lease", h.name, "error", err)
 		wait = max(c.Renewal()/4, 50*time.Millisecond)
 	}
+}
+
+// untilRenewal is how long until Config.Renewal has passed since the send of the holder's
+// last successful write (its deadline is TTL − skew after that send).
+func (h *Lease) untilRenewal() time.Duration {
+	c := h.l.cfg
+	last := time.Duration(h.deadline.Load()) - (c.TTL - c.Skew)
+	return last + c.Renewal() - h.l.clock.Mono()
 }
 
 func (h *Lease) String() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,11 @@ type Options struct {
 	Clock Clock
 	// Logger receives what a lease does (nil discards).
 	Logger *slog.Logger
+	// Fresh says that no wharf of record format 1 (before the lease record carried the log's
+	// head) ever kept leases in the store: a missing lease record is then no lease at all,
+	// and the Leaser does not look for a format-1 pointer beside it (one request less to
+	// acquire a name for the first time). A store of a backfill job's own records is fresh.
+	Fresh bool
 
 	// checkEvery overrides CheckEvery in tests; < 0 never checks.
 	checkEvery int
@@ -112,6 +118,9 @@ func newLeaser(kv cas.Store, cfg Config, opts *Options) (*Leaser, Options, error
 	if cfg.TTL = cfg.TTL.Truncate(time.Millisecond); cfg.Renewal() >= cfg.TTL-cfg.Skew || cfg.Skew >= cfg.TTL {
 		return nil, o, cfg.Check()
 	}
+	if o.Fresh {
+		kv = noPointers{kv}
+	}
 	l := &Leaser{kv: kv, cfg: cfg, clock: o.Clock, log: o.Logger, check: &checker{every: CheckEvery}}
 	if o.checkEvery != 0 {
 		l.check.every = o.checkEvery
@@ -161,4 +170,18 @@ func (l *Leaser) Log(name string) *Log { return &Log{kv: l.kv, name: name} }
 
 func (l *Leaser) String() string {
 	return fmt.Sprintf("%s leases in %s", l.mode, l.kv.Describe())
+}
+
+// noPointers is a store that never held a format-1 pointer (Options.Fresh): a read of one is
+// answered without a request.
+type noPointers struct{ cas.Store }
+
+func (n noPointers) Get(ctx context.Context, key string) ([]byte, string, error) {
+	if strings.HasPrefix(key, PointerPrefix) {
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		return nil, "", cas.ErrNoRecord
+	}
+	return n.Store.Get(ctx, key)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func (l *Leaser) lockPath(name string) string {
 // acquireMachine takes the machine lease name: this machine's lock file, and the lease
 // record's fence and log head as they are (nothing is written to the store). A lock another process holds fails
 // *HeldError naming it.
-func (l *Leaser) acquireMachine(ctx context.Context, name string) (*Lease, error) {
+func (l *Leaser) acquireMachine(ctx context.Context, name string, want func(json.RawMessage) error) (*Lease, error) {
 	path := l.lockPath(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return nil, fmt.Errorf("machine lease %q: %w", name, err)
@@ -57,6 +58,13 @@ func (l *Leaser) acquireMachine(ctx context.Context, name string) (*Lease, error
 		flock.Unlock(f)
 		f.Close()
 		return nil, err
+	}
+	if want != nil {
+		if err := want(st.rec.State); err != nil {
+			flock.Unlock(f)
+			f.Close()
+			return nil, err
+		}
 	}
 	rec := st.rec
 	if !st.found {

@@ -40,7 +40,10 @@ split has an id made of its objects' keys and ETags. Workers lease splits from t
 coordinator, read each object pinned to its ETag in ranged windows, decompress it (by
 extension or magic bytes), cut it into records, and commit a watermark once the sink has
 taken them. A worker that dies leaves its splits to the others, who resume them from the
-watermark after --lease-ttl.
+watermark after --lease-ttl and a fifth more. A job has one plan for its life: a worker that
+wins the leader lease reads the plan that is there before it makes one. Every worker needs a
+node id of its own: a second live worker with the same id stops (exit 2,
+WHARF_BACKFILL_NODE_ID_IN_USE).
 
   --to -           the records on standard output, one a line (at-least-once): a record counts
                    as delivered once the reader took it out of the pipe (or a file was synced);
@@ -85,7 +88,7 @@ func registerBackfillFlags(fl *pflag.FlagSet) {
 	fl.String("job", "", "the job's name in the coordinator (default: derived from the source and --to)")
 	fl.String("coordinator", d.Coordinator, "bucket, solo, or nats://HOST:PORT (several separated by commas)")
 	fl.String("coordinator-store", "", "with --coordinator bucket: the store URL that holds _wharf/backfill/<job>/ (default: the source's bucket)")
-	fl.String("node", "", "this worker's id (default: $"+backfill.EnvNodeID+", else host-pid)")
+	fl.String("node", "", "this worker's id, one per live worker (default: $"+backfill.EnvNodeID+", else host-pid)")
 	fl.Int("max-in-flight", d.MaxInFlight, "splits this worker reads at once")
 	fl.String("split-bytes", bytesize.Format(d.SplitBytes), "target size of a split (an object larger is a split alone)")
 	fl.Int("split-max-objects", d.SplitMaxObjects, "most objects in a split")
@@ -95,7 +98,7 @@ func registerBackfillFlags(fl *pflag.FlagSet) {
 	fl.String("read-request", bytesize.Format(d.ReadRequest), "largest ranged GET")
 	fl.Int("read-concurrency", d.ReadConcurrency, "ranged GETs in flight per split")
 	fl.String("compression", d.Compression, "auto (by extension or magic bytes), none, gzip or zstd")
-	fl.Duration("lease-ttl", d.LeaseTTL, "a split not renewed this long is taken over by another worker")
+	fl.Duration("lease-ttl", d.LeaseTTL, "the TTL of the job's leases: a split not renewed for it and a fifth more (the skew bound) is taken over by another worker")
 	fl.Duration("commit-interval", d.CommitInterval, "how often standard output's watermark is committed (the records its reader took by then)")
 	fl.Duration("poll-interval", d.PollInterval, "how often an idle worker looks for work")
 	fl.String("listen", d.Listen, "address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)")

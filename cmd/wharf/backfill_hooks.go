@@ -4,14 +4,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -20,6 +24,10 @@ const (
 	// envTestBackfillPause slows every read of a backfill's source by a duration (the fleet
 	// tests stretch a job so that a worker killed at a random time dies inside a split).
 	envTestBackfillPause = "WHARF_TEST_BACKFILL_PAUSE"
+	// envTestBackfillFail makes each read of a source object fail as unavailable (past the
+	// retry policy, no retry) with this probability, from 0 to 1: an attempt of its split
+	// fails and is handed back.
+	envTestBackfillFail = "WHARF_TEST_BACKFILL_FAIL"
 	// envTestBackfillDeny makes every read of a source object whose key holds the value fail
 	// as forbidden (a fatal error), and holds the lease of any split after the first until one
 	// such read failed: a split is leased just before the fatal error.
@@ -27,6 +35,9 @@ const (
 	// envTestBackfillCrash, set to after-part, SIGKILLs the worker once a store sink has
 	// written a split's part, before the split is committed done.
 	envTestBackfillCrash = "WHARF_TEST_BACKFILL_CRASH"
+	// envTestBackfillBroken, set to plan, runs the deliberately broken backfill the fleet's
+	// history check must fail (backfill.BreakForTest).
+	envTestBackfillBroken = "WHARF_TEST_BACKFILL_BROKEN"
 )
 
 // With envTestBackfillDeny, the first denied read waits until a second split's lease is
@@ -39,32 +50,53 @@ var (
 	backfillLeasingOnce sync.Once
 )
 
-// backfillTestWrap returns a decorator of the source's bucket that sleeps before each Get
-// and denies the reads envTestBackfillDeny names, or nil without the variables.
+// backfillTestWrap returns a decorator of the source's bucket (which holds the bucket
+// coordinator's records too, unless coordinator_store names another) that sleeps before each
+// Get, fails or denies some, and holds the lease of a split, as the variables say; nil
+// without them. It also switches on the broken backfill envTestBackfillBroken names.
 func backfillTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucket {
+	if getenv(envTestBackfillBroken) != "" {
+		backfill.BreakForTest(getenv(envTestBackfillBroken))
+	}
 	d, err := time.ParseDuration(getenv(envTestBackfillPause))
 	if err != nil || d < 0 {
 		d = 0
 	}
+	fail, err := strconv.ParseFloat(getenv(envTestBackfillFail), 64)
+	if err != nil || fail < 0 {
+		fail = 0
+	}
 	deny := getenv(envTestBackfillDeny)
-	if d == 0 && deny == "" {
+	if d == 0 && fail == 0 && deny == "" {
 		return nil
 	}
-	return func(b driver.Bucket) driver.Bucket { return &slowSource{Bucket: b, d: d, deny: deny} }
+	return func(b driver.Bucket) driver.Bucket {
+		return &slowSource{Bucket: b, d: d, fail: fail, deny: deny, leased: map[string]bool{}}
+	}
 }
 
-// slowSource sleeps before each Get, and denies some; every other call reaches the bucket it
-// wraps.
+// slowSource sleeps before each Get, fails or denies some reads of source objects, and stalls
+// the lease of a split; every other call reaches the bucket it wraps.
 type slowSource struct {
 	driver.Bucket
 	d    time.Duration
+	fail float64
 	deny string
+
+	mu     sync.Mutex
+	leased map[string]bool
 }
 
 func (s *slowSource) Unwrap() driver.Bucket { return s.Bucket }
 
 func (s *slowSource) Get(ctx context.Context, key string, o *driver.GetOptions) (*driver.Object, error) {
 	time.Sleep(s.d)
+	if backfill.IsState(key) {
+		return s.Bucket.Get(ctx, key, o) // the coordinator's records: slowed, never failed
+	}
+	if s.fail > 0 && rand.Float64() < s.fail {
+		return nil, &driver.Error{Op: "get", Key: key, Kind: driver.ErrUnavailable, Err: errors.New("a failure the test hook injected")}
+	}
 	if s.deny != "" && strings.Contains(key, s.deny) {
 		select {
 		case <-backfillLeasing:
@@ -76,28 +108,26 @@ func (s *slowSource) Get(ctx context.Context, key string, o *driver.GetOptions) 
 	return s.Bucket.Get(ctx, key, o)
 }
 
-// backfillTestCoordinator holds, with envTestBackfillDeny, the first write that leases each
-// split after the first until a read was denied, and then makes it land whatever the job's
-// context says: the split is leased just before the fatal error, and its worker must hand
-// it back.
-func backfillTestCoordinator(getenv func(string) string, c backfill.Coordinator) backfill.Coordinator {
-	if getenv(envTestBackfillDeny) == "" {
-		return c
+// Put holds, with envTestBackfillDeny, the first write of each split's lease after the
+// first split's until a read was denied, and then makes it land whatever the job's context
+// says: the split is leased just before the fatal error, and its worker must hand it back.
+func (s *slowSource) Put(ctx context.Context, key string, body io.Reader, o *driver.PutOptions) (driver.ObjectInfo, error) {
+	if s.deny != "" && s.first(key) {
+		backfillLeasingOnce.Do(func() { close(backfillLeasing) })
+		select {
+		case <-backfillDenied:
+			time.Sleep(200 * time.Millisecond) // the job has been cancelled by now
+		case <-time.After(10 * time.Second):
+		}
+		ctx = context.WithoutCancel(ctx)
 	}
-	return &stallingLeases{Coordinator: c, leased: map[string]bool{}}
+	return s.Bucket.Put(ctx, key, body, o)
 }
 
-type stallingLeases struct {
-	backfill.Coordinator
-	mu     sync.Mutex
-	leased map[string]bool
-}
-
-// held reports whether a write of value at key leases a split for the first time after
-// another was leased.
-func (s *stallingLeases) held(key string, value []byte) bool {
-	var st backfill.SplitState
-	if !strings.HasPrefix(key, "state/") || json.Unmarshal(value, &st) != nil || st.Status != backfill.StatusLeased {
+// first reports whether key is a split's lease written for the first time, after another
+// split's.
+func (s *slowSource) first(key string) bool {
+	if !strings.Contains(key, lease.LeasePrefix+"split-") {
 		return false
 	}
 	s.mu.Lock()
@@ -107,27 +137,6 @@ func (s *stallingLeases) held(key string, value []byte) bool {
 	}
 	s.leased[key] = true
 	return len(s.leased) > 1
-}
-
-func (s *stallingLeases) stall(ctx context.Context, key string, value []byte) context.Context {
-	if !s.held(key, value) {
-		return ctx
-	}
-	backfillLeasingOnce.Do(func() { close(backfillLeasing) })
-	select {
-	case <-backfillDenied:
-		time.Sleep(200 * time.Millisecond) // the job has been cancelled by now
-	case <-time.After(10 * time.Second):
-	}
-	return context.WithoutCancel(ctx)
-}
-
-func (s *stallingLeases) Create(ctx context.Context, key string, value []byte) (string, error) {
-	return s.Coordinator.Create(s.stall(ctx, key, value), key, value)
-}
-
-func (s *stallingLeases) Update(ctx context.Context, key string, value []byte, rev string) (string, error) {
-	return s.Coordinator.Update(s.stall(ctx, key, value), key, value, rev)
 }
 
 // backfillTestSink wraps a store sink so that, with envTestBackfillCrash=after-part, the

@@ -11,8 +11,4 @@ import (
 
 func backfillTestWrap(func(string) string) func(driver.Bucket) driver.Bucket { return nil }
 
-func backfillTestCoordinator(_ func(string) string, c backfill.Coordinator) backfill.Coordinator {
-	return c
-}
-
 func backfillTestSink(_ func(string) string, s backfill.Sink) backfill.Sink { return s }

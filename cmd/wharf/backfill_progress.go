@@ -90,8 +90,8 @@ func (b *bfProgress) finish(ok bool) {
 func printReport(w io.Writer, r *backfill.JobReport) {
 	fmt.Fprintf(w, "job %s: %s (%s)\n", r.Job, r.State, r.Coordinator)
 	if r.Plan != nil {
-		fmt.Fprintf(w, "plan %s: %d splits, %d objects, %s; planned %s by %s\n", shortID(r.Plan.ID), r.Plan.Splits,
-			r.Plan.Objects, humanSize(r.Plan.Bytes), r.Plan.PlannedAt.Format(time.RFC3339), r.Plan.PlannedBy)
+		fmt.Fprintf(w, "plan %s (generation %d): %d splits, %d objects, %s; planned %s by %s\n", shortID(r.Plan.ID), r.Generation,
+			r.Plan.Splits, r.Plan.Objects, humanSize(r.Plan.Bytes), r.Plan.PlannedAt.Format(time.RFC3339), r.Plan.PlannedBy)
 	}
 	fmt.Fprintf(w, "splits: %d pending, %d leased, %d done, %d quarantined (done but for quarantined objects); %d records committed\n",
 		r.Splits[backfill.StatusPending], r.Splits[backfill.StatusLeased], r.Splits[backfill.StatusDone],

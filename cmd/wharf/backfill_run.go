@@ -9,9 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wharfdata/wharf/backfill"
-	"github.com/wharfdata/wharf/backfill/natskv"
+	"github.com/wharfdata/wharf/cas/natskv"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/listen"
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -22,7 +23,7 @@ type backfillWorld struct {
 	prefix string
 	sink   backfill.Sink
 	stdout bool
-	coord  backfill.Coordinator
+	coord  *backfill.Coordinator
 	closer []func()
 }
 
@@ -63,7 +64,6 @@ func (a *app) openBackfill(ctx context.Context, cfg *backfill.Config) (_ *backfi
 	if err != nil {
 		return nil, err
 	}
-	w.coord = backfillTestCoordinator(a.getenv, w.coord)
 	w.closer = append(w.closer, func() { w.coord.Close() })
 	return w, nil
 }
@@ -87,8 +87,9 @@ func (a *app) openSink(ctx context.Context, cfg *backfill.Config, w *backfillWor
 
 // openCoordinator opens the coordinator cfg names; src is the source's store (at its bucket's
 // root, read at prefix). With check, the bucket coordinator's records must lie apart from
-// the source and its store must pass the probe (cas).
-func (a *app) openCoordinator(ctx context.Context, cfg *backfill.Config, src *store.Store, prefix string, check bool) (backfill.Coordinator, error) {
+// the source, and its store is probed (or its remembered verdict read): the job's leases
+// (lease.Open) refuse a store not proven cas.
+func (a *app) openCoordinator(ctx context.Context, cfg *backfill.Config, src *store.Store, prefix string, check bool) (*backfill.Coordinator, error) {
 	switch {
 	case cfg.Coordinator == backfill.CoordinatorSolo:
 		return backfill.NewSolo(), nil
@@ -103,52 +104,41 @@ func (a *app) openCoordinator(ctx context.Context, cfg *backfill.Config, src *st
 		}
 		owned = true
 	}
-	c := &bucketCoordinator{Bucket: backfill.NewBucket(s.Sub(backfill.BucketPrefix(cfg.Job)))}
-	if owned {
-		c.s = s
-	}
-	if !check {
-		return c, nil
-	}
-	if err := a.checkCoordinatorStore(ctx, cfg, src, prefix, s); err != nil {
-		c.Close()
+	fail := func(err error) (*backfill.Coordinator, error) {
+		if owned {
+			s.Close()
+		}
 		return nil, err
 	}
-	return c, nil
-}
-
-// checkCoordinatorStore refuses a coordinator store whose records a listing of the source
-// could read, then probes it: it must be proven cas.
-func (a *app) checkCoordinatorStore(ctx context.Context, cfg *backfill.Config, src *store.Store, prefix string, s *store.Store) error {
-	if err := backfill.Apart(src, prefix, s.Sub(backfill.BucketPrefix(cfg.Job)), "coordinator_store", cfg.CoordinatorStore); err != nil {
-		return err
+	jobs := s.Sub(backfill.BucketPrefix(cfg.Job))
+	if !check {
+		return closing(backfill.NewBucket(jobs, nil), s, owned), nil
+	}
+	if err := backfill.Apart(src, prefix, jobs, "coordinator_store", cfg.CoordinatorStore); err != nil {
+		return fail(err)
 	}
 	res, err := a.verdicts().Coordination(ctx, s)
 	if err != nil {
-		return fmt.Errorf("probing the bucket coordinator's store: %w", err)
+		return fail(fmt.Errorf("probing the bucket coordinator's store: %w", err))
 	}
-	if err := res.RequireCAS(); err != nil {
-		return fmt.Errorf("the bucket coordinator needs conditional writes (or use --coordinator nats://… or solo): %w", err)
-	}
-	return nil
+	return closing(backfill.NewBucket(jobs, &lease.Options{Probe: res, Verdicts: a.verdicts()}), s, owned), nil
 }
 
-// bucketCoordinator is the bucket coordinator, closing the coordinator_store it was opened
-// on (the source's store is closed by its opener).
-type bucketCoordinator struct {
-	*backfill.Bucket
-	s *store.Store
-}
-
-func (c *bucketCoordinator) Close() error {
-	if c.s != nil {
-		return c.s.Close()
+// closing makes c close s, the coordinator_store it was opened on, when owned (the source's
+// store is closed by its opener).
+func closing(c *backfill.Coordinator, s *store.Store, owned bool) *backfill.Coordinator {
+	if owned {
+		c.OnClose(func() error { s.Close(); return nil })
 	}
-	return nil
+	return c
 }
 
-func (a *app) openNATS(ctx context.Context, cfg *backfill.Config) (backfill.Coordinator, error) {
-	o := natskv.Options{Servers: cfg.Coordinator, Job: cfg.Job, Replicas: cfg.NATS.Replicas, User: cfg.NATS.User, Logger: a.log}
+// openNATS opens the NATS coordinator: the job's key-value bucket (backfill.NATSBucket). A
+// failure to reach it is the coordinator's (WHARF_BACKFILL_COORDINATOR_FAILED), a bad option
+// a config error.
+func (a *app) openNATS(ctx context.Context, cfg *backfill.Config) (*backfill.Coordinator, error) {
+	o := natskv.Options{Servers: cfg.Coordinator, Bucket: backfill.NATSBucket(cfg.Job), Description: "wharf backfill job " + cfg.Job,
+		Replicas: cfg.NATS.Replicas, User: cfg.NATS.User, Logger: a.log}
 	for _, r := range []struct {
 		field, ref string
 		to         *string
@@ -162,7 +152,14 @@ func (a *app) openNATS(ctx context.Context, cfg *backfill.Config) (backfill.Coor
 		}
 		*r.to = v.Reveal()
 	}
-	return natskv.Open(ctx, o)
+	k, err := natskv.Open(ctx, o)
+	if errors.Is(err, store.ErrConfig) {
+		return nil, errcode.E("open", "the NATS coordinator", backfill.ErrConfig, err)
+	}
+	if err != nil {
+		return nil, errcode.E("open", "the NATS coordinator", backfill.ErrCoordinator, err)
+	}
+	return backfill.NewCAS(k).OnClose(k.Close), nil
 }
 
 // serveBackfill serves /metrics, /status and /healthz on cfg.Listen; stop shuts it down.

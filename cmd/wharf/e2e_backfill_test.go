@@ -20,7 +20,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/wharfdata/wharf/backfill/natskv"
+	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/cas/natskv"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
@@ -463,22 +464,16 @@ func fleetBucket(t *testing.T) (*store.Store, string, *fleetCorpus) {
 	return s, bucket, fc
 }
 
-// Three workers over NATS, standard output: one worker SIGKILLed and restarted, one NATS
-// node SIGKILLed and restarted; every record arrives at least once.
+// Three workers over NATS (a 3-node cluster of the test's own), standard output: one worker
+// SIGKILLed and restarted, one NATS node SIGKILLed and restarted; every record arrives at
+// least once.
 func TestE2EBackfillFleetNATSStdout(t *testing.T) {
 	t.Parallel()
 	c, ep := minioCLI(t)
-	cluster := testenv.NATS(t)
+	cluster := testenv.PrivateNATS(t)
 	_, bucket, fc := fleetBucket(t)
 	job := "fleet-nats-" + bucket[len(bucket)-6:]
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if k, err := natskv.Open(ctx, natskv.Options{Servers: cluster.URL(), Job: job}); err == nil {
-			_ = k.DeleteBucket(ctx)
-			k.Close()
-		}
-	})
+	dropNATSJob(t, cluster, job)
 	args := fleetArgs(ep, "s3://"+bucket+"/logs/", "-", job, cluster.URL())
 	outs := runFleet(t, c, args, func() {
 		restart := cluster.KillNode(t, 2)
@@ -544,4 +539,16 @@ func TestE2EBackfillFleetBucketStore(t *testing.T) {
 	if !strings.Contains(r.out, "succeeded") || !strings.Contains(r.out, "0 quarantined") {
 		t.Fatalf("status:\n%s", r.out)
 	}
+}
+
+// dropNATSJob deletes job's key-value bucket on cluster when t ends.
+func dropNATSJob(t *testing.T, cluster testenv.NATSCluster, job string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if k, err := natskv.Open(ctx, natskv.Options{Servers: cluster.URL(), Bucket: backfill.NATSBucket(job)}); err == nil {
+			_ = k.DeleteBucket(ctx)
+			k.Close()
+		}
+	})
 }

@@ -79,7 +79,7 @@ node, coordination, lock_dir).`,
 	d := lease.DefaultConfig()
 	fl.StringVar(&f.store, "store", "", "the store that holds the lease: s3://bucket/prefix, gs://…, az://…, ./dir")
 	fl.Duration("ttl", d.TTL, "how long an acquisition or renewal holds the lease (at most 168h)")
-	fl.Duration("renew-every", 0, "how often the holding process renews (default: TTL/3)")
+	fl.Duration("renew-every", 0, "how long after its last successful write the holding process renews (default: TTL/3)")
 	fl.Duration("skew", d.Skew, "the bound on clock drift between machines over one TTL")
 	fl.Duration("wait", 0, "watch a held lease this long for it to expire or be released (at least TTL + skew to take over a dead holder's)")
 	fl.String("node", "", "this machine's id (default: $"+lease.EnvNodeID+", else local)")

@@ -20,7 +20,8 @@ func TestReleaseBuildHasNoTestHooks(t *testing.T) {
 		[]byte("main.(*pausingBucket).Put"), []byte("main.(*hookedBody).Read"),
 		[]byte("WHARF_TEST_LEASE"), []byte("main.(*killingBucket).Put"),
 		[]byte("WHARF_TEST_BACKFILL_PAUSE"), []byte("main.(*slowSource).Get"), []byte("WHARF_TEST_BACKFILL_DENY"),
-		[]byte("WHARF_TEST_BACKFILL_CRASH"), []byte("main.crashingWriter.Close"), []byte("main.(*stallingLeases).Update"),
+		[]byte("WHARF_TEST_BACKFILL_CRASH"), []byte("main.crashingWriter.Close"), []byte("main.(*slowSource).Put"),
+		[]byte("WHARF_TEST_BACKFILL_FAIL"), []byte("WHARF_TEST_BACKFILL_BROKEN"), []byte("backfill.BreakForTest"),
 		[]byte("WHARF_TEST_S3_SIGN_SKEW"), []byte("s3.(*skewedSigner).SignHTTP")}
 	dir := t.TempDir()
 	scan := func(tags ...string) []string {

@@ -135,3 +135,89 @@ func (c NATSCluster) start(t testing.TB, dir string) {
 	}
 	t.Errorf("testenv: the nats node in %s is not ready 30s after its restart", dir)
 }
+
+// PrivateNATS starts a three-node JetStream cluster of the test's own on loopback, with the
+// nats-server binary of the shared cluster (or skips/fails t as Missing does when there is
+// none), and stops every node by its PID when t ends. A test that kills nodes
+// (NATSCluster.KillNode) uses one, so that the shared cluster is never short of a node and a
+// restarted node lives no longer than the test.
+func PrivateNATS(t testing.TB) NATSCluster {
+	t.Helper()
+	shared := NATS(t)
+	bin, err := os.ReadFile(filepath.Join(shared.node(0), "bin"))
+	if err != nil {
+		t.Fatalf("testenv: the nats-server binary of the shared cluster: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "wharf-nats-")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	c := NATSCluster{dir: dir}
+	var ports [9]int
+	for i := range ports {
+		ports[i] = FreeLoopbackPort(t)
+	}
+	routes := fmt.Sprintf("nats://127.0.0.1:%d,nats://127.0.0.1:%d,nats://127.0.0.1:%d", ports[2], ports[5], ports[8])
+	t.Cleanup(func() {
+		for i := range 3 {
+			c.stopNode(t, c.node(i))
+		}
+		_ = os.RemoveAll(dir)
+	})
+	for i := range 3 {
+		d := c.node(i)
+		if err := os.MkdirAll(filepath.Join(d, "data"), 0o700); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(ports[i*3]), "-m", strconv.Itoa(ports[i*3+1]), "-js",
+			"-sd", filepath.Join(d, "data"), "-n", fmt.Sprintf("private-n%d", i), "--cluster_name", "wharf-private",
+			"--cluster", fmt.Sprintf("nats://127.0.0.1:%d", ports[i*3+2]), "--routes", routes}
+		if err := os.WriteFile(filepath.Join(d, "bin"), bin, 0o600); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "args"), []byte(strings.Join(args, "\n")+"\n"), 0o600); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		c.URLs = append(c.URLs, fmt.Sprintf("nats://127.0.0.1:%d", ports[i*3]))
+	}
+	for i := range 3 {
+		c.start(t, c.node(i))
+	}
+	for i := range 3 { // a fresh cluster elects its JetStream meta leader: wait for it
+		url := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[i*3+1])
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if resp, err := http.Get(url); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("testenv: the private nats node %d is not healthy 30s after its start", i)
+			}
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return c
+}
+
+// stopNode SIGKILLs the node of dir by its recorded PID and waits until it is gone.
+func (c NATSCluster) stopNode(t testing.TB, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		return // never started
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Errorf("testenv: the private nats node %d outlived its SIGKILL", pid)
+	}
+}

@@ -1,4 +1,4 @@
-package natskv
+package backfill_test
 
 import (
 	"bytes"
@@ -9,31 +9,23 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/backfill"
-	"github.com/wharfdata/wharf/backfill/coordtest"
+	"github.com/wharfdata/wharf/cas/natskv"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/mem"
 )
 
-// open opens the coordinator of a fresh job on the test cluster, deleted when t ends.
-func open(t *testing.T, job string) *KV {
+// openNATS opens the coordinator of job on cluster, as `wharf backfill --coordinator nats://`
+// does: the key-value bucket NATSBucket(job), deleted when t ends.
+func openNATS(t *testing.T, cluster testenv.NATSCluster, job string) *backfill.Coordinator {
 	t.Helper()
-	c := testenv.NATS(t)
-	k, err := Open(context.Background(), Options{Servers: c.URL(), Job: job, RetryFor: 30 * time.Second})
+	k, err := natskv.Open(context.Background(), natskv.Options{Servers: cluster.URL(), Bucket: backfill.NATSBucket(job), RetryFor: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k.DeleteBucket(context.Background()); k.Close() })
-	return k
-}
-
-func TestNATSKeepsTheCoordinatorContract(t *testing.T) {
-	k := open(t, fmt.Sprintf("conformance-%d", time.Now().UnixNano()))
-	if k.replicas() != 3 {
-		t.Fatalf("replicas %d on a three-node cluster, want 3", k.replicas())
-	}
-	coordtest.Run(t, k)
+	return backfill.NewCAS(k)
 }
 
 // slowGets delays every Get, so that a job lasts long enough to lose a NATS node midway.
@@ -46,10 +38,11 @@ func (s slowGets) Get(ctx context.Context, key string, o *driver.GetOptions) (*d
 	return s.Bucket.Get(ctx, key, o)
 }
 
-// Two workers share a job over the cluster; one NATS node is SIGKILLed midway and started
-// again later. The job completes on both workers and every record is delivered.
+// Two workers share a job over a 3-node cluster of the test's own, their leases on the one
+// lease engine over cas/natskv; one NATS node is SIGKILLed midway and started again later.
+// The job completes on both workers and every record is delivered.
 func TestAJobSurvivesTheLossOfANATSNode(t *testing.T) {
-	cluster := testenv.NATS(t)
+	cluster := testenv.PrivateNATS(t)
 	job := fmt.Sprintf("nodekill-%d", time.Now().UnixNano())
 	src := store.New(slowGets{mem.New()}, nil)
 	want := map[string]bool{}
@@ -72,7 +65,7 @@ func TestAJobSurvivesTheLossOfANATSNode(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for w := range 2 {
-		k := open(t, job)
+		k := openNATS(t, cluster, job)
 		c := cfg
 		c.Node = fmt.Sprintf("worker-%d", w)
 		j, err := backfill.New(c, backfill.Options{Coordinator: k, Source: src, Prefix: "logs/", Sink: backfill.NewStdout(&outs[w], c.CommitInterval)})
