@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -61,6 +62,16 @@ type Certificate struct {
 	RunID          string `json:"run_id"`
 	Prefix         string `json:"prefix"`
 	ManifestSHA256 string `json:"manifest_sha256"`
+	// Before is the delta cursor before the run advanced it: the cursor again should the
+	// run's manifest turn out never to have been written (settle).
+	Before *loggedCursor `json:"before,omitempty"`
+}
+
+// leaseState is what an export keeps in its lease record (the release writes it, in the one
+// request it makes anyway): the last run whose certificate was found true at its prefix, so
+// that the next acquisition need not look again.
+type leaseState struct {
+	Settled string `json:"settled,omitempty"`
 }
 
 // LogRef, in a manifest, says that the run was journaled in a commit log and which entry
@@ -103,6 +114,9 @@ type bucketJournal struct {
 	closed bool
 	// certified is the run whose success certify committed: its FinishRun has nothing to add.
 	certified string
+	// settled is the last run whose manifest and _SUCCESS are known written at its prefix
+	// after its certificate was committed: the release records it in the lease record.
+	settled string
 }
 
 // openBucketJournal takes the export's writer lease in its state root and reads its journal
@@ -176,7 +190,83 @@ func (j *bucketJournal) read(ctx context.Context) error {
 	if err := json.Unmarshal(e.Data, &j.st); err != nil {
 		return newErr("state", j.root+e.Key, ErrState, err)
 	}
+	c := j.st.Certifies
 	j.st.Certifies = nil
+	if c == nil {
+		return nil
+	}
+	return j.settle(ctx, c)
+}
+
+// settle makes the journal true of the run the log's head certifies. A run's certificate is
+// committed before its manifest and _SUCCESS are written (so that a holder fenced past never
+// writes them), and a process stopped between the two leaves a journal that says the run
+// succeeded — and a delta cursor advanced past its window — at a prefix that is no certified
+// export. So unless the lease record says that this run was settled (its holder released the
+// lease after writing both: no request), the prefix is read: a manifest with the certified
+// sha256 gets its _SUCCESS if that is missing (the run is then what it was journaled as); no
+// manifest, or another, makes the run failed with its cause, and puts the cursor back where
+// the run found it, committed at once: the next run exports the window again, and --resume
+// finishes the run from its parts.
+func (j *bucketJournal) settle(ctx context.Context, c *Certificate) error {
+	var st leaseState
+	if raw := j.h.State(); len(raw) > 0 {
+		_ = json.Unmarshal(raw, &st) // a record of another format settles nothing
+	}
+	if st.Settled == c.RunID {
+		j.settled = c.RunID
+		return nil
+	}
+	rel, ok := strings.CutPrefix(c.Prefix, j.root)
+	if !ok {
+		return newErr("state", c.Prefix, ErrState, fmt.Errorf("the log's head certifies run %s at %s, which is not below the log's %s", c.RunID, c.Prefix, j.root))
+	}
+	dst := j.s.Sub(rel)
+	b, found, err := readSmall(ctx, dst, ManifestKey)
+	switch {
+	case err != nil:
+		return newErr("state", c.Prefix+ManifestKey, ErrState, fmt.Errorf("checking the manifest of run %s, which the log certifies: %w", c.RunID, err))
+	case found && hexSHA256(b) == c.ManifestSHA256:
+		if err := ensureSuccess(ctx, dst, b); err != nil {
+			return err
+		}
+		j.settled = c.RunID
+		return nil
+	}
+	why := "its manifest was never written"
+	if found {
+		why = "the manifest there is not the one its certificate names"
+	}
+	if r := j.run(c.RunID); r != nil && r.Status == StatusSucceeded {
+		r.Status = StatusFailed
+		r.Error = fmt.Sprintf("stopped between journaling its success and writing its manifest at %s (%s): not certified; --resume finishes it", c.Prefix, why)
+	}
+	if j.st.Cursor != nil && j.st.Cursor.RunID == c.RunID {
+		j.st.Cursor = c.Before
+	}
+	_, err = j.commit(ctx)
+	return err
+}
+
+func hexSHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ensureSuccess writes _SUCCESS for the manifest bytes b unless it is there already.
+func ensureSuccess(ctx context.Context, s *store.Store, b []byte) error {
+	want := SuccessBody(b)
+	got, _, err := readSmall(ctx, s, SuccessKey)
+	if err != nil {
+		return newErr("state", SuccessKey, ErrState, err)
+	}
+	if bytes.Equal(got, want) {
+		return nil
+	}
+	opts := &store.PutOptions{Size: int64(len(want)), ContentType: "text/plain"}
+	if _, err := s.Put(ctx, SuccessKey, bytes.NewReader(want), opts); err != nil {
+		return newErr("manifest", SuccessKey, ErrWrite, err)
+	}
 	return nil
 }
 
@@ -220,7 +310,11 @@ func (j *bucketJournal) Close() error {
 	j.stop()
 	<-j.kept
 	if j.h.Err() == nil {
-		errs = append(errs, j.h.Release(ctx))
+		if j.settled != "" {
+			errs = append(errs, j.h.ReleaseWith(ctx, leaseState{Settled: j.settled}))
+		} else {
+			errs = append(errs, j.h.Release(ctx))
+		}
 	}
 	errs = append(errs, j.s.Close())
 	return errors.Join(errs...)
@@ -242,10 +336,10 @@ func (j *bucketJournal) certify(ctx context.Context, r *RunRecord, m *Manifest) 
 	if err != nil {
 		return newErr("manifest", ManifestKey, ErrWrite, err)
 	}
-	sum := sha256.Sum256(b)
+	before := j.st.Cursor
 	j.finish(r)
 	j.certified = r.RunID
-	j.st.Certifies = &Certificate{RunID: r.RunID, Prefix: r.Prefix, ManifestSHA256: hex.EncodeToString(sum[:])}
+	j.st.Certifies = &Certificate{RunID: r.RunID, Prefix: r.Prefix, ManifestSHA256: hexSHA256(b), Before: before}
 	e, err := j.commit(ctx)
 	if err != nil {
 		return err

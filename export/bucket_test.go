@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/driver"
 )
 
 func bucketOpts(f *fixture, node string) Options {
@@ -128,5 +131,75 @@ func TestStateBucketHeldSkips(t *testing.T) {
 	}
 	if after := snapshot(t, f.dir); len(after) != len(before) {
 		t.Errorf("a skipped run wrote %d files", len(after)-len(before))
+	}
+}
+
+// countingGets counts the Gets of manifest.json and _SUCCESS that reach the bucket.
+type countingGets struct {
+	driver.Bucket
+	n *atomic.Int64
+}
+
+func (c countingGets) Unwrap() driver.Bucket { return c.Bucket }
+
+func (c countingGets) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
+	if path.Base(key) == ManifestKey || path.Base(key) == SuccessKey {
+		c.n.Add(1)
+	}
+	return c.Bucket.Get(ctx, key, opts)
+}
+
+// A run whose holder wrote its manifest and released the lease is settled in the lease
+// record: the next acquisition does not read its prefix. One whose record does not say so
+// (the holder stopped before it released) is read once: its manifest and its _SUCCESS.
+func TestStateBucketSettledRunIsNotReadAgain(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 100, 30)
+	if _, err := f.run(t, bucketOpts(f, "a")); err != nil {
+		t.Fatal(err)
+	}
+	var gets atomic.Int64
+	open := func(node string) {
+		t.Helper()
+		e := f.exp
+		e.Store.Wrap = func(b driver.Bucket) driver.Bucket { return countingGets{Bucket: b, n: &gets} }
+		o := bucketOpts(f, node)
+		j, err := openBucketJournal(ctx, &e, &o, &e.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.settled == "" {
+			t.Errorf("node %s: the journal's certified run is not settled", node)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open("b")
+	if n := gets.Swap(0); n != 0 {
+		t.Errorf("a settled run's prefix was read %d times at the next acquisition, want 0", n)
+	}
+	// A holder that releases without saying so (as one stopped after its manifest would
+	// leave it: the record's state names no settled run).
+	e := f.exp
+	o := bucketOpts(f, "c")
+	j, err := openBucketJournal(ctx, &e, &o, &e.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.settled = ""
+	if err := j.h.Save(ctx, leaseState{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	open("d")
+	if n := gets.Swap(0); n != 2 {
+		t.Errorf("an unsettled run's prefix was read %d times, want 2 (its manifest and _SUCCESS)", n)
+	}
+	open("e")
+	if n := gets.Load(); n != 0 {
+		t.Errorf("after it was settled again, the prefix was read %d times, want 0", n)
 	}
 }

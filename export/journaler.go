@@ -101,6 +101,7 @@ func (j *bucketJournal) FinishRun(ctx context.Context, r *RunRecord) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.certified == r.RunID && r.Status == StatusSucceeded {
+		j.settled = r.RunID // its manifest and _SUCCESS are written
 		return nil
 	}
 	j.finish(r)

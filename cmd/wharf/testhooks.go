@@ -29,6 +29,8 @@ import (
 //	part-body       sleep after each MiB of each part's body (spreads a large part's upload
 //	                out, so that a kill lands while its multipart upload is open)
 //	after-part      sleep after each part is written, before the next one or the manifest
+//	before-manifest sleep before manifest.json is written (with state: bucket, after the
+//	                run's certificate is committed)
 //	after-manifest  sleep after manifest.json is written, before _SUCCESS
 //
 // and returns a decorator of the destination's bucket that sleeps at those points, or nil
@@ -50,6 +52,8 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 			p.afterPart = d
 		case "after-manifest":
 			p.afterManifest = d
+		case "before-manifest":
+			p.beforeManifest = d
 		}
 	}
 	if p == (pausingBucket{}) {
@@ -62,7 +66,7 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 // every other capability reaches the bucket it wraps.
 type pausingBucket struct {
 	driver.Bucket
-	upload, perMiB, afterPart, afterManifest time.Duration
+	upload, perMiB, afterPart, afterManifest, beforeManifest time.Duration
 }
 
 func (p *pausingBucket) Unwrap() driver.Bucket { return p.Bucket }
@@ -75,6 +79,9 @@ func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opt
 	}
 	if part && p.perMiB > 0 {
 		body = &pacedReader{r: body, d: p.perMiB}
+	}
+	if name == export.ManifestKey {
+		time.Sleep(p.beforeManifest)
 	}
 	info, err := p.Bucket.Put(ctx, key, body, opts)
 	switch {
