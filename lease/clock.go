@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/boottime"
 )
 
 // Clock is what a lease reads time from. Mono is the only reading that judges expiry: a
@@ -20,14 +22,25 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
-// SystemClock returns the clock of this process: time.Now, whose monotonic reading Mono
-// uses (it does not jump with the wall clock, and it runs on while the process is stopped).
-func SystemClock() Clock { return systemClock{start: time.Now()} }
+// SystemClock returns the clock of this process. Mono reads the machine's boot clock
+// (internal/boottime: CLOCK_BOOTTIME on Linux), which does not jump with the wall clock, runs
+// on while the process is stopped, and — unlike the monotonic reading of time.Now — counts
+// the time the machine is suspended: other machines count a lease down while this one
+// sleeps. AfterFunc runs on that clock too, firing within boottime.Poll of a wake past its
+// time (a holder's deadline).
+func SystemClock() Clock { return newSystemClock(boottime.Clock{}) }
 
-type systemClock struct{ start time.Time }
+func newSystemClock(boot boottime.Clock) systemClock {
+	return systemClock{boot: boot, start: boot.Now()}
+}
+
+type systemClock struct {
+	boot  boottime.Clock
+	start time.Duration
+}
 
 func (c systemClock) Now() time.Time      { return time.Now() }
-func (c systemClock) Mono() time.Duration { return time.Since(c.start) }
+func (c systemClock) Mono() time.Duration { return c.boot.Now() - c.start }
 
 func (c systemClock) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
@@ -44,7 +57,7 @@ func (c systemClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (c systemClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
+	return c.boot.AfterFunc(d, f)
 }
 
 // plus is a + b for durations that are not negative, saturating at the largest duration

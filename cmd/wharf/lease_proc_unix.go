@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/boottime"
 )
 
 // supervised is the command of `wharf lease run`, started so that it does not outlive wharf:
@@ -171,14 +173,18 @@ func watchGroup(in io.Reader) error {
 			}
 		}
 	}()
-	var expired <-chan time.Time
+	// The limit runs on the boot clock, as the lease's deadline does: a machine suspended
+	// past it wakes with the command killed within boottime.Poll, not a whole limit later.
+	expired := make(chan struct{}, 1)
+	stop := func() bool { return false }
 	for {
 		select {
 		case d, ok := <-limits:
 			if !ok {
 				return syscall.Kill(0, syscall.SIGKILL)
 			}
-			expired = time.After(d)
+			stop()
+			stop = boottime.AfterFunc(d, func() { expired <- struct{}{} })
 		case <-expired:
 			return syscall.Kill(0, syscall.SIGKILL)
 		}
