@@ -33,12 +33,12 @@ func (s *source) Close() error {
 	return s.db.Close()
 }
 
-// relation is the FROM clause of an export: a quoted table, or a query as a subquery. The
-// query's closing parenthesis goes on a line of its own, so that a query ending in a
-// -- comment does not comment it out.
+// relation is the FROM clause of an export: a quoted table, or a query as a subquery,
+// without the semicolons and comments that may end it (queryBody). The closing parenthesis
+// goes on a line of its own all the same.
 func relation(e *Export) string {
 	if e.Query != "" {
-		return "(" + strings.TrimRight(strings.TrimSpace(e.Query), ";") + "\n) AS wharf_q"
+		return "(" + queryBody(e.Query) + "\n) AS wharf_q"
 	}
 	parts, err := tableName(e.Table)
 	if err != nil { // Check refuses it; quote it whole rather than guess

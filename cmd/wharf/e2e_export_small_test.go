@@ -61,12 +61,20 @@ func TestE2EExportStdoutRefused(t *testing.T) {
 	}
 }
 
-// TestE2EExportQueryEndingInComment: a query: whose last line is a -- comment exports.
+// TestE2EExportQueryEndingInComment: a query: whose last line is a -- comment exports, and
+// so does one whose statement is closed by a semicolon and followed by comments (as a query
+// pasted from a SQL file is), while a -- or ; inside a string stays in the query.
 func TestE2EExportQueryEndingInComment(t *testing.T) {
-	cfg := quickstart(t, "    table: orders\n", "    query: |\n      SELECT * FROM orders\n      WHERE id > 0 -- every order\n")
-	run := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
-	if run.Rows != 1000 || run.Validation == nil || !run.Validation.Certified {
-		t.Errorf("export of a query ending in a comment: rows %d, validation %+v", run.Rows, run.Validation)
+	for _, q := range []string{
+		"SELECT * FROM orders\n      WHERE id > 0 -- every order\n",
+		"SELECT * FROM orders\n      WHERE id > 0; -- every order\n      /* nightly */\n",
+		"SELECT * FROM orders WHERE note IS NULL OR note <> 'x;--y';\n",
+	} {
+		cfg := quickstart(t, "    table: orders\n", "    query: |\n      "+q)
+		run := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
+		if run.Rows != 1000 || run.Validation == nil || !run.Validation.Certified {
+			t.Errorf("export of the query %q: rows %d, validation %+v", q, run.Rows, run.Validation)
+		}
 	}
 }
 
