@@ -59,8 +59,31 @@ func (v *Validation) checkLog(ctx context.Context, m *Manifest, body []byte, ope
 	switch c := st.Certifies; {
 	case c == nil || c.RunID != m.RunID:
 		v.add(ProblemNotLogged, ManifestKey, "%s does not certify run %s", where, m.RunID)
+		return nil
 	case c.ManifestSHA256 != want:
 		v.add(ProblemNotLogged, ManifestKey, "%s certifies a manifest with sha256 %s, this one hashes to %s", where, c.ManifestSHA256, want)
+		return nil
+	}
+	return v.checkNotRevoked(ctx, lease.OpenLog(s, ref.Name), ref.Name, m, e.Seq)
+}
+
+// checkNotRevoked adds ProblemNotLogged when an entry after the certifying one (seq) records
+// m's run as not succeeded: the next holder found the run's prefix without this manifest and
+// journaled it failed (settle), so a manifest that lands there later — a paused holder's put
+// in flight — is not trusted, whatever the entry it names says.
+func (v *Validation) checkNotRevoked(ctx context.Context, g *lease.Log, name string, m *Manifest, seq int64) error {
+	head, err := g.Head(ctx, LogKind)
+	if err != nil || head == nil || head.Seq == seq {
+		return err
+	}
+	var st bucketState
+	if json.Unmarshal(head.Data, &st) != nil {
+		return nil // not a journal: checkLog judged the entry it names
+	}
+	for _, r := range st.Runs {
+		if r.RunID == m.RunID && r.Status != StatusSucceeded {
+			v.add(ProblemNotLogged, ManifestKey, "entry %d of the log %s records run %s as %s since it certified it: %s", head.Seq, name, m.RunID, r.Status, r.Error)
+		}
 	}
 	return nil
 }

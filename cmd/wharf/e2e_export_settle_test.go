@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,5 +195,33 @@ func TestE2EExportResumeFinishesARunKilledBeforeItsManifest(t *testing.T) {
 	}
 	if got := x.certifiedRows(killed.Prefix); got != crashRows {
 		t.Errorf("the resumed run certifies %d rows, want %d", got, crashRows)
+	}
+}
+
+// TestE2EExportLateManifestOfARevokedRunIsNotCertified: a holder stopped (SIGSTOP) between
+// its certificate and its manifest is taken over; the next holder journals the run failed and
+// exports its window again. When the stopped holder is continued, its manifest put lands at
+// its prefix — a fence guards the log, not the puts in flight — and validate must not certify
+// it: the log revoked the run after certifying it, so the window is certified once.
+func TestE2EExportLateManifestOfARevokedRunIsNotCertified(t *testing.T) {
+	x := newLeasedExport(t)
+	c, cfg := deltaLeasedExport(x)
+	c.env = append(slices.Clip(c.env), envTestPause+"=before-manifest:3s")
+	a := start(t, c.command(append(cfg, "export")...))
+	pollUntil(t, 30*time.Second, "the certificate in the log", x.headCertifies)
+	must(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	stopped := runsOf(t, c, cfg)[0]
+	next := decodeRun(t, otherHost(c).run(t, append(cfg, "export", "--format", "json")...).must(t, 0))
+	must(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	a.wait()
+	key := strings.TrimPrefix(stopped.Prefix, "s3://"+x.bucket+"/") + export.ManifestKey
+	if _, err := x.s.Head(context.Background(), key); err != nil {
+		t.Fatalf("the continued holder's manifest did not land (%v): the test needs its late put", err)
+	}
+	if got := x.certifiedRows(stopped.Prefix); got != -1 {
+		t.Errorf("the late manifest of the revoked run validates certified (%d rows): its window is certified twice", got)
+	}
+	if got := x.certifiedRows(next.Prefix); got != crashRows {
+		t.Errorf("the next run certified %d rows, want %d", got, crashRows)
 	}
 }
