@@ -17,11 +17,12 @@ var (
 		Exit: errcode.ExitUsage, Standing: true, Section: section,
 		Meaning: "A key of the `backfill:` section or a flag of `wharf backfill` is invalid (a missing source, a size out of range…), or a destination or `coordinator_store` lies where a listing of the source reads (their key prefixes overlap byte for byte, either way, on one store: the job would read its own output as input). The message names the key.",
 		Remedy:  "Fix the key the message names; see docs/backfill.md for every key."})
-	// ErrJobMismatch: the job name is already used by a job over another source or sink.
+	// ErrJobMismatch: the job name is already used by a job over another source or sink, or
+	// one that reads its objects another way.
 	ErrJobMismatch = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_JOB_MISMATCH", Text: "job name used by another backfill",
 		Exit: errcode.ExitUsage, Standing: true, Section: section,
-		Meaning: "The coordinator already holds a job of this name whose plan reads another source prefix or writes another destination. Nothing was read or written.",
-		Remedy:  "Give this backfill its own `--job` name, or point it at the source and destination the job was planned with."})
+		Meaning: "The coordinator already holds a job of this name whose plan reads another source prefix or writes another destination, or reads its objects another way (`compression`, `max_record_bytes`: a worker started with other settings would deliver the rest of the job in another reading). The message names what differs. Nothing was read or written.",
+		Remedy:  "Give this backfill its own `--job` name, or run it with the source, destination and settings the job was planned with."})
 	// ErrAlreadyComplete: the job's current plan finished successfully.
 	ErrAlreadyComplete = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_ALREADY_COMPLETE", Text: "backfill already complete",
 		Exit: errcode.ExitComplete, Standing: true, Section: section,

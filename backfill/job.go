@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
@@ -233,7 +235,7 @@ func (j *Job) planAsLeader(ctx context.Context, h *lease.Lease, replan bool) (_ 
 			return err
 		}
 		next = &Current{Plan: p.ID, Generation: generation(cur) + 1, Source: j.cfg.Source, Sink: j.sink.URL(),
-			State: JobRunning, PlannedAt: p.PlannedAt}
+			Reading: j.reading(), State: JobRunning, PlannedAt: p.PlannedAt}
 		return leaseLost("publish", "plan "+short(p.ID), h.ReleaseWith(ctx, next))
 	})
 	return next, err == nil, err
@@ -247,13 +249,32 @@ func generation(cur *Current) int {
 	return cur.Generation
 }
 
-// sameJob refuses a job name already used for another source or sink.
+// sameJob refuses a job name already used for another source or sink, or for the same ones
+// read another way (compression, max_record_bytes): a worker started with other settings
+// must not deliver the rest of a job, nor a replan read its quarantined objects again, in a
+// reading the job's other records were not made with.
 func (j *Job) sameJob(cur *Current) error {
-	if cur.Source == j.cfg.Source && cur.Sink == j.sink.URL() {
-		return nil
+	if cur.Source != j.cfg.Source || cur.Sink != j.sink.URL() {
+		return errcode.E("start", "job "+j.cfg.Job, ErrJobMismatch,
+			fmt.Errorf("%s holds this job reading %s into %s, not %s into %s", j.coord.Describe(), cur.Source, cur.Sink, j.cfg.Source, j.sink.URL()))
 	}
-	return errcode.E("start", "job "+j.cfg.Job, ErrJobMismatch,
-		fmt.Errorf("%s holds this job reading %s into %s, not %s into %s", j.coord.Describe(), cur.Source, cur.Sink, j.cfg.Source, j.sink.URL()))
+	if r := j.reading(); cur.Reading != nil && *cur.Reading != *r {
+		var diff []string
+		if cur.Reading.Compression != r.Compression {
+			diff = append(diff, fmt.Sprintf("compression %s (this worker: %s)", cur.Reading.Compression, r.Compression))
+		}
+		if cur.Reading.MaxRecordBytes != r.MaxRecordBytes {
+			diff = append(diff, fmt.Sprintf("max_record_bytes %s (this worker: %s)", bytesize.Format(cur.Reading.MaxRecordBytes), bytesize.Format(r.MaxRecordBytes)))
+		}
+		return errcode.E("start", "job "+j.cfg.Job, ErrJobMismatch,
+			fmt.Errorf("the job reads its objects with %s: run this worker with the job's settings, or give the backfill another --job", strings.Join(diff, ", ")))
+	}
+	return nil
+}
+
+// reading is how this worker reads objects into records.
+func (j *Job) reading() *Reading {
+	return &Reading{Compression: j.cfg.Compression, MaxRecordBytes: j.cfg.MaxRecordBytes}
 }
 
 // finalErr is how a finished job answers a run without Replan.

@@ -121,11 +121,20 @@ type Current struct {
 	Generation int          `json:"generation"` // 1 for the job's first plan, one more for each replan
 	Source     string       `json:"source"`
 	Sink       string       `json:"sink"`
+	Reading    *Reading     `json:"reading,omitempty"` // nil in a job planned before wharf recorded it
 	State      string       `json:"state"`
 	PlannedAt  time.Time    `json:"planned_at"`
 	FinishedAt time.Time    `json:"finished_at,omitzero"`
 	Error      string       `json:"error,omitempty"`
 	Quarantine []Quarantine `json:"quarantine,omitempty"`
+}
+
+// Reading is what decides the records a job's objects become, besides the objects
+// themselves: every worker of a job must read them alike, or its output mixes two readings
+// (one worker's decoded records beside another's raw gzip bytes).
+type Reading struct {
+	Compression    string `json:"compression"`
+	MaxRecordBytes int64  `json:"max_record_bytes"`
 }
 
 // Quarantine names a split that ended with quarantined objects (its other members were
