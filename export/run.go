@@ -88,6 +88,9 @@ type runner struct {
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
 	prev, err := r.j.LastRun(ctx, r.e.Name)
+	if err == nil {
+		prev, err = r.settleUnfinished(ctx, prev)
+	}
 	if err != nil {
 		return nil, err
 	}

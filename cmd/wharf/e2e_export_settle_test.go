@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -223,5 +224,45 @@ func TestE2EExportLateManifestOfARevokedRunIsNotCertified(t *testing.T) {
 	}
 	if got := x.certifiedRows(next.Prefix); got != crashRows {
 		t.Errorf("the next run certified %d rows, want %d", got, crashRows)
+	}
+}
+
+// TestE2EExportKilledAfterItsCertificateWithAStateFile: with the local state file, a run is
+// journaled succeeded after its manifest and _SUCCESS are written; a process killed between
+// the two leaves a certified prefix that the journal calls running. The next run must find
+// that certificate and journal the run succeeded (advancing the delta cursor past its window)
+// rather than abandon it and export the window again: the window certified twice.
+func TestE2EExportKilledAfterItsCertificateWithAStateFile(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "demo.db")
+	must(t, export.CreateDemo(context.Background(), src, crashRows))
+	writeFiles(t, dir, map[string]string{"wharf.yaml": fmt.Sprintf(`exports:
+  - name: orders
+    source: sqlite://%s
+    table: orders
+    chunk_key: id
+    chunk_rows: %d
+    mode: delta
+    cursor_column: id
+    destination: ./out/{run_id}/
+`, src, crashRows/4)})
+	c, cfg := cli{dir: dir}, []string{"-c", "wharf.yaml"}
+	killWhen(t, c, cfg, "after-success:30s", func() bool {
+		found, _ := filepath.Glob(filepath.Join(dir, "out", "*", export.SuccessKey))
+		return len(found) > 0
+	})
+	killed := runsOf(t, c, cfg)[0]
+	if killed.Status != export.StatusRunning {
+		t.Fatalf("the killed run is journaled %s: the test aims between _SUCCESS and the journal", killed.Status)
+	}
+	addOrders(t, src, 10)
+	next := decodeRun(t, c.run(t, append(cfg, "export", "--format", "json")...).must(t, 0))
+	if next.Rows != 10 {
+		t.Errorf("the next run exported %d rows, want the 10 added: the killed run's window is certified already", next.Rows)
+	}
+	for _, r := range runsOf(t, c, cfg) {
+		if r.RunID == killed.RunID && (r.Status != export.StatusSucceeded || r.Rows != crashRows) {
+			t.Errorf("the killed run is journaled %s with %d rows, want succeeded with %d", r.Status, r.Rows, crashRows)
+		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 //	before-manifest sleep before manifest.json is written (with state: bucket, after the
 //	                run's certificate is committed)
 //	after-manifest  sleep after manifest.json is written, before _SUCCESS
+//	after-success   sleep after _SUCCESS is written, before the run is journaled
 //
 // and returns a decorator of the destination's bucket that sleeps at those points, or nil
 // when the spec names no known point. It only slows the export down; it changes nothing.
@@ -54,6 +55,8 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 			p.afterManifest = d
 		case "before-manifest":
 			p.beforeManifest = d
+		case "after-success":
+			p.afterSuccess = d
 		}
 	}
 	if p == (pausingBucket{}) {
@@ -66,7 +69,7 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 // every other capability reaches the bucket it wraps.
 type pausingBucket struct {
 	driver.Bucket
-	upload, perMiB, afterPart, afterManifest, beforeManifest time.Duration
+	upload, perMiB, afterPart, afterManifest, beforeManifest, afterSuccess time.Duration
 }
 
 func (p *pausingBucket) Unwrap() driver.Bucket { return p.Bucket }
@@ -90,6 +93,8 @@ func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opt
 		time.Sleep(p.afterPart)
 	case name == export.ManifestKey:
 		time.Sleep(p.afterManifest)
+	case name == export.SuccessKey:
+		time.Sleep(p.afterSuccess)
 	}
 	return info, err
 }
