@@ -66,7 +66,7 @@ type Manifest struct {
 	Consistency *Consistency `json:"consistency,omitempty"`
 	// Definition is the fingerprint of the export's definition the run was made to (the
 	// source, relation, chunk key, mode, cursor column, format and value options; see
-	// Definition): two runs with one fingerprint read the same rows the same way.
+	// export.Definition): two runs with one fingerprint read the same rows the same way.
 	Definition string `json:"definition,omitempty"`
 }
 

@@ -253,8 +253,8 @@ func (v *Validation) hashCheck(ctx context.Context, s *store.Store, p Part, etag
 	return nil
 }
 
-// HashObject returns the hex sha256 of the object at key, read pinned to etag: what a part's
-// SHA256 is checked against where its size and ETag do not prove its bytes.
+// HashObject returns the hex sha256 of the object at key, read pinned to etag: the sum a
+// part's recorded SHA256 is compared with where its size and ETag do not prove its bytes.
 func HashObject(ctx context.Context, s *store.Store, key, etag string) (string, error) {
 	obj, err := s.Get(ctx, key, &store.GetOptions{IfMatch: etag})
 	if err != nil {
