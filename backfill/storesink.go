@@ -28,7 +28,7 @@ func PartKey(id string) string { return "part-" + id + ".ndjson.zst" }
 // written (whether the store refuses the create before or after taking the body). A split
 // whose quarantined objects are left out writes the part of the members it read, named by
 // their own id (Split.PartID): never the key of a reading with other members. When the job
-// ends, the leader writes the export contract's manifest.json (format lines: records of any
+// ends, the leader writes the dataset contract's manifest.json (format lines: records of any
 // bytes) and then _SUCCESS over the parts of the plan, so `wharf validate` certifies the
 // output; a job with quarantined objects gets a failed manifest and no _SUCCESS.
 type StoreSink struct {
