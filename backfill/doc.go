@@ -64,8 +64,8 @@
 //     the members it holds (Split.PartID), written whole with a create-if-absent put and a
 //     deterministic encoding, a part already there with the same records counted as written
 //     whether the store refused the create before or after taking the body: exactly once;
-//     then the export contract's manifest.json, format lines (records of any bytes), and
-//     _SUCCESS, so export.Validate, deep or not, certifies the output); Consumer (the Go API:
+//     then the dataset contract's manifest.json, format lines (records of any bytes), and
+//     _SUCCESS, so dataset.Validate, deep or not, certifies the output); Consumer (the Go API:
 //     batches with offsets and an explicit, durable Commit).
 //
 // # Finishing

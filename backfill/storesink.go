@@ -12,8 +12,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/errcode"
-	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -28,7 +28,7 @@ func PartKey(id string) string { return "part-" + id + ".ndjson.zst" }
 // written (whether the store refuses the create before or after taking the body). A split
 // whose quarantined objects are left out writes the part of the members it read, named by
 // their own id (Split.PartID): never the key of a reading with other members. When the job
-// ends, the leader writes the export contract's manifest.json (format lines: records of any
+// ends, the leader writes the dataset contract's manifest.json (format lines: records of any
 // bytes) and then _SUCCESS over the parts of the plan, so `wharf validate` certifies the
 // output; a job with quarantined objects gets a failed manifest and no _SUCCESS.
 type StoreSink struct {
@@ -216,24 +216,24 @@ func RunID(p *Plan) string { return "backfill-" + p.ID[:16] }
 // field is derived from the coordinator's records, so two leaders finishing the same plan
 // write the same bytes.
 func (k *StoreSink) Finish(ctx context.Context, f *Finish) error {
-	m := &export.Manifest{ManifestVersion: export.ManifestVersion, WharfVersion: k.version,
-		Export: "backfill:" + f.Plan.Job, RunID: RunID(f.Plan), Status: export.StatusSucceeded,
-		Source: f.Plan.Source, Relation: "prefix", Mode: export.ModeFull, Format: export.FormatLines,
+	m := &dataset.Manifest{ManifestVersion: dataset.ManifestVersion, WharfVersion: k.version,
+		Export: "backfill:" + f.Plan.Job, RunID: RunID(f.Plan), Status: dataset.StatusSucceeded,
+		Source: f.Plan.Source, Relation: "prefix", Mode: dataset.ModeFull, Format: dataset.FormatLines,
 		ChunkKey: "split", StartedAt: f.Plan.PlannedAt, FinishedAt: f.Finished.UTC(),
-		Schema: []export.SchemaColumn{}, Parts: []export.Part{}}
+		Schema: []dataset.SchemaColumn{}, Parts: []dataset.Part{}}
 	m.DurationMS = max(m.FinishedAt.Sub(m.StartedAt).Milliseconds(), 0)
-	m.SchemaFingerprint = export.SchemaFingerprint(m.Schema)
+	m.SchemaFingerprint = dataset.SchemaFingerprint(m.Schema)
 	for i, st := range f.States {
 		if !st.final() || st.Part == nil {
 			continue
 		}
 		p := st.Part
-		m.Parts = append(m.Parts, export.Part{Key: p.Key, Chunk: i, Rows: p.Records, Size: p.Size, SHA256: p.SHA256, ETag: p.ETag})
+		m.Parts = append(m.Parts, dataset.Part{Key: p.Key, Chunk: i, Rows: p.Records, Size: p.Size, SHA256: p.SHA256, ETag: p.ETag})
 		m.Rows += p.Records
 		m.Bytes += p.Size
 	}
 	if f.Error != nil {
-		m.Status, m.Error = export.StatusFailed, f.Error.Error()
+		m.Status, m.Error = dataset.StatusFailed, f.Error.Error()
 	}
 	b, err := m.Encode()
 	if err != nil {
@@ -241,19 +241,19 @@ func (k *StoreSink) Finish(ctx context.Context, f *Finish) error {
 	}
 	where := func(key string) string { return key + " of " + k.url }
 	if f.Error != nil {
-		if err := k.s.Delete(ctx, export.SuccessKey, nil); err != nil {
-			return errcode.E("write", where(export.SuccessKey), ErrSink, err)
+		if err := k.s.Delete(ctx, dataset.SuccessKey, nil); err != nil {
+			return errcode.E("write", where(dataset.SuccessKey), ErrSink, err)
 		}
 	}
-	if _, err := k.s.Put(ctx, export.ManifestKey, bytes.NewReader(b), &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}); err != nil {
-		return errcode.E("write", where(export.ManifestKey), ErrSink, err)
+	if _, err := k.s.Put(ctx, dataset.ManifestKey, bytes.NewReader(b), &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}); err != nil {
+		return errcode.E("write", where(dataset.ManifestKey), ErrSink, err)
 	}
 	if f.Error != nil {
 		return nil
 	}
-	body := export.SuccessBody(b)
-	if _, err := k.s.Put(ctx, export.SuccessKey, bytes.NewReader(body), &store.PutOptions{Size: int64(len(body)), ContentType: "text/plain"}); err != nil {
-		return errcode.E("write", where(export.SuccessKey), ErrSink, err)
+	body := dataset.SuccessBody(b)
+	if _, err := k.s.Put(ctx, dataset.SuccessKey, bytes.NewReader(body), &store.PutOptions{Size: int64(len(body)), ContentType: "text/plain"}); err != nil {
+		return errcode.E("write", where(dataset.SuccessKey), ErrSink, err)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 	_ "github.com/wharfdata/wharf/store/azure" // az:// for Azurite
@@ -78,7 +78,7 @@ func TestStoreSinkCountsAPartAlreadyThereOnEveryStore(t *testing.T) {
 					t.Fatalf("part %s changed on replay", k)
 				}
 			}
-			v, err := export.Validate(ctx, out, "out/", true)
+			v, err := dataset.Validate(ctx, out, "out/", true)
 			if err != nil || !v.Certified {
 				t.Fatalf("validate --deep: %v %+v", err, v)
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/mem"
 )
@@ -20,7 +20,7 @@ import (
 func parts(t *testing.T, dst *store.Store) ([]byte, map[string][]byte) {
 	t.Helper()
 	ctx := context.Background()
-	v, err := export.Validate(ctx, dst, "out/", true)
+	v, err := dataset.Validate(ctx, dst, "out/", true)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate: %v %+v", err, v)
 	}
@@ -96,11 +96,11 @@ func TestQuarantineWritesAFailedManifestWithoutSuccess(t *testing.T) {
 	if !errors.Is(err, ErrQuarantined) {
 		t.Fatalf("Run = %v", err)
 	}
-	v, verr := export.Validate(context.Background(), out, "out/", false)
-	if verr != nil || v.Certified || v.Status != export.StatusFailed {
+	v, verr := dataset.Validate(context.Background(), out, "out/", false)
+	if verr != nil || v.Certified || v.Status != dataset.StatusFailed {
 		t.Fatalf("validate: %v %+v; want a failed, uncertified run", verr, v)
 	}
-	if _, err := out.Head(context.Background(), export.SuccessKey); !errors.Is(err, store.ErrNotExist) {
+	if _, err := out.Head(context.Background(), dataset.SuccessKey); !errors.Is(err, store.ErrNotExist) {
 		t.Fatalf("_SUCCESS: %v, want none", err)
 	}
 }
@@ -129,7 +129,7 @@ func TestAPartWithoutAQuarantinedObjectHasAKeyOfItsOwn(t *testing.T) {
 	if !errors.Is(err, ErrQuarantined) || !strings.Contains(err.Error(), gone+" ("+ReasonDeleted) {
 		t.Fatalf("Run = %v, want %s quarantined as deleted", err, gone)
 	}
-	v, err := export.Validate(ctx, out, "out/", false)
+	v, err := dataset.Validate(ctx, out, "out/", false)
 	if err != nil || v.Certified || len(v.Manifest.Parts) != 1 {
 		t.Fatalf("validate: %v %+v; want a failed run with one part", err, v)
 	}

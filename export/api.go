@@ -1,7 +1,6 @@
 package export
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -12,16 +11,6 @@ import (
 // for --date and --run-id.
 func ResolvePrefix(e *Export, day time.Time, runID string) (string, error) {
 	return Expand(e.Destination, e.VarsFor(day, runID))
-}
-
-// ValidateURL opens the prefix at prefixURL with cfg and validates it (see Validate).
-func ValidateURL(ctx context.Context, prefixURL string, cfg *store.Config, deep bool) (*Validation, error) {
-	s, err := store.Open(ctx, prefixURL, cfg)
-	if err != nil {
-		return nil, newErr("validate", prefixURL, ErrVerifyManifestRead, err)
-	}
-	defer s.Close()
-	return Validate(ctx, s, prefixURL, deep, StoreOpener(cfg))
 }
 
 // CheckDestination checks, before anything is opened, that e's destination can be opened as

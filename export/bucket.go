@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
@@ -22,7 +23,7 @@ import (
 const StateBucket = "bucket"
 
 // LogKind is the kind of the entries of an export's commit log.
-const LogKind = "export"
+const LogKind = dataset.LogKind
 
 // checkpointEvery bounds how often chunk progress is committed to the log during a run: a
 // run shorter than this commits once, at its end. Progress not yet committed when a run
@@ -72,15 +73,6 @@ type Certificate struct {
 // that the next acquisition need not look again.
 type leaseState struct {
 	Settled string `json:"settled,omitempty"`
-}
-
-// LogRef, in a manifest, says that the run was journaled in a commit log and which entry
-// records it: a logged manifest is certified only when that entry is committed.
-type LogRef struct {
-	Root  string `json:"root"` // the URL of the store the log is in
-	Name  string `json:"name"` // the lease and log name: the export
-	Seq   int64  `json:"seq"`
-	Fence int64  `json:"fence"`
 }
 
 // StateRoot is where an export with state: bucket keeps its lease and log: the part of its
@@ -222,10 +214,10 @@ func (j *bucketJournal) settle(ctx context.Context, c *Certificate) error {
 		return newErr("state", c.Prefix, ErrState, fmt.Errorf("the log's head certifies run %s at %s, which is not below the log's %s", c.RunID, c.Prefix, j.root))
 	}
 	dst := j.s.Sub(rel)
-	b, found, err := readSmall(ctx, dst, ManifestKey)
+	b, found, err := dataset.ReadSmall(ctx, dst, dataset.ManifestKey)
 	switch {
 	case err != nil:
-		return newErr("state", c.Prefix+ManifestKey, ErrState, fmt.Errorf("checking the manifest of run %s, which the log certifies: %w", c.RunID, err))
+		return newErr("state", c.Prefix+dataset.ManifestKey, ErrState, fmt.Errorf("checking the manifest of run %s, which the log certifies: %w", c.RunID, err))
 	case found && hexSHA256(b) == c.ManifestSHA256:
 		if err := ensureSuccess(ctx, dst, b); err != nil {
 			return err
@@ -255,17 +247,17 @@ func hexSHA256(b []byte) string {
 
 // ensureSuccess writes _SUCCESS for the manifest bytes b unless it is there already.
 func ensureSuccess(ctx context.Context, s *store.Store, b []byte) error {
-	want := SuccessBody(b)
-	got, _, err := readSmall(ctx, s, SuccessKey)
+	want := dataset.SuccessBody(b)
+	got, _, err := dataset.ReadSmall(ctx, s, dataset.SuccessKey)
 	if err != nil {
-		return newErr("state", SuccessKey, ErrState, err)
+		return newErr("state", dataset.SuccessKey, ErrState, err)
 	}
 	if bytes.Equal(got, want) {
 		return nil
 	}
 	opts := &store.PutOptions{Size: int64(len(want)), ContentType: "text/plain"}
-	if _, err := s.Put(ctx, SuccessKey, bytes.NewReader(want), opts); err != nil {
-		return newErr("manifest", SuccessKey, ErrWrite, err)
+	if _, err := s.Put(ctx, dataset.SuccessKey, bytes.NewReader(want), opts); err != nil {
+		return newErr("manifest", dataset.SuccessKey, ErrWrite, err)
 	}
 	return nil
 }
@@ -331,10 +323,10 @@ func (j *bucketJournal) certify(ctx context.Context, r *RunRecord, m *Manifest) 
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	seq, fence := j.h.Next()
-	m.Log = &LogRef{Root: j.root, Name: j.h.Name(), Seq: seq, Fence: fence}
+	m.Log = &dataset.LogRef{Root: j.root, Name: j.h.Name(), Seq: seq, Fence: fence}
 	b, err := m.Encode()
 	if err != nil {
-		return newErr("manifest", ManifestKey, ErrWrite, err)
+		return newErr("manifest", dataset.ManifestKey, ErrWrite, err)
 	}
 	before := j.st.Cursor
 	j.finish(r)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
@@ -29,13 +30,13 @@ func rewriteManifest(t *testing.T, f *fixture, edit func(*Manifest)) {
 	t.Helper()
 	ctx := context.Background()
 	s := f.store(t)
-	obj, err := s.Get(ctx, ManifestKey, nil)
+	obj, err := s.Get(ctx, dataset.ManifestKey, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(obj)
 	obj.Close()
-	m, err := DecodeManifest(b)
+	m, err := dataset.DecodeManifest(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +44,16 @@ func rewriteManifest(t *testing.T, f *fixture, edit func(*Manifest)) {
 	if b, err = m.Encode(); err != nil {
 		t.Fatal(err)
 	}
-	for key, body := range map[string][]byte{ManifestKey: b, SuccessKey: SuccessBody(b)} {
+	for key, body := range map[string][]byte{dataset.ManifestKey: b, dataset.SuccessKey: dataset.SuccessBody(b)} {
 		if _, err := s.Put(ctx, key, bytes.NewReader(body), &store.PutOptions{Size: int64(len(body))}); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func validateLogged(t *testing.T, f *fixture) *Validation {
+func validateLogged(t *testing.T, f *fixture) *dataset.Validation {
 	t.Helper()
-	v, err := Validate(context.Background(), f.store(t), f.prefix(), false, StoreOpener(nil))
+	v, err := dataset.Validate(context.Background(), f.store(t), f.prefix(), false, dataset.StoreOpener(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestStateBucketManifestCertifiedOnlyByTheLog(t *testing.T) {
 	if v := validateLogged(t, f); !v.Certified || v.Manifest.Log == nil || v.Manifest.Log.Fence != 1 {
 		t.Fatalf("validation %+v", v)
 	}
-	if v := f.validate(t, false); v.Certified || !hasProblem(v, ProblemNotLogged) {
+	if v := f.validate(t, false); v.Certified || !hasProblem(v, dataset.ProblemNotLogged) {
 		t.Errorf("without the log: certified %v, problems %+v", v.Certified, v.Problems)
 	}
 	runs, err := LoggedRuns(context.Background(), &f.exp, nil)
@@ -78,11 +79,11 @@ func TestStateBucketManifestCertifiedOnlyByTheLog(t *testing.T) {
 		t.Fatalf("logged runs %+v, %v", runs, err)
 	}
 	rewriteManifest(t, f, func(m *Manifest) { m.Rows++ })
-	if v := validateLogged(t, f); v.Certified || !hasProblem(v, ProblemNotLogged) {
+	if v := validateLogged(t, f); v.Certified || !hasProblem(v, dataset.ProblemNotLogged) {
 		t.Errorf("an edited manifest: certified %v, problems %+v", v.Certified, v.Problems)
 	}
 	rewriteManifest(t, f, func(m *Manifest) { m.Rows--; m.Log.Seq++ })
-	if v := validateLogged(t, f); v.Certified || !hasProblem(v, ProblemNotLogged) {
+	if v := validateLogged(t, f); v.Certified || !hasProblem(v, dataset.ProblemNotLogged) {
 		t.Errorf("a manifest naming an entry never committed: certified %v, problems %+v", v.Certified, v.Problems)
 	}
 }
@@ -143,7 +144,7 @@ type countingGets struct {
 func (c countingGets) Unwrap() driver.Bucket { return c.Bucket }
 
 func (c countingGets) Get(ctx context.Context, key string, opts *driver.GetOptions) (*driver.Object, error) {
-	if path.Base(key) == ManifestKey || path.Base(key) == SuccessKey {
+	if path.Base(key) == dataset.ManifestKey || path.Base(key) == dataset.SuccessKey {
 		c.n.Add(1)
 	}
 	return c.Bucket.Get(ctx, key, opts)

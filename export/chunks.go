@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/wharfdata/wharf/dataset"
 )
 
 // writeChunks writes the chunks of p whose indexes are in todo, then each chunk planned
@@ -123,8 +124,8 @@ func (r *runner) beforeWrite(ctx context.Context) error {
 			r.wroteErr = newErr("write", r.rec.Prefix, ErrWrite, err)
 			return
 		}
-		if err := r.dst.Delete(ctx, SuccessKey, nil); err != nil {
-			r.wroteErr = newErr("write", SuccessKey, ErrWrite, err)
+		if err := r.dst.Delete(ctx, dataset.SuccessKey, nil); err != nil {
+			r.wroteErr = newErr("write", dataset.SuccessKey, ErrWrite, err)
 		}
 	})
 	return r.wroteErr

@@ -12,44 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// ConsistencyMode is Export.Consistency: what state of the source a run's chunks are read
-// from.
-type ConsistencyMode string
-
-// The consistency modes.
-const (
-	// ConsistencySnapshot reads every chunk of a run, and plans its ranges, from one snapshot
-	// of the source: PostgreSQL exports the snapshot of a REPEATABLE READ transaction held open
-	// for the run (pg_export_snapshot) and every chunk's connection imports it (SET TRANSACTION
-	// SNAPSHOT), as pg_dump -j does; SQLite reads the whole run in one read transaction. Every
-	// row is in the dataset exactly once, as it was at that instant. The default.
-	ConsistencySnapshot ConsistencyMode = "snapshot"
-	// ConsistencyChunk reads each chunk in its own short transaction: nothing stays open on the
-	// source, and a row whose chunk key changes during the run can be in two chunks or none.
-	ConsistencyChunk ConsistencyMode = "chunk"
-)
-
 // DefaultDeltaWait is Export.DeltaWait when it is nil.
 const DefaultDeltaWait = time.Minute
-
-// Consistency, in a manifest (and a Result), says what state of the source the parts were
-// read from.
-type Consistency struct {
-	// Mode is what the parts are: "snapshot" only when every part of the run was read from
-	// one snapshot, "chunk" otherwise.
-	Mode ConsistencyMode `json:"mode"`
-	// Requested is the export's configured mode when the run could not keep it: a resumed
-	// snapshot run reads its remaining chunks from a new snapshot (the old one ended with the
-	// process that held it), so its parts are not of one snapshot.
-	Requested ConsistencyMode `json:"requested,omitempty"`
-	// Snapshot is, on PostgreSQL in mode snapshot, the id pg_export_snapshot gave the snapshot
-	// every chunk imported; PGSnapshot is that snapshot as pg_current_snapshot() writes it
-	// (xmin:xmax:xip…), which says for good which transactions the parts hold.
-	Snapshot   string `json:"snapshot,omitempty"`
-	PGSnapshot string `json:"pg_snapshot,omitempty"`
-	// TakenAt is when the snapshot was taken, by the source's clock on PostgreSQL.
-	TakenAt time.Time `json:"taken_at,omitzero"`
-}
 
 // checkReadOptions validates and defaults the options that decide how the source is read.
 func (e *Export) checkReadOptions(bad func(field, format string, a ...any) error) error {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
@@ -20,23 +21,23 @@ func TestValidateNamesTampering(t *testing.T) {
 		code   string
 		deep   bool
 	}{
-		{"part deleted", func(t *testing.T, dir string, p []Part) { must(t, os.Remove(filepath.Join(dir, p[1].Key))) }, ProblemPartMissing, false},
-		{"part truncated", func(t *testing.T, dir string, p []Part) { must(t, os.Truncate(filepath.Join(dir, p[1].Key), 10)) }, ProblemPartSize, false},
+		{"part deleted", func(t *testing.T, dir string, p []Part) { must(t, os.Remove(filepath.Join(dir, p[1].Key))) }, dataset.ProblemPartMissing, false},
+		{"part truncated", func(t *testing.T, dir string, p []Part) { must(t, os.Truncate(filepath.Join(dir, p[1].Key), 10)) }, dataset.ProblemPartSize, false},
 		{"part same-size rewrite", func(t *testing.T, dir string, p []Part) {
 			path := filepath.Join(dir, p[1].Key)
 			b, _ := os.ReadFile(path)
 			b[len(b)/2] ^= 0xff
 			must(t, os.WriteFile(path, b, 0o644))
-		}, ProblemPartETag, false},
+		}, dataset.ProblemPartETag, false},
 		{"manifest edited", func(t *testing.T, dir string, _ []Part) {
-			path := filepath.Join(dir, ManifestKey)
+			path := filepath.Join(dir, dataset.ManifestKey)
 			b, _ := os.ReadFile(path)
 			must(t, os.WriteFile(path, []byte(strings.Replace(string(b), `"rows": 100`, `"rows": 101`, 1)), 0o644))
-		}, ProblemSuccessMismatch, false},
+		}, dataset.ProblemSuccessMismatch, false},
 		{"_SUCCESS edited", func(t *testing.T, dir string, _ []Part) {
-			must(t, os.WriteFile(filepath.Join(dir, SuccessKey), []byte("0000"), 0o644))
-		}, ProblemSuccessMismatch, false},
-		{"_SUCCESS removed", func(t *testing.T, dir string, _ []Part) { must(t, os.Remove(filepath.Join(dir, SuccessKey))) }, ProblemSuccessMissing, false},
+			must(t, os.WriteFile(filepath.Join(dir, dataset.SuccessKey), []byte("0000"), 0o644))
+		}, dataset.ProblemSuccessMismatch, false},
+		{"_SUCCESS removed", func(t *testing.T, dir string, _ []Part) { must(t, os.Remove(filepath.Join(dir, dataset.SuccessKey))) }, dataset.ProblemSuccessMissing, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -47,8 +48,8 @@ func TestValidateNamesTampering(t *testing.T) {
 			if v.Certified || !hasProblem(v, c.code) {
 				t.Fatalf("want problem %s, got %+v", c.code, v.Problems)
 			}
-			if v.NotCertified() == nil || !errors.Is(v.NotCertified(), ErrNotCertified) {
-				t.Fatal("NotCertified() is not ErrNotCertified")
+			if v.NotCertified() == nil || !errors.Is(v.NotCertified(), dataset.ErrNotCertified) {
+				t.Fatal("NotCertified() is not dataset.ErrNotCertified")
 			}
 		})
 	}
@@ -58,28 +59,28 @@ func TestValidateDeepFindsRewriteWithSameETag(t *testing.T) {
 	s := memStore(t)
 	body := []byte("parquet bytes")
 	info, _ := s.Put(context.Background(), "p1", strings.NewReader(string(body)), nil)
-	m := &Manifest{ManifestVersion: 1, RunID: "r", Status: StatusSucceeded, SchemaFingerprint: SchemaFingerprint(nil),
+	m := &Manifest{ManifestVersion: 1, RunID: "r", Status: StatusSucceeded, SchemaFingerprint: dataset.SchemaFingerprint(nil),
 		Parts: []Part{{Key: "p1", Size: info.Size, ETag: info.ETag, SHA256: strings.Repeat("0", 64)}}}
 	must(t, putManifest(context.Background(), s, m))
-	v, err := Validate(context.Background(), s, "mem://x", false)
+	v, err := dataset.Validate(context.Background(), s, "mem://x", false)
 	if err != nil || !v.Certified {
 		t.Fatalf("plain validate: %v %+v", err, v)
 	}
-	v, err = Validate(context.Background(), s, "mem://x", true)
-	if err != nil || v.Certified || !hasProblem(v, ProblemPartHash) {
+	v, err = dataset.Validate(context.Background(), s, "mem://x", true)
+	if err != nil || v.Certified || !hasProblem(v, dataset.ProblemPartHash) {
 		t.Fatalf("deep validate: %v %+v", err, v)
 	}
 }
 
 func TestValidateLegacyAndMissingBucket(t *testing.T) {
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, SuccessKey), nil, 0o644)) // Spark/Hadoop style
-	v, err := ValidateURL(context.Background(), "file://"+dir, nil, false)
+	must(t, os.WriteFile(filepath.Join(dir, dataset.SuccessKey), nil, 0o644)) // Spark/Hadoop style
+	v, err := dataset.ValidateURL(context.Background(), "file://"+dir, nil, false)
 	if err != nil || !v.LegacyRun || v.Certified {
 		t.Fatalf("legacy: %v %+v", err, v)
 	}
-	_, err = ValidateURL(context.Background(), "file://"+dir+"/missing", nil, false)
-	if !errors.Is(err, ErrVerifyManifestRead) || !errors.Is(err, store.ErrBucketMissing) || errcode.NameOf(err) != "WHARF_VERIFY_MANIFEST_READ_ERROR" {
+	_, err = dataset.ValidateURL(context.Background(), "file://"+dir+"/missing", nil, false)
+	if !errors.Is(err, dataset.ErrVerifyManifestRead) || !errors.Is(err, store.ErrBucketMissing) || errcode.NameOf(err) != "WHARF_VERIFY_MANIFEST_READ_ERROR" {
 		t.Fatalf("missing bucket: %v (code %s)", err, errcode.NameOf(err))
 	}
 }
@@ -118,7 +119,7 @@ func TestFailureAfterPartsRemovesSuccessAndNamesParts(t *testing.T) {
 	if !errors.Is(err, ErrValueRefused) || !strings.Contains(err.Error(), `"price"`) || !strings.Contains(err.Error(), "key 55") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(f.prefix(), SuccessKey)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(f.prefix(), dataset.SuccessKey)); !os.IsNotExist(err) {
 		t.Fatal("_SUCCESS still present after a failed run that wrote parts")
 	}
 	v := f.validate(t, false)
@@ -167,7 +168,7 @@ func TestResumeSkipsRewritesAndQuarantines(t *testing.T) {
 	if !slices.Equal(res.Skipped, wantSkipped) {
 		t.Fatalf("skipped %v, want %v", res.Skipped, wantSkipped)
 	}
-	q := filepath.Join(f.prefix(), QuarantineDir, first.RunID, partKey(first.RunID, 7, FormatParquet))
+	q := filepath.Join(f.prefix(), dataset.QuarantineDir, first.RunID, partKey(first.RunID, 7, FormatParquet))
 	if b, err := os.ReadFile(q); err != nil || string(b) != "not ours" {
 		t.Fatalf("intruder not quarantined verbatim at %s: %v %q", q, err, b)
 	}
@@ -205,7 +206,7 @@ func TestDeltaCursor(t *testing.T) {
 	if r3.Rows != 15 {
 		t.Fatalf("third run exported %d rows, want 15 (31..45)", r3.Rows)
 	}
-	v, err := ValidateURL(ctx, r3.Prefix, nil, true)
+	v, err := dataset.ValidateURL(ctx, r3.Prefix, nil, true)
 	if err != nil || !v.Certified || v.Rows != 15 || v.Manifest.Cursor.From.Value() != int64(30) {
 		t.Fatalf("delta manifest: %v %+v", err, v)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/wharfdata/wharf/dataset"
 )
 
 // textExport exports a SQLite table t(id INTEGER PRIMARY KEY, name TEXT) of 30 rows in 3
@@ -38,9 +39,9 @@ func textExport(t *testing.T, f Format) (string, *Result) {
 // its hash, as a writer that made such parts would have written them.
 func recertify(t *testing.T, dir string, edit func(m *Manifest)) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, ManifestKey))
+	b, err := os.ReadFile(filepath.Join(dir, dataset.ManifestKey))
 	must(t, err)
-	m, err := DecodeManifest(b)
+	m, err := dataset.DecodeManifest(b)
 	must(t, err)
 	if edit != nil {
 		edit(m)
@@ -57,9 +58,9 @@ func recertify(t *testing.T, dir string, edit func(m *Manifest)) {
 	must(t, putManifest(context.Background(), s, m))
 }
 
-func validateDir(t *testing.T, dir string, deep bool) *Validation {
+func validateDir(t *testing.T, dir string, deep bool) *dataset.Validation {
 	t.Helper()
-	v, err := Validate(context.Background(), openFileStore(t, dir), dir, deep)
+	v, err := dataset.Validate(context.Background(), openFileStore(t, dir), dir, deep)
 	if err != nil {
 		t.Fatalf("validate: %v", err)
 	}
@@ -105,46 +106,46 @@ func TestValidateDeepDecodesEveryPart(t *testing.T) {
 		{"a string that is not UTF-8", FormatParquet, func(t *testing.T, dir string, res *Result) {
 			badTextPart(t, filepath.Join(dir, res.Parts[1].Key))
 			recertify(t, dir, func(m *Manifest) { m.Rows += 3 - m.Parts[1].Rows; m.Parts[1].Rows = 3 })
-		}, ProblemPartUTF8, false},
+		}, dataset.ProblemPartUTF8, false},
 		{"another row count", FormatParquet, func(t *testing.T, dir string, res *Result) {
 			recertify(t, dir, func(m *Manifest) { m.Parts[2].Rows++; m.Rows++ })
-		}, ProblemPartRows, false},
+		}, dataset.ProblemPartRows, false},
 		{"another schema", FormatParquet, func(t *testing.T, dir string, res *Result) {
 			recertify(t, dir, func(m *Manifest) {
 				m.Schema[1].Type = "binary"
-				m.SchemaFingerprint = SchemaFingerprint(m.Schema)
+				m.SchemaFingerprint = dataset.SchemaFingerprint(m.Schema)
 			})
-		}, ProblemPartSchema, false},
+		}, dataset.ProblemPartSchema, false},
 		{"not Parquet", FormatParquet, func(t *testing.T, dir string, res *Result) {
 			must(t, os.WriteFile(filepath.Join(dir, res.Parts[0].Key), []byte("PAR1 not really PAR1"), 0o644))
 			recertify(t, dir, nil)
-		}, ProblemPartUnreadable, false},
+		}, dataset.ProblemPartUnreadable, false},
 		{"a fingerprint that is not the schema's", FormatParquet, func(t *testing.T, dir string, res *Result) {
 			recertify(t, dir, func(m *Manifest) { m.SchemaFingerprint = "sha256:" + strings.Repeat("0", 64) })
-		}, ProblemFingerprint, true},
+		}, dataset.ProblemFingerprint, true},
 		{"a row total that is not the parts'", FormatParquet, func(t *testing.T, dir string, res *Result) {
 			recertify(t, dir, func(m *Manifest) { m.Rows++ })
-		}, ProblemRowsTotal, true},
+		}, dataset.ProblemRowsTotal, true},
 		{"NDJSON not UTF-8", FormatNDJSON, func(t *testing.T, dir string, res *Result) {
 			p := filepath.Join(dir, res.Parts[0].Key)
 			b, err := os.ReadFile(p)
 			must(t, err)
 			must(t, os.WriteFile(p, []byte(strings.Replace(string(b), "name 1", "name \xde\xad\xbe\xef", 1)), 0o644))
 			recertify(t, dir, nil)
-		}, ProblemPartUTF8, false},
+		}, dataset.ProblemPartUTF8, false},
 		{"NDJSON rows", FormatNDJSON, func(t *testing.T, dir string, res *Result) {
 			recertify(t, dir, func(m *Manifest) { m.Parts[0].Rows--; m.Rows-- })
-		}, ProblemPartRows, false},
+		}, dataset.ProblemPartRows, false},
 		{"CSV not UTF-8", FormatCSV, func(t *testing.T, dir string, res *Result) {
 			p := filepath.Join(dir, res.Parts[2].Key)
 			b, err := os.ReadFile(p)
 			must(t, err)
 			must(t, os.WriteFile(p, []byte(strings.Replace(string(b), "name 25", "name \xff", 1)), 0o644))
 			recertify(t, dir, nil)
-		}, ProblemPartUTF8, false},
+		}, dataset.ProblemPartUTF8, false},
 		{"CSV rows", FormatCSV, func(t *testing.T, dir string, res *Result) {
 			recertify(t, dir, func(m *Manifest) { m.Parts[1].Rows += 5; m.Rows += 5 })
-		}, ProblemPartRows, false},
+		}, dataset.ProblemPartRows, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -177,7 +178,7 @@ func TestValidateNamesASymlinkedPart(t *testing.T) {
 	must(t, os.Symlink(elsewhere, part))
 	for _, deep := range []bool{false, true} {
 		v := validateDir(t, dir, deep)
-		if v.Certified || !hasProblem(v, ProblemPartUnreadable) || v.Problems[0].Key != res.Parts[1].Key {
+		if v.Certified || !hasProblem(v, dataset.ProblemPartUnreadable) || v.Problems[0].Key != res.Parts[1].Key {
 			t.Errorf("deep %v: %+v", deep, v.Problems)
 		}
 	}

@@ -1,8 +1,10 @@
 // Package export writes database tables (SQLite, PostgreSQL) to object storage as verified
 // datasets: Parquet (zstd), NDJSON or CSV parts, then manifest.json, then _SUCCESS, at a
-// prefix of any store. Validate certifies such a prefix without touching the source; a run
-// journal in a SQLite state file records runs, per-chunk progress and delta cursors, so that an
-// interrupted run resumes chunk by chunk.
+// prefix of any store, as package dataset's contract says. dataset.Validate certifies such a
+// prefix without touching the source (export registers its Parquet and CSV decoders for a
+// deep validation, dataset.RegisterDecoder); a run journal in a SQLite state file records
+// runs, per-chunk progress and delta cursors, so that an interrupted run resumes chunk by
+// chunk.
 //
 // # What a run promises
 //
@@ -27,7 +29,7 @@
 //     prefix with no manifest yet gets a failed manifest with no parts (and no _SUCCESS). The
 //     first write of a run removes _SUCCESS; a run that wrote and then failed writes a failed
 //     manifest naming the parts it wrote.
-//   - M5–M7: Validate reads _SUCCESS and manifest.json, compares the marker with the manifest's
+//   - M5–M7: dataset.Validate reads _SUCCESS and manifest.json, compares the marker with the manifest's
 //     hash and the manifest with itself (fingerprint, row total), and HEADs every part: a
 //     deleted, truncated or rewritten part (another size or ETag), or one the store refuses to
 //     read, is named. On a store whose ETags do not prove content (store.VerifyByHash: a local
@@ -38,7 +40,7 @@
 //     legacy run (also a Spark/Hadoop empty _SUCCESS), never certified, and not a failure
 //     for a CLI; one holding nothing, or only wharf's parts of a run killed before its
 //     manifest, is not a legacy run. A prefix that cannot be read (a missing bucket) is
-//     ErrVerifyManifestRead, never legacy.
+//     dataset.ErrVerifyManifestRead, never legacy.
 //   - M8: Resume on a prefix holding _SUCCESS is refused with ErrDestAlreadyComplete, unless
 //     the journal's last run of the export did not succeed, or Force.
 //   - M9: a resume continues the interrupted run (same run id, prefix, chunk plan and delta
@@ -51,7 +53,7 @@
 //     a part belongs that the journal does not vouch for (copied verbatim to
 //     _quarantine/<run_id>/<key>, then deleted; never a plain delete), then rewrite it.
 //
-// Earlier runs' parts stay at the prefix; Validation.PartURLs lists exactly a certified run's,
+// Earlier runs' parts stay at the prefix; dataset.Validation.PartURLs lists exactly a certified run's,
 // and Export.Superseded = SupersededMove moves the others under _superseded/<run_id>/ once a
 // run is certified, for readers of a whole directory. A configuration error (ConfigError) ends
 // a run before it is journaled, with nothing written; a destination that keeps nothing
@@ -65,7 +67,7 @@
 // (StateRoot), under a writer lease named after the export (package lease): a run that finds
 // the lease held fails *lease.HeldError and writes nothing; a run that is fenced past writes
 // nothing more. A succeeded run is committed to the log, with its manifest's sha256, before
-// the manifest is written; the manifest names that entry (Manifest.Log), and Validate
+// the manifest is written; the manifest names that entry (Manifest.Log), and dataset.Validate
 // certifies a logged manifest only when the log records it.
 //
 // # Consistency
@@ -113,10 +115,9 @@
 //
 // Failures are *Error values whose kind is one of ErrConfig, ErrSourceUnavailable,
 // ErrSourceNotFound, ErrChunkKey, ErrSourceRead, ErrValueRefused, ErrSchemaChanged, ErrWrite,
-// ErrState, ErrDestAlreadyComplete, ErrDefinitionChanged, ErrVerifyManifestRead and
-// ErrNotCertified (each with a
-// WHARF_… code that store.Code finds); a store failure inside keeps its own kind reachable
-// with errors.Is. Messages name the table, column, row, value, host, file or key at fault,
-// never a password; a full disk under a file destination names the file and the disk. A
-// cancelled context passes through.
+// ErrState, ErrDestAlreadyComplete and ErrDefinitionChanged (each with a WHARF_… code that
+// errcode.Of finds; validation's codes are package dataset's); a store failure inside keeps
+// its own kind reachable with errors.Is. Messages name the table, column, row, value, host,
+// file or key at fault, never a password; a full disk under a file destination names the file
+// and the disk. A cancelled context passes through.
 package export

@@ -59,17 +59,6 @@ var (
 		Exit: errcode.ExitUsage, Section: section,
 		Meaning: "A `--resume` was refused: the export's definition (its `source`, `table` or `query`, `chunk_key`, `mode`, `cursor_column`, `format`, `invalid_utf8`, `time_units` or `infinity`) is not the one journaled with the run it would continue, so its kept chunk plan, parts and schema belong to another export. The message names the keys that changed. Nothing was journaled or written.",
 		Remedy:  "Run the export without `--resume` (a new run of the export as now defined), or restore the config to resume the run."})
-	// ErrVerifyManifestRead: validate could not read the prefix (a missing bucket, no access,
-	// the store unavailable). Never reported as a legacy run.
-	ErrVerifyManifestRead = errcode.New(errcode.Def{Name: "WHARF_VERIFY_MANIFEST_READ_ERROR", Text: "cannot read the manifest",
-		Exit: errcode.ExitFailed, Section: section,
-		Meaning: "Validation could not read the prefix (a missing bucket, no access, the store unavailable). Never reported as a legacy run.",
-		Remedy:  "Fix access to the prefix and validate again."})
-	// ErrNotCertified: validate read the prefix and it is not a certified export.
-	ErrNotCertified = errcode.New(errcode.Def{Name: "WHARF_NOT_CERTIFIED", Text: "prefix is not a certified export",
-		Exit: errcode.ExitFailed, Section: section,
-		Meaning: "Validation read the prefix and it is not a certified export (no manifest, no `_SUCCESS`, or a part that does not match).",
-		Remedy:  "Re-run the export, or treat the data as uncertified."})
 	// ErrValueRefused: a source value cannot be written exactly as its column's type (text
 	// that is not UTF-8, a timestamp whose unit is not stated, a number that does not fit its
 	// decimal, an infinite date…). The message names the table, the column, the row's chunk

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
@@ -13,7 +14,7 @@ import (
 func (r *runner) manifest(chunks []ChunkRecord, status string, cause error) *Manifest {
 	now := r.o.now()
 	m := &Manifest{
-		ManifestVersion: ManifestVersion, WharfVersion: r.version(), Export: r.e.Name, RunID: r.rec.RunID,
+		ManifestVersion: dataset.ManifestVersion, WharfVersion: r.version(), Export: r.e.Name, RunID: r.rec.RunID,
 		Status: status, Source: r.sourceDesc(), Relation: r.e.Table, Mode: r.e.Mode, Format: r.e.Format,
 		ChunkKey: r.e.ChunkKey, Cursor: r.rec.Window, StartedAt: r.res.StartedAt, FinishedAt: now,
 		DurationMS: now.Sub(r.res.StartedAt).Milliseconds(), Schema: schemaColumns(r.cols), Parts: []Part{},
@@ -28,7 +29,7 @@ func (r *runner) manifest(chunks []ChunkRecord, status string, cause error) *Man
 	if cause != nil {
 		m.Error = cause.Error()
 	}
-	m.SchemaFingerprint = SchemaFingerprint(m.Schema)
+	m.SchemaFingerprint = dataset.SchemaFingerprint(m.Schema)
 	for _, c := range chunks {
 		if c.Status == "committed" {
 			m.Parts = append(m.Parts, c.Part)
@@ -105,7 +106,7 @@ func (r *runner) fail(ctx context.Context, cause error) (*Result, error) {
 	switch {
 	case wrote:
 		// The cause is often this very delete failing (the first write of a run): say it once.
-		if err := r.dst.Delete(wctx, SuccessKey, nil); err != nil && !strings.Contains(cause.Error(), err.Error()) {
+		if err := r.dst.Delete(wctx, dataset.SuccessKey, nil); err != nil && !strings.Contains(cause.Error(), err.Error()) {
 			errs = append(errs, err)
 		}
 		errs = append(errs, putManifest(wctx, r.dst, m))
@@ -121,7 +122,7 @@ func (r *runner) fail(ctx context.Context, cause error) (*Result, error) {
 // noManifest reports whether the prefix has no manifest (and can be written: a missing bucket
 // has none, but nothing is written there).
 func (r *runner) noManifest(ctx context.Context) bool {
-	_, err := r.dst.Head(ctx, ManifestKey)
+	_, err := r.dst.Head(ctx, dataset.ManifestKey)
 	if errors.Is(err, store.ErrBucketMissing) && r.dst.Describe().Scheme == "file" {
 		return r.makeDir(ctx) == nil
 	}

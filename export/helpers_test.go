@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/store"
 	_ "github.com/wharfdata/wharf/store/file"
 	_ "github.com/wharfdata/wharf/store/mem"
@@ -120,9 +121,9 @@ func (f *fixture) store(t *testing.T) *store.Store {
 	return s
 }
 
-func (f *fixture) validate(t *testing.T, deep bool) *Validation {
+func (f *fixture) validate(t *testing.T, deep bool) *dataset.Validation {
 	t.Helper()
-	v, err := Validate(context.Background(), f.store(t), f.prefix(), deep)
+	v, err := dataset.Validate(context.Background(), f.store(t), f.prefix(), deep)
 	if err != nil {
 		t.Fatalf("validate: %v", err)
 	}
@@ -143,7 +144,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-func hasProblem(v *Validation, code string) bool {
+func hasProblem(v *dataset.Validation, code string) bool {
 	for _, p := range v.Problems {
 		if p.Code == code {
 			return true

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 )
 
@@ -21,7 +22,7 @@ func batchRowCounts(t *testing.T, s *source, table string) []int64 {
 	e := &Export{Table: table, ChunkKey: "id", Infinity: InfinityRefuse, InvalidUTF8: UTF8Refuse}
 	cols, err := s.columns(ctx, e)
 	must(t, err)
-	lo, hi := IntBound(0), IntBound(1<<30)
+	lo, hi := dataset.IntBound(0), dataset.IntBound(1<<30)
 	var counts []int64
 	_, err = s.readRange(ctx, e, cols, Range{Lo: lo, Hi: hi}, window{}, 16384, func(rec arrow.RecordBatch) error {
 		counts = append(counts, rec.NumRows())

@@ -16,40 +16,6 @@ import (
 	"github.com/wharfdata/wharf/store/probe"
 )
 
-// Mode is how an export selects rows.
-type Mode string
-
-// The modes.
-const (
-	ModeFull  Mode = "full"  // every row, every run
-	ModeDelta Mode = "delta" // rows whose cursor column is past the last successful run's cursor
-)
-
-// Format is the file format of the parts.
-type Format string
-
-// The formats.
-const (
-	FormatParquet Format = "parquet" // zstd-compressed Parquet (the default)
-	FormatNDJSON  Format = "ndjson"  // one JSON object per line
-	FormatCSV     Format = "csv"     // RFC 4180 with a header line
-	// FormatLines is records of any bytes, each ending in '\n': not an export's format but a
-	// backfill's, whose records are whatever its source objects held. Deep validation checks
-	// a lines part's compression, framing and row count, never its records' content.
-	FormatLines Format = "lines"
-)
-
-// Ext is the file extension of a part in f.
-func (f Format) Ext() string {
-	switch f {
-	case FormatNDJSON:
-		return ".ndjson"
-	case FormatCSV:
-		return ".csv"
-	}
-	return ".parquet"
-}
-
 // Config is the export section of wharf's config file: the state file and the exports. The
 // CLI decodes it strictly from the file's top level (state: and exports:); the library never
 // reads YAML, the environment or flags itself.
@@ -152,9 +118,6 @@ const (
 	SupersededKeep SupersededPolicy = "keep" // the default
 	SupersededMove SupersededPolicy = "move"
 )
-
-// SupersededDir is where SupersededMove moves an earlier run's parts: _superseded/<run_id>/.
-const SupersededDir = "_superseded/"
 
 // DefaultChunkRows is the chunk size when Export.ChunkRows is 0.
 const DefaultChunkRows = 500_000

@@ -14,17 +14,6 @@ import (
 	"github.com/wharfdata/wharf/store"
 )
 
-// Part is one written part, as the manifest and the journal record it.
-type Part struct {
-	Key    string `json:"key"` // relative to the prefix
-	Chunk  int    `json:"chunk"`
-	Rows   int64  `json:"rows"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-	ETag   string `json:"etag"`
-	Range  Range  `json:"range"`
-}
-
 // partKey is the deterministic key of chunk idx of run runID: a resume of the run rewrites the
 // same key, and a later run's parts land beside it, never over it.
 func partKey(runID string, idx int, f Format) string {
@@ -57,7 +46,7 @@ func writePart(ctx context.Context, s *store.Store, key string, f Format, schema
 	}
 	done := make(chan result, 1)
 	go func() {
-		info, err := s.Put(ctx, key, pr, &store.PutOptions{Size: -1, ContentType: f.contentType()})
+		info, err := s.Put(ctx, key, pr, &store.PutOptions{Size: -1, ContentType: contentType(f)})
 		pr.CloseWithError(err) // unblocks the producer if the store stopped reading
 		done <- result{info, err}
 	}()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 )
 
@@ -133,7 +134,7 @@ func TestPostgresSQLASCIIText(t *testing.T) {
 	if err != nil || res.Rows != 2 {
 		t.Fatalf("valid text: %v", err)
 	}
-	v, err := ValidateURL(context.Background(), res.Prefix, &e.Store, true)
+	v, err := dataset.ValidateURL(context.Background(), res.Prefix, &e.Store, true)
 	if err != nil || v.Manifest.Session["server_encoding"] != "SQL_ASCII" {
 		t.Errorf("the manifest's session: %v %v", err, v.Manifest.Session)
 	}
@@ -167,7 +168,7 @@ func TestPostgresSessionPinned(t *testing.T) {
 			t.Errorf("money is %s, want decimal(19, 2)", typ)
 		}
 		rec.Release()
-		v, err := ValidateURL(context.Background(), res.Prefix, &e.Store, false)
+		v, err := dataset.ValidateURL(context.Background(), res.Prefix, &e.Store, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +203,7 @@ func TestPostgresManifestTypeNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ValidateURL(context.Background(), res.Prefix, &e.Store, true)
+	v, err := dataset.ValidateURL(context.Background(), res.Prefix, &e.Store, true)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate: %v %+v", err, v)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/wharfdata/wharf/dataset"
 )
 
 // TestPlanJournaledAsItGoesAndContinuedOnResume: a run plans while it writes, so a run that
@@ -67,11 +69,11 @@ func TestPlanCompleteMarks(t *testing.T) {
 		}
 	}
 	check("none", false)
-	must(t, j.AddChunk(ctx, "legacy", 0, Range{Lo: IntBound(1), Hi: IntBound(5)}))
+	must(t, j.AddChunk(ctx, "legacy", 0, Range{Lo: dataset.IntBound(1), Hi: dataset.IntBound(5)}))
 	check("legacy", true)
 	must(t, j.BeginPlan(ctx, "new"))
 	check("new", false)
-	must(t, j.AddChunk(ctx, "new", 0, Range{Lo: IntBound(1), Hi: IntBound(5)}))
+	must(t, j.AddChunk(ctx, "new", 0, Range{Lo: dataset.IntBound(1), Hi: dataset.IntBound(5)}))
 	check("new", false)
 	must(t, j.BeginPlan(ctx, "new")) // a resume begins it again: still not whole
 	check("new", false)

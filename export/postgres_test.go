@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store/driver"
 )
@@ -61,7 +62,7 @@ func TestPostgresExport(t *testing.T) {
 	if res.Rows != 252 || len(res.Parts) != 4 { // 3 key ranges and the NULL-key chunk
 		t.Fatalf("rows %d parts %d", res.Rows, len(res.Parts))
 	}
-	v, err := ValidateURL(context.Background(), res.Prefix, &e.Store, true)
+	v, err := dataset.ValidateURL(context.Background(), res.Prefix, &e.Store, true)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate: %v %+v", err, v)
 	}

@@ -59,7 +59,7 @@ func (r *runner) settleRepeats(ctx context.Context, w window, upTo Bound, why st
 	c := r.cols[i]
 	unit := repeatUnit(c, r.src.pg == nil)
 	top, wall, ok := timeOf(c, upTo)
-	if unit != 0 && upTo.kind == 's' && len(upTo.s) == len(time.DateOnly) {
+	if text, ok := upTo.Value().(string); unit != 0 && ok && len(text) == len(time.DateOnly) {
 		unit = 24 * time.Hour // a SQLite date in a timestamp column: date('now')
 	}
 	if unit == 0 || !ok {
@@ -91,11 +91,11 @@ func (r *runner) settleRepeats(ctx context.Context, w window, upTo Bound, why st
 // read it; SQLite's ISO text, or number in the column's unit (an instant). ok is false for a
 // value it cannot read so (the run refuses such a value when it writes it).
 func timeOf(c Column, b Bound) (t time.Time, wall, ok bool) {
-	switch b.kind {
-	case 't':
-		return b.t.UTC(), wallClock(c.Type), true
-	case 's':
-		iso, err := parseISO(b.s)
+	switch v := b.Value().(type) {
+	case time.Time:
+		return v.UTC(), wallClock(c.Type), true
+	case string:
+		iso, err := parseISO(v)
 		if err != nil {
 			return time.Time{}, false, false
 		}
@@ -103,8 +103,8 @@ func timeOf(c Column, b Bound) (t time.Time, wall, ok bool) {
 			return time.UnixMicro(iso.micros - int64(iso.offset)*1_000_000).UTC(), false, true
 		}
 		return time.UnixMicro(iso.micros).UTC(), true, true
-	case 'i':
-		us, err := unitMicros(b.i, c.unit)
+	case int64:
+		us, err := unitMicros(v, c.unit)
 		return time.UnixMicro(us).UTC(), false, err == nil
 	}
 	return time.Time{}, false, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -55,7 +56,7 @@ func (r *runner) reconcileChunk(ctx context.Context, c *ChunkRecord) (keep bool,
 		if !r.dst.VerifyByHash() {
 			return true, nil
 		}
-		sum, err := hashObject(ctx, r.dst, key, info.ETag)
+		sum, err := dataset.HashObject(ctx, r.dst, key, info.ETag)
 		if err != nil {
 			return false, newErr("resume", key, ErrWrite, err)
 		}
@@ -104,7 +105,7 @@ func (r *runner) quarantine(ctx context.Context, key string) error {
 	if err := r.beforeWrite(ctx); err != nil {
 		return err
 	}
-	dst := QuarantineDir + r.rec.RunID + "/" + key
+	dst := dataset.QuarantineDir + r.rec.RunID + "/" + key
 	if _, err := r.dst.Copy(ctx, key, dst, nil); err != nil {
 		return newErr("quarantine", key, ErrWrite, err)
 	}

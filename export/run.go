@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -150,7 +151,7 @@ func (r *runner) checkComplete(ctx context.Context, prev *RunRecord) error {
 	if !r.o.Resume || r.o.Force || r.res.Resumed {
 		return nil
 	}
-	_, err := r.dst.Head(ctx, SuccessKey)
+	_, err := r.dst.Head(ctx, dataset.SuccessKey)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/wharfdata/wharf/dataset"
 )
 
 func TestRunWritesPartsManifestSuccess(t *testing.T) {
@@ -30,8 +31,8 @@ func TestRunWritesPartsManifestSuccess(t *testing.T) {
 	if total != 100 {
 		t.Fatalf("parquet parts hold %d rows, want 100", total)
 	}
-	b, _ := os.ReadFile(filepath.Join(f.prefix(), ManifestKey))
-	m, err := DecodeManifest(b)
+	b, _ := os.ReadFile(filepath.Join(f.prefix(), dataset.ManifestKey))
+	m, err := dataset.DecodeManifest(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,10 +135,10 @@ func TestFailedFirstRunLeavesFailedManifest(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	v := f.validate(t, false)
-	if v.Certified || v.LegacyRun || v.Status != StatusFailed || v.Parts != 0 || !hasProblem(v, ProblemRunFailed) {
+	if v.Certified || v.LegacyRun || v.Status != StatusFailed || v.Parts != 0 || !hasProblem(v, dataset.ProblemRunFailed) {
 		t.Fatalf("validation: %+v", v)
 	}
-	if _, err := os.Stat(filepath.Join(f.prefix(), SuccessKey)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(f.prefix(), dataset.SuccessKey)); !os.IsNotExist(err) {
 		t.Fatal("_SUCCESS written by a failed run")
 	}
 	j, _ := OpenJournal(context.Background(), f.state)
@@ -163,7 +164,7 @@ func TestDemoExportToMem(t *testing.T) {
 	if err != nil || res.Rows != 1000 || len(res.Parts) != 4 {
 		t.Fatalf("run: %v %+v", err, res)
 	}
-	v, err := ValidateURL(ctx, res.Prefix, nil, true)
+	v, err := dataset.ValidateURL(ctx, res.Prefix, nil, true)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate %s: %v %+v", res.Prefix, err, v)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
@@ -60,7 +61,7 @@ func TestConfigErrorsJournalAndWriteNothing(t *testing.T) {
 		if runs := journaled(t, f.state); len(runs) != 1 || runs[0].Status != StatusFailed {
 			t.Errorf("journal: %+v", runs)
 		}
-		if _, err := os.Stat(filepath.Join(f.prefix(), ManifestKey)); err != nil {
+		if _, err := os.Stat(filepath.Join(f.prefix(), dataset.ManifestKey)); err != nil {
 			t.Errorf("no failed manifest on the fresh prefix: %v", err)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/wharfdata/wharf/dataset"
 )
 
 // retire applies Export.Superseded once the run is certified: with SupersededMove, every part
@@ -22,7 +24,7 @@ func (r *runner) retire(ctx context.Context) error {
 		return newErr("retire", r.rec.Prefix, ErrWrite, fmt.Errorf(
 			"run %s succeeded and is certified, but earlier runs' parts stay beside its parts: %w", r.rec.RunID, err))
 	}
-	v, err := Validate(ctx, r.dst, r.rec.Prefix, false)
+	v, err := dataset.Validate(ctx, r.dst, r.rec.Prefix, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -41,9 +43,9 @@ func (r *runner) retire(ctx context.Context) error {
 		if listed[o.Key] || strings.Contains(o.Key, "/") {
 			continue
 		}
-		dst := SupersededDir + partRunID(o.Key) + "/" + o.Key
+		dst := dataset.SupersededDir + partRunID(o.Key) + "/" + o.Key
 		if partRunID(o.Key) == r.rec.RunID {
-			dst = QuarantineDir + r.rec.RunID + "/" + o.Key
+			dst = dataset.QuarantineDir + r.rec.RunID + "/" + o.Key
 		}
 		if err := r.move(ctx, o.Key, dst); err != nil {
 			return fail(err)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wharfdata/wharf/dataset"
 )
 
 // topParts lists the part files directly at the prefix.
@@ -51,7 +53,7 @@ func TestSupersededPartsMovedOnceCertified(t *testing.T) {
 		t.Fatalf("after the second run: %v, want %v", got, want)
 	}
 	for _, p := range first.Parts {
-		if _, err := os.Stat(filepath.Join(f.prefix(), SupersededDir, first.RunID, p.Key)); err != nil {
+		if _, err := os.Stat(filepath.Join(f.prefix(), dataset.SupersededDir, first.RunID, p.Key)); err != nil {
 			t.Errorf("the first run's part was not kept under _superseded/: %v", err)
 		}
 	}
@@ -68,12 +70,12 @@ func TestSupersededPartsMovedOnceCertified(t *testing.T) {
 	if got, want := topParts(t, f.prefix()), manifestKeys(third.Parts); !slices.Equal(got, want) {
 		t.Errorf("after the third run: %v, want %v", got, want)
 	}
-	if b, err := os.ReadFile(filepath.Join(f.prefix(), QuarantineDir, third.RunID, stray)); err != nil || string(b) != "not ours" {
+	if b, err := os.ReadFile(filepath.Join(f.prefix(), dataset.QuarantineDir, third.RunID, stray)); err != nil || string(b) != "not ours" {
 		t.Errorf("the stray object was not quarantined verbatim: %v", err)
 	}
 	var superseded int
 	for _, to := range third.Superseded {
-		if strings.HasPrefix(to, SupersededDir+second.RunID+"/") {
+		if strings.HasPrefix(to, dataset.SupersededDir+second.RunID+"/") {
 			superseded++
 		}
 	}

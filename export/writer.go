@@ -25,7 +25,7 @@ type partWriter interface {
 }
 
 // contentType is the MIME type of parts in f.
-func (f Format) contentType() string {
+func contentType(f Format) string {
 	switch f {
 	case FormatNDJSON:
 		return "application/x-ndjson"

@@ -18,7 +18,7 @@ import (
 	"github.com/wharfdata/wharf/backfill"
 	"github.com/wharfdata/wharf/cas"
 	"github.com/wharfdata/wharf/cas/natskv"
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 )
@@ -322,7 +322,7 @@ func (b *bfJob) certified(t *testing.T, ok []*bfProc) error {
 		}
 	}
 	b.mu.Unlock()
-	v, err := export.Validate(ctx, b.s.Sub("out"), "s3://"+b.bucket+"/out/", false)
+	v, err := dataset.Validate(ctx, b.s.Sub("out"), "s3://"+b.bucket+"/out/", false)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
@@ -363,7 +363,7 @@ func (b *bfJob) certified(t *testing.T, ok []*bfProc) error {
 }
 
 // partRecords reads the records of every part the manifest lists.
-func (b *bfJob) partRecords(ctx context.Context, m *export.Manifest) (map[string]int, int64, error) {
+func (b *bfJob) partRecords(ctx context.Context, m *dataset.Manifest) (map[string]int, int64, error) {
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, 0, err

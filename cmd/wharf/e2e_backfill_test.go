@@ -22,7 +22,7 @@ import (
 
 	"github.com/wharfdata/wharf/backfill"
 	"github.com/wharfdata/wharf/cas/natskv"
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 )
@@ -502,7 +502,7 @@ func TestE2EBackfillFleetBucketStore(t *testing.T) {
 		t.Fatalf("%d workers said the job succeeded, want every one of the last three:\n%s", n, summaries)
 	}
 	c.run(t, append(ep, "validate", "--deep", dst)...).must(t, 0)
-	v, err := export.Validate(context.Background(), s.Sub("out"), dst, false)
+	v, err := dataset.Validate(context.Background(), s.Sub("out"), dst, false)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate: %v %+v", err, v)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
 )
@@ -115,7 +116,7 @@ func checkConsistency(t *testing.T, mode export.ConsistencyMode, run exportRun, 
 			t.Errorf("consistency %s: row %d is in the dataset %d times, want %d", mode, id, count[id], want)
 		}
 	}
-	m, err := export.DecodeManifest([]byte(readFile(t, filepath.Join(run.Prefix, export.ManifestKey))))
+	m, err := dataset.DecodeManifest([]byte(readFile(t, filepath.Join(run.Prefix, dataset.ManifestKey))))
 	must(t, err)
 	switch c := m.Consistency; {
 	case c == nil || c.Mode != mode || c.Requested != "":
@@ -211,7 +212,7 @@ func TestE2EExportResumedSnapshotIsNotOneSnapshot(t *testing.T) {
 		t.Errorf("the resume does not warn that it is not one snapshot: %q", r.err)
 	}
 	manifest := func() *export.Consistency {
-		m, err := export.DecodeManifest([]byte(readFile(t, filepath.Join(prefix, export.ManifestKey))))
+		m, err := dataset.DecodeManifest([]byte(readFile(t, filepath.Join(prefix, dataset.ManifestKey))))
 		must(t, err)
 		return m.Consistency
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
@@ -78,7 +79,7 @@ func TestE2EExportCrashMinIO(t *testing.T) {
 			if ids := minioIDs(t, s, prefix, m.Parts); !isRange(ids, 1, crashRows) {
 				t.Fatalf("killed at %s: the dataset holds %d ids, want exactly 1..%d", state, len(ids), crashRows)
 			}
-			want := []string{export.ManifestKey, export.SuccessKey}
+			want := []string{dataset.ManifestKey, dataset.SuccessKey}
 			for _, p := range m.Parts {
 				want = append(want, p.Key)
 			}
@@ -99,14 +100,14 @@ func TestE2EExportCrashMinIO(t *testing.T) {
 	}
 }
 
-func readManifest(t *testing.T, s *store.Store, prefix string) *export.Manifest {
+func readManifest(t *testing.T, s *store.Store, prefix string) *dataset.Manifest {
 	t.Helper()
-	obj, err := s.Get(context.Background(), prefix+export.ManifestKey, nil)
+	obj, err := s.Get(context.Background(), prefix+dataset.ManifestKey, nil)
 	must(t, err)
 	b, err := io.ReadAll(obj)
 	obj.Close()
 	must(t, err)
-	m, err := export.DecodeManifest(b)
+	m, err := dataset.DecodeManifest(b)
 	must(t, err)
 	return m
 }
@@ -130,9 +131,9 @@ func objectState(t *testing.T, s *store.Store, prefix string) string {
 	var manifest, success bool
 	for _, k := range keysBelow(t, s, prefix) {
 		switch {
-		case k == export.SuccessKey:
+		case k == dataset.SuccessKey:
 			success = true
-		case k == export.ManifestKey:
+		case k == dataset.ManifestKey:
 			manifest = true
 		case strings.HasPrefix(path.Base(k), "part-"):
 			parts++

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 )
 
@@ -41,7 +42,7 @@ var crashPhases = []crashPhase{
 		return ok
 	}},
 	{"between manifest and _SUCCESS", func(rng *rand.Rand, prefix string) bool {
-		ok := waitFile(filepath.Join(prefix, export.ManifestKey))
+		ok := waitFile(filepath.Join(prefix, dataset.ManifestKey))
 		time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
 		return ok
 	}},
@@ -113,7 +114,7 @@ func crashOnce(t *testing.T, src string, seed uint64, phase crashPhase) string {
 		t.Fatalf("killed %s (%s): resume exit %d\nstdout %s\nstderr %s", phase.name, state, r.code, r.out, r.err)
 	}
 	wharf(t, "validate", "--deep", prefix).must(t, 0)
-	m, err := export.DecodeManifest([]byte(readFile(t, filepath.Join(prefix, export.ManifestKey))))
+	m, err := dataset.DecodeManifest([]byte(readFile(t, filepath.Join(prefix, dataset.ManifestKey))))
 	must(t, err)
 	if ids := sortedIDs(t, prefix, m.Parts); !isRange(ids, 1, crashRows) {
 		t.Fatalf("killed %s (%s): the dataset holds %d ids, want exactly 1..%d", phase.name, state, len(ids), crashRows)
@@ -131,8 +132,8 @@ func crashOnce(t *testing.T, src string, seed uint64, phase crashPhase) string {
 // prefixState describes what a killed export left: parts, manifest, _SUCCESS.
 func prefixState(prefix string) string {
 	n := len(partFiles(prefix))
-	_, errM := os.Stat(filepath.Join(prefix, export.ManifestKey))
-	_, errS := os.Stat(filepath.Join(prefix, export.SuccessKey))
+	_, errM := os.Stat(filepath.Join(prefix, dataset.ManifestKey))
+	_, errS := os.Stat(filepath.Join(prefix, dataset.SuccessKey))
 	switch {
 	case errS == nil:
 		return "_SUCCESS"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 )
 
@@ -55,7 +55,7 @@ INSERT INTO %[1]s SELECT i, 'row ' || i FROM generate_series(%d, %d) AS i`, tabl
 	}
 	interruptAfter(t, env("PGDATABASE="+first, envTestPause+"=after-part:150ms"), prefix, 2, false)
 	runs := runRecords(t, filepath.Join(dir, "wharf.yaml"))
-	if len(runs) != 1 || runs[0].Status == export.StatusSucceeded {
+	if len(runs) != 1 || runs[0].Status == dataset.StatusSucceeded {
 		t.Fatalf("after the kill the journal holds %+v, want one unfinished run", runs)
 	}
 	before := dataSnapshot(t, prefix)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 )
 
@@ -75,7 +76,7 @@ func TestE2EExportResumeRefusesAnotherDefinition(t *testing.T) {
 			interruptAfter(t, cli{dir: dir, env: []string{"WHARF_NODE_ID=node-a", envTestPause + "=after-part:150ms"}},
 				prefix, 2, state == export.StateBucket)
 			runs := runRecords(t, filepath.Join(dir, "wharf.yaml"))
-			if len(runs) != 1 || runs[0].Status == export.StatusSucceeded {
+			if len(runs) != 1 || runs[0].Status == dataset.StatusSucceeded {
 				t.Fatalf("after the kill the journal holds %+v, want one unfinished run", runs)
 			}
 			before := dataSnapshot(t, filepath.Join(dir, "out"))

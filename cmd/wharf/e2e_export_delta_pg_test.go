@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
 )
@@ -32,7 +33,7 @@ func deltaRuns(t *testing.T, dir, wait string) map[string]deltaRun {
 			Export string `json:"export"`
 		}
 		must(t, json.Unmarshal(sc.Bytes(), &run))
-		m, err := export.DecodeManifest([]byte(readFile(t, filepath.Join(run.Prefix, export.ManifestKey))))
+		m, err := dataset.DecodeManifest([]byte(readFile(t, filepath.Join(run.Prefix, dataset.ManifestKey))))
 		must(t, err)
 		out[run.Export] = deltaRun{ids: sortedIDs(t, run.Prefix, run.Parts), window: m.Cursor, stderr: r.err}
 	}

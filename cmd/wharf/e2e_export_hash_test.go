@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 )
 
@@ -63,8 +64,8 @@ func TestE2EValidateFolderCorruptInPlace(t *testing.T) {
 	}
 	r := wharf(t, "validate", "--format", "json", run.Prefix).must(t, 1)
 	v := decodeValidation(t, r)
-	if v.Certified || !v.Hashed || len(v.Problems) != 1 || v.Problems[0].Code != export.ProblemPartHash || v.Problems[0].Key != part.Key {
-		t.Errorf("validate: %+v; want %s on %s", v, export.ProblemPartHash, part.Key)
+	if v.Certified || !v.Hashed || len(v.Problems) != 1 || v.Problems[0].Code != dataset.ProblemPartHash || v.Problems[0].Key != part.Key {
+		t.Errorf("validate: %+v; want %s on %s", v, dataset.ProblemPartHash, part.Key)
 	}
 	if !strings.Contains(r.err, "WHARF_NOT_CERTIFIED") || !strings.Contains(r.err, part.Key) {
 		t.Errorf("stderr %q does not name the code and the part", r.err)
@@ -109,7 +110,7 @@ func TestE2EExportResumeFolderCorruptInPlace(t *testing.T) {
 
 	var res export.Result
 	must(t, json.Unmarshal([]byte(wharf(t, "export", "-c", cfg, "--resume", "--format", "json").must(t, 0).out), &res))
-	quarantined := export.QuarantineDir + res.RunID + "/" + first
+	quarantined := dataset.QuarantineDir + res.RunID + "/" + first
 	if !res.Resumed || !slices.Contains(res.Quarantined, quarantined) || slices.Contains(res.Skipped, first) {
 		t.Fatalf("resume kept the corrupted part: resumed %v, skipped %v, quarantined %v", res.Resumed, res.Skipped, res.Quarantined)
 	}
@@ -117,7 +118,7 @@ func TestE2EExportResumeFolderCorruptInPlace(t *testing.T) {
 		t.Error("the quarantined copy is not the corrupted part verbatim")
 	}
 	wharf(t, "validate", "--deep", prefix).must(t, 0)
-	m, err := export.DecodeManifest([]byte(readFile(t, filepath.Join(prefix, export.ManifestKey))))
+	m, err := dataset.DecodeManifest([]byte(readFile(t, filepath.Join(prefix, dataset.ManifestKey))))
 	must(t, err)
 	if ids := sortedIDs(t, prefix, m.Parts); !isRange(ids, 1, crashRows) {
 		t.Errorf("the dataset holds %d ids, want exactly 1..%d", len(ids), crashRows)

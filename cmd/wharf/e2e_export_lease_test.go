@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
@@ -159,7 +160,7 @@ func TestE2EExportLeaseTwoAtOnce(t *testing.T) {
 		t.Errorf("the skipped run said %q", msg)
 	}
 	r := x.validate().must(t, 0)
-	var v export.Validation
+	var v dataset.Validation
 	must(t, json.Unmarshal([]byte(r.out), &v))
 	if !v.Certified || v.Manifest != nil {
 		t.Errorf("validation %s", r.out)
@@ -220,7 +221,7 @@ func TestE2EExportLeaseKilledMidCommit(t *testing.T) {
 	if len(entries) != 1 || x.pointer().Seq != 0 {
 		t.Fatalf("after the kill: %d entries, pointer %+v; want one entry the pointer does not name", len(entries), x.pointer())
 	}
-	if _, err := x.s.Head(context.Background(), "orders/"+export.ManifestKey); !errors.Is(err, store.ErrNotExist) {
+	if _, err := x.s.Head(context.Background(), "orders/"+dataset.ManifestKey); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("a manifest was written before its commit: %v", err)
 	}
 	b := start(t, x.machine("host-b", 10*time.Second)("export", "--resume"))

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 )
@@ -50,7 +50,7 @@ func TestE2EExportMinIO(t *testing.T) {
 	if ids := minioIDs(t, s, strings.TrimPrefix(run.Prefix, "s3://"+bucket+"/"), run.Parts); !isRange(ids, 1, 1000) {
 		t.Errorf("read back %d ids from MinIO, want exactly 1..1000", len(ids))
 	}
-	manifest, err := s.Get(ctx, strings.TrimPrefix(run.Prefix, "s3://"+bucket+"/")+export.ManifestKey, nil)
+	manifest, err := s.Get(ctx, strings.TrimPrefix(run.Prefix, "s3://"+bucket+"/")+dataset.ManifestKey, nil)
 	must(t, err)
 	body, _ := io.ReadAll(manifest)
 	manifest.Close()
@@ -69,7 +69,7 @@ func TestE2EExportMinIO(t *testing.T) {
 }
 
 // minioIDs downloads the parts under prefix and reads their id column, sorted.
-func minioIDs(t *testing.T, s *store.Store, prefix string, parts []export.Part) []int64 {
+func minioIDs(t *testing.T, s *store.Store, prefix string, parts []dataset.Part) []int64 {
 	t.Helper()
 	dir := t.TempDir()
 	var ids []int64

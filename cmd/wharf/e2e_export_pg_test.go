@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
 )
@@ -128,8 +129,8 @@ func TestE2EExportPostgres(t *testing.T) {
 	if !v.Certified || v.Rows != pgRows+1 || v.RunID != run.RunID {
 		t.Fatalf("validate --deep: %+v", v)
 	}
-	manifest := readFile(t, filepath.Join(run.Prefix, export.ManifestKey))
-	var m export.Manifest
+	manifest := readFile(t, filepath.Join(run.Prefix, dataset.ManifestKey))
+	var m dataset.Manifest
 	must(t, json.Unmarshal([]byte(manifest), &m))
 	want := map[string]string{"small": "int16", "f4": "float32", "amount": "decimal(12, 3)", "raw": "binary",
 		"ok": "bool", "d": "date32", "ts": "timestamp[us]", "tz": "timestamp[us, tz=UTC]"}
@@ -194,7 +195,7 @@ func failsBeforeAnyWrite(t *testing.T, dir, cfg, host, planted string) {
 			added = append(added, rec)
 		}
 	}
-	if len(added) != 1 || added[0].Status != export.StatusFailed || !strings.Contains(added[0].Error, host) ||
+	if len(added) != 1 || added[0].Status != dataset.StatusFailed || !strings.Contains(added[0].Error, host) ||
 		added[0].Parts != 0 {
 		t.Errorf("runs: the failed run is not listed as failed naming %s with no parts: %+v", host, added)
 	}

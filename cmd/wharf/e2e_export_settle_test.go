@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
@@ -115,7 +116,7 @@ func addOrders(t *testing.T, src string, n int) {
 func (x *leasedExport) certifiedRows(prefix string) int64 {
 	c, ep := minioCLI(x.t)
 	r := c.run(x.t, append(ep, "validate", "--format", "json", prefix)...)
-	var v export.Validation
+	var v dataset.Validation
 	if json.Unmarshal([]byte(r.out), &v) != nil || !v.Certified || r.code != 0 {
 		return -1
 	}
@@ -131,7 +132,7 @@ func TestE2EExportKilledBetweenCertificateAndManifest(t *testing.T) {
 	killWhen(t, c, cfg, "before-manifest:30s", x.headCertifies)
 	runs := runsOf(t, c, cfg)
 	killed := runs[0]
-	if _, err := x.s.Head(context.Background(), strings.TrimPrefix(killed.Prefix, "s3://"+x.bucket+"/")+export.ManifestKey); !errors.Is(err, store.ErrNotExist) {
+	if _, err := x.s.Head(context.Background(), strings.TrimPrefix(killed.Prefix, "s3://"+x.bucket+"/")+dataset.ManifestKey); !errors.Is(err, store.ErrNotExist) {
 		t.Fatalf("the kill landed after the manifest was written (%v): the test aims before it", err)
 	}
 	addOrders(t, x.src, 10)
@@ -143,7 +144,7 @@ func TestE2EExportKilledBetweenCertificateAndManifest(t *testing.T) {
 			after = &runs[i]
 		}
 	}
-	if after == nil || after.Status != export.StatusFailed || !strings.Contains(after.Error, "--resume") {
+	if after == nil || after.Status != dataset.StatusFailed || !strings.Contains(after.Error, "--resume") {
 		t.Errorf("the killed run is journaled %+v, want failed, saying its manifest was never written", after)
 	}
 	if got := x.certifiedRows(killed.Prefix); got != -1 {
@@ -162,7 +163,7 @@ func TestE2EExportKilledBetweenManifestAndSuccess(t *testing.T) {
 	c, cfg := deltaLeasedExport(x)
 	killWhen(t, c, cfg, "after-manifest:30s", func() bool {
 		objs, err := x.s.ListAll(context.Background(), "orders/")
-		return err == nil && slices.ContainsFunc(objs, func(o store.ObjectInfo) bool { return strings.HasSuffix(o.Key, "/"+export.ManifestKey) })
+		return err == nil && slices.ContainsFunc(objs, func(o store.ObjectInfo) bool { return strings.HasSuffix(o.Key, "/"+dataset.ManifestKey) })
 	})
 	killed := runsOf(t, c, cfg)[0]
 	if got := x.certifiedRows(killed.Prefix); got != -1 {
@@ -177,7 +178,7 @@ func TestE2EExportKilledBetweenManifestAndSuccess(t *testing.T) {
 		t.Errorf("the next run certified %d rows, want the 10 added after the killed run", got)
 	}
 	for _, r := range runsOf(t, c, cfg) {
-		if r.RunID == killed.RunID && r.Status != export.StatusSucceeded {
+		if r.RunID == killed.RunID && r.Status != dataset.StatusSucceeded {
 			t.Errorf("the killed run is journaled %s (%s), want succeeded", r.Status, r.Error)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 )
 
 // TestE2EValidateLegacyExitsZero: a legacy prefix (Spark's empty _SUCCESS, no manifest) is
@@ -16,7 +16,7 @@ func TestE2EValidateLegacyExitsZero(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"_SUCCESS": "", "part-00000-abc.snappy.parquet": "PAR1…"})
 	v := decodeValidation(t, wharf(t, "validate", "--format", "json", dir).must(t, 0))
-	if !v.LegacyRun || v.Certified || v.ResolvedPrefix != dir+"/" || len(v.Problems) != 1 || v.Problems[0].Code != export.ProblemNoManifest {
+	if !v.LegacyRun || v.Certified || v.ResolvedPrefix != dir+"/" || len(v.Problems) != 1 || v.Problems[0].Code != dataset.ProblemNoManifest {
 		t.Errorf("legacy prefix: %+v", v)
 	}
 	r := wharf(t, "validate", dir).must(t, 0)
@@ -25,7 +25,7 @@ func TestE2EValidateLegacyExitsZero(t *testing.T) {
 		t.Errorf("pretty:\n%s", r.out)
 	}
 	r = wharf(t, "validate", "--strict", dir).must(t, 1)
-	if !strings.Contains(r.err, "WHARF_NOT_CERTIFIED") || !strings.Contains(r.err, export.ProblemNoManifest) {
+	if !strings.Contains(r.err, "WHARF_NOT_CERTIFIED") || !strings.Contains(r.err, dataset.ProblemNoManifest) {
 		t.Errorf("--strict: stderr %q", r.err)
 	}
 	// wharf parts still prints nothing and fails: there is no dataset to read.
@@ -33,13 +33,13 @@ func TestE2EValidateLegacyExitsZero(t *testing.T) {
 
 	empty := t.TempDir()
 	v = decodeValidation(t, wharf(t, "validate", "--format", "json", empty).must(t, 1))
-	if v.LegacyRun || v.Certified || len(v.Problems) != 1 || v.Problems[0].Code != export.ProblemPrefixEmpty {
+	if v.LegacyRun || v.Certified || len(v.Problems) != 1 || v.Problems[0].Code != dataset.ProblemPrefixEmpty {
 		t.Errorf("empty prefix: %+v", v)
 	}
 	killed := t.TempDir()
 	writeFiles(t, killed, map[string]string{"part-20261201T101500Z-1a2b3c-00000.parquet": "PAR1…"})
 	v = decodeValidation(t, wharf(t, "validate", "--format", "json", killed).must(t, 1))
-	if v.LegacyRun || len(v.Problems) != 1 || v.Problems[0].Code != export.ProblemRunUnfinished ||
+	if v.LegacyRun || len(v.Problems) != 1 || v.Problems[0].Code != dataset.ProblemRunUnfinished ||
 		!strings.Contains(v.Problems[0].Message, "20261201T101500Z-1a2b3c") {
 		t.Errorf("a killed run's parts: %+v", v)
 	}

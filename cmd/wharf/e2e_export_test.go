@@ -15,18 +15,17 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 )
 
 // exportRun is one line of `wharf export --format json`.
 type exportRun struct {
-	RunID      string             `json:"run_id"`
-	Prefix     string             `json:"resolved_prefix"`
-	Status     string             `json:"status"`
-	Rows       int64              `json:"rows"`
-	Parts      []export.Part      `json:"parts"`
-	Validation *export.Validation `json:"validation"`
+	RunID      string              `json:"run_id"`
+	Prefix     string              `json:"resolved_prefix"`
+	Status     string              `json:"status"`
+	Rows       int64               `json:"rows"`
+	Parts      []dataset.Part      `json:"parts"`
+	Validation *dataset.Validation `json:"validation"`
 }
 
 // quickstart copies examples/quickstart.yaml into a temp dir, edited by the replacer's
@@ -54,9 +53,9 @@ func decodeRun(t *testing.T, r result) exportRun {
 	return run
 }
 
-func decodeValidation(t *testing.T, r result) export.Validation {
+func decodeValidation(t *testing.T, r result) dataset.Validation {
 	t.Helper()
-	var v export.Validation
+	var v dataset.Validation
 	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
 		t.Fatalf("validate output %q (stderr %q): %v", r.out, r.err, err)
 	}
@@ -233,19 +232,19 @@ func TestE2EValidateTampered(t *testing.T) {
 		tamper        func(t *testing.T, path string)
 		deep          bool
 	}{
-		{"part deleted", export.ProblemPartMissing, firstPart, func(t *testing.T, p string) { must(t, os.Remove(p)) }, false},
-		{"part truncated", export.ProblemPartSize, firstPart, func(t *testing.T, p string) { must(t, os.Truncate(p, 100)) }, false},
-		{"part rewritten, same size", export.ProblemPartETag, firstPart, flipByte, false},
-		{"manifest edited", export.ProblemSuccessMismatch, func(exportRun) string { return export.SuccessKey },
+		{"part deleted", dataset.ProblemPartMissing, firstPart, func(t *testing.T, p string) { must(t, os.Remove(p)) }, false},
+		{"part truncated", dataset.ProblemPartSize, firstPart, func(t *testing.T, p string) { must(t, os.Truncate(p, 100)) }, false},
+		{"part rewritten, same size", dataset.ProblemPartETag, firstPart, flipByte, false},
+		{"manifest edited", dataset.ProblemSuccessMismatch, func(exportRun) string { return dataset.SuccessKey },
 			func(t *testing.T, p string) {
-				m := filepath.Join(filepath.Dir(p), export.ManifestKey)
+				m := filepath.Join(filepath.Dir(p), dataset.ManifestKey)
 				b, err := os.ReadFile(m)
 				must(t, err)
 				must(t, os.WriteFile(m, []byte(strings.Replace(string(b), `"rows": 1000`, `"rows": 1001`, 1)), 0o644))
 			}, false},
-		{"_SUCCESS edited", export.ProblemSuccessMismatch, func(exportRun) string { return export.SuccessKey },
+		{"_SUCCESS edited", dataset.ProblemSuccessMismatch, func(exportRun) string { return dataset.SuccessKey },
 			func(t *testing.T, p string) { must(t, os.WriteFile(p, []byte("0000"), 0o644)) }, false},
-		{"_SUCCESS deleted", export.ProblemSuccessMissing, func(exportRun) string { return export.SuccessKey },
+		{"_SUCCESS deleted", dataset.ProblemSuccessMissing, func(exportRun) string { return dataset.SuccessKey },
 			func(t *testing.T, p string) { must(t, os.Remove(p)) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -308,7 +307,7 @@ func must(t *testing.T, err error) {
 }
 
 // sortedIDs reads the id column of the parts under the local prefix, sorted.
-func sortedIDs(t *testing.T, prefix string, parts []export.Part) []int64 {
+func sortedIDs(t *testing.T, prefix string, parts []dataset.Part) []int64 {
 	t.Helper()
 	var ids []int64
 	for _, p := range parts {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
 )
@@ -74,8 +75,8 @@ rows, bytes, parts…) and, with --validate, its validation.`,
 // exportOutcome is one export's line of --format json output.
 type exportOutcome struct {
 	*export.Result
-	Validation *export.Validation `json:"validation,omitempty"`
-	DemoSource string             `json:"demo_source_created,omitempty"`
+	Validation *dataset.Validation `json:"validation,omitempty"`
+	DemoSource string              `json:"demo_source_created,omitempty"`
 }
 
 // exportMemoryLimit is the soft limit on the Go heap that wharf export sets when GOMEMLIMIT
@@ -138,7 +139,7 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 	}
 	out.Result = res
 	if f.validate || e.Validate {
-		if out.Validation, err = export.ValidateURL(ctx, res.Prefix, &e.Store, false); err != nil {
+		if out.Validation, err = dataset.ValidateURL(ctx, res.Prefix, &e.Store, false); err != nil {
 			return fmt.Errorf("export %s: %w", e.Name, err)
 		}
 	}
@@ -183,7 +184,7 @@ func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error 
 	return err
 }
 
-func validationSummary(v *export.Validation) string {
+func validationSummary(v *dataset.Validation) string {
 	if v.Certified {
 		return fmt.Sprintf("certified (%d parts, %d rows, _SUCCESS matches manifest.json)", v.Parts, v.Rows)
 	}

@@ -5,8 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 )
 
 func (a *app) partsCommand() *cobra.Command {
@@ -55,7 +54,7 @@ type partLine struct {
 }
 
 // reportParts prints the parts of a certified prefix, or nothing and ErrNotCertified.
-func (a *app) reportParts(v *export.Validation) error {
+func (a *app) reportParts(v *dataset.Validation) error {
 	if err := v.NotCertified(); err != nil {
 		return err
 	}

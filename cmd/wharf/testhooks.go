@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store/driver"
@@ -83,7 +83,7 @@ func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opt
 	if part && p.perMiB > 0 {
 		body = &pacedReader{r: body, d: p.perMiB}
 	}
-	if name == export.ManifestKey {
+	if name == dataset.ManifestKey {
 		time.Sleep(p.beforeManifest)
 	}
 	info, err := p.Bucket.Put(ctx, key, body, opts)
@@ -91,7 +91,7 @@ func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opt
 	case err != nil:
 	case part:
 		time.Sleep(p.afterPart)
-	case name == export.ManifestKey:
+	case name == dataset.ManifestKey:
 		time.Sleep(p.afterManifest)
 	case name == export.SuccessKey:
 		time.Sleep(p.afterSuccess)

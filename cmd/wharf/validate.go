@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
@@ -52,7 +53,7 @@ unreadable (a missing bucket is WHARF_VERIFY_MANIFEST_READ_ERROR, never "legacy"
   wharf --endpoint http://127.0.0.1:9000 validate --format json s3://lake/orders/2026-01-31/`,
 		Args: args(0, 1, "at most one prefix URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.validatePrefixes(cmd, argv, f, func(v *export.Validation) error { return a.reportValidation(v, f.strict) })
+			return a.validatePrefixes(cmd, argv, f, func(v *dataset.Validation) error { return a.reportValidation(v, f.strict) })
 		},
 	}
 	f.add(cmd, "also read and decode every part: sha256, rows, schema, UTF-8")
@@ -74,7 +75,7 @@ func (f *validateFlags) add(cmd *cobra.Command, deep string) {
 // export's prefix of the config file as f selects it, and hands each result to report (which
 // returns ErrNotCertified for a prefix that is not). It goes through every prefix and returns
 // the first failure.
-func (a *app) validatePrefixes(cmd *cobra.Command, argv []string, f validateFlags, report func(*export.Validation) error) error {
+func (a *app) validatePrefixes(cmd *cobra.Command, argv []string, f validateFlags, report func(*dataset.Validation) error) error {
 	ctx, verb := cmd.Context(), cmd.Name()
 	if len(argv) == 1 {
 		for _, name := range []string{"export", "date", "run-id", "prefix"} {
@@ -94,7 +95,7 @@ func (a *app) validatePrefixes(cmd *cobra.Command, argv []string, f validateFlag
 // validateAt opens the store at loc and validates it. A store option mistake keeps its own
 // code (exit 2); anything that keeps the prefix from being read is
 // WHARF_VERIFY_MANIFEST_READ_ERROR.
-func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, deep bool) (*export.Validation, error) {
+func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, deep bool) (*dataset.Validation, error) {
 	loc, err := cfg.ParseURL(raw)
 	if err != nil {
 		return nil, err
@@ -104,13 +105,13 @@ func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, dee
 		if c := errcode.Of(err); c != nil && c.Exit() == errcode.ExitUsage {
 			return nil, err
 		}
-		return nil, errcode.E("validate", loc.String(), export.ErrVerifyManifestRead, err)
+		return nil, errcode.E("validate", loc.String(), dataset.ErrVerifyManifestRead, err)
 	}
 	defer s.Close()
-	return export.Validate(ctx, s, displayPrefix(loc.String()), deep, export.StoreOpener(cfg))
+	return dataset.Validate(ctx, s, displayPrefix(loc.String()), deep, dataset.StoreOpener(cfg))
 }
 
-func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, report func(*export.Validation) error) error {
+func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, report func(*dataset.Validation) error) error {
 	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
@@ -145,7 +146,7 @@ func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, 
 	return failed
 }
 
-func (a *app) validateExport(ctx context.Context, e export.Export, prefix string, deep bool) (*export.Validation, error) {
+func (a *app) validateExport(ctx context.Context, e export.Export, prefix string, deep bool) (*dataset.Validation, error) {
 	return a.validateAt(ctx, prefix, &e.Store, deep)
 }
 
@@ -197,7 +198,7 @@ func lastRun(ctx context.Context, statePath string, e *export.Export) (*export.R
 // reportValidation prints v, and returns ErrNotCertified when it is not certified, except for
 // a legacy run, which the contract (M6) reports without certifying and without failing,
 // unless strict.
-func (a *app) reportValidation(v *export.Validation, strict bool) error {
+func (a *app) reportValidation(v *dataset.Validation, strict bool) error {
 	var err error
 	if a.format == "json" {
 		err = writeJSON(a.out, v)
@@ -213,7 +214,7 @@ func (a *app) reportValidation(v *export.Validation, strict bool) error {
 	return v.NotCertified()
 }
 
-func validationText(v *export.Validation) string {
+func validationText(v *dataset.Validation) string {
 	var b strings.Builder
 	row := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-16s %s\n", k+":", fmt.Sprintf(format, a...)) }
 	row("resolved_prefix", "%s", v.ResolvedPrefix)

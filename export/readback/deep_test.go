@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/store"
 )
@@ -58,7 +59,7 @@ func TestValidateDeepRefusesWhatDuckDBRejects(t *testing.T) {
 	}
 	certify(t, dir)
 
-	v, err := export.ValidateURL(ctx, dir, nil, false)
+	v, err := dataset.ValidateURL(ctx, dir, nil, false)
 	if err != nil || !v.Certified {
 		t.Fatalf("plain validate does not certify the doctored prefix, so the test proves nothing: %v %+v", err, v)
 	}
@@ -72,12 +73,12 @@ func TestValidateDeepRefusesWhatDuckDBRejects(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "UTF8") {
 		t.Fatalf("DuckDB reads %q (%v): want it to reject the part", got, err)
 	}
-	v, err = export.ValidateURL(ctx, dir, nil, true)
+	v, err = dataset.ValidateURL(ctx, dir, nil, true)
 	if err != nil || v.Certified || len(v.Problems) != 1 {
 		t.Fatalf("validate --deep: %v %+v", err, v)
 	}
 	p := v.Problems[0]
-	if p.Code != export.ProblemPartUTF8 || p.Key != res.Parts[0].Key || !strings.Contains(p.Message, `column "v", row 2`) ||
+	if p.Code != dataset.ProblemPartUTF8 || p.Key != res.Parts[0].Key || !strings.Contains(p.Message, `column "v", row 2`) ||
 		!strings.Contains(p.Message, "x'deadbeef'") {
 		t.Errorf("the problem: %+v", p)
 	}
@@ -87,11 +88,11 @@ func TestValidateDeepRefusesWhatDuckDBRejects(t *testing.T) {
 // a writer that made them would have.
 func certify(t *testing.T, dir string) {
 	t.Helper()
-	body, err := os.ReadFile(filepath.Join(dir, export.ManifestKey))
+	body, err := os.ReadFile(filepath.Join(dir, dataset.ManifestKey))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := export.DecodeManifest(body)
+	m, err := dataset.DecodeManifest(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +117,10 @@ func certify(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, export.ManifestKey), body, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, dataset.ManifestKey), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, export.SuccessKey), export.SuccessBody(body), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, dataset.SuccessKey), dataset.SuccessBody(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 )
 
@@ -37,7 +38,7 @@ func exportAndRead(t *testing.T, e export.Export) (*sql.DB, string, *export.Resu
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := export.ValidateURL(ctx, res.Prefix, &e.Store, true)
+	v, err := dataset.ValidateURL(ctx, res.Prefix, &e.Store, true)
 	if err != nil || !v.Certified {
 		t.Fatalf("validate --deep: %v %+v", err, v)
 	}

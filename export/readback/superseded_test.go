@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 )
 
@@ -43,7 +44,7 @@ func TestDuckDBReadsOnlyTheCertifiedRun(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		v, err := export.ValidateURL(ctx, dir, &e.Store, true)
+		v, err := dataset.ValidateURL(ctx, dir, &e.Store, true)
 		if err != nil || !v.Certified || v.RunID != res.RunID {
 			t.Fatalf("%s: validate: %v %+v", policy, err, v)
 		}

@@ -1,4 +1,4 @@
-package export
+package dataset
 
 import (
 	"context"
@@ -13,6 +13,19 @@ import (
 
 // ProblemNotLogged: the manifest says it is logged, and its commit log does not record it.
 const ProblemNotLogged = "not_logged"
+
+// LogKind is the kind of the entries of an export's commit log, the log a manifest's LogRef
+// names.
+const LogKind = "export"
+
+// logEntry is what Validate reads of an entry of an export's commit log: the certificate of
+// a succeeded run's manifest (export's journal entry holds more).
+type logEntry struct {
+	Certifies *struct {
+		RunID          string `json:"run_id"`
+		ManifestSHA256 string `json:"manifest_sha256"`
+	} `json:"certifies,omitempty"`
+}
 
 // LogOpener opens the store at the root URL of a commit log, for Validate to check a logged
 // manifest.
@@ -49,7 +62,7 @@ func (v *Validation) checkLog(ctx context.Context, m *Manifest, body []byte, ope
 		v.add(ProblemNotLogged, ManifestKey, "the log does not record this manifest (%s is not committed: its writer was fenced past, or never committed)", where)
 		return nil
 	}
-	var st bucketState
+	var st logEntry
 	if err := json.Unmarshal(e.Data, &st); err != nil || e.Kind != LogKind {
 		v.add(ProblemNotLogged, ManifestKey, "%s is not an export's journal entry (kind %q)", where, e.Kind)
 		return nil

@@ -1,4 +1,4 @@
-package export
+package dataset
 
 import (
 	"encoding/json"
@@ -20,24 +20,6 @@ type Bound struct {
 func IntBound(v int64) Bound      { return Bound{kind: 'i', i: v} }
 func TextBound(v string) Bound    { return Bound{kind: 's', s: v} }
 func TimeBound(v time.Time) Bound { return Bound{kind: 't', t: v} }
-
-func boundOf(v any) (Bound, error) {
-	switch x := v.(type) {
-	case nil:
-		return Bound{}, nil
-	case int64:
-		return IntBound(x), nil
-	case int32:
-		return IntBound(int64(x)), nil
-	case string:
-		return TextBound(x), nil
-	case []byte:
-		return TextBound(string(x)), nil
-	case time.Time:
-		return TimeBound(x), nil
-	}
-	return Bound{}, newErr("plan", fmt.Sprintf("%T", v), ErrChunkKey, fmt.Errorf("key value %v is neither an integer, a text nor a time", v))
-}
 
 // IsZero reports whether b is no bound.
 func (b Bound) IsZero() bool { return b.kind == 0 }

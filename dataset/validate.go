@@ -1,4 +1,4 @@
-package export
+package dataset
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -59,15 +60,16 @@ const (
 	ProblemRowsTotal       = "rows_total_mismatch"         // the manifest's rows are not the sum of its parts'
 )
 
-// Validate checks the export at the prefix s serves (prefix names it in the result), touching
+// Validate checks the dataset at the prefix s serves (prefix names it in the result), touching
 // only the store (M5–M7): HEAD _SUCCESS, GET manifest.json, compare _SUCCESS with the sha256
 // of the manifest's bytes and the manifest's fingerprint and row total with its schema and
 // parts, HEAD every part (size and ETag). On a store whose ETags do not prove content
 // (store.VerifyByHash: a local directory) it also reads and re-hashes every part. With deep it
 // reads every part on every store: re-hashes it,
-// and decodes every row as a reader would (arrow-go's Parquet reader), checking the part's
-// row count and schema against the manifest and that every string value is valid UTF-8 (and
-// every JSON value JSON), so that a part a reader rejects is never certified.
+// and decodes every row as a reader would (the Decoder registered for the manifest's format:
+// export registers Parquet's and CSV's), checking the part's row count and schema against the
+// manifest and that every string value is valid UTF-8 (and every JSON value JSON), so that a
+// part a reader rejects is never certified.
 // A prefix that cannot be read (a missing bucket, no access) is ErrVerifyManifestRead, never
 // a legacy run; a part the store refuses to read (a symbolic link in a file store) is a
 // problem named by its key; a readable prefix that is not certified returns a Validation with
@@ -77,17 +79,17 @@ const (
 // it; open reaches the log's store, and without it a logged manifest is not certified.
 func Validate(ctx context.Context, s *store.Store, prefix string, deep bool, open ...LogOpener) (*Validation, error) {
 	v := &Validation{ResolvedPrefix: prefix, Deep: deep, Hashed: deep || s.VerifyByHash(), Problems: []Problem{}}
-	success, hasSuccess, err := readSmall(ctx, s, SuccessKey)
+	success, hasSuccess, err := ReadSmall(ctx, s, SuccessKey)
 	if err != nil {
-		return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
+		return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
 	}
-	body, hasManifest, err := readSmall(ctx, s, ManifestKey)
+	body, hasManifest, err := ReadSmall(ctx, s, ManifestKey)
 	if err != nil {
-		return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
+		return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
 	}
 	if !hasManifest {
 		if err := v.noManifest(ctx, s, success, hasSuccess); err != nil {
-			return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
+			return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
 		}
 		return v, nil
 	}
@@ -101,14 +103,24 @@ func Validate(ctx context.Context, s *store.Store, prefix string, deep bool, ope
 	v.checkManifest(m)
 	for _, p := range m.Parts {
 		if err := v.checkPart(ctx, s, m, p, deep); err != nil {
-			return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
+			return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
 		}
 	}
 	if err := v.checkLog(ctx, m, body, open); err != nil {
-		return nil, newErr("validate", prefix, ErrVerifyManifestRead, err)
+		return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
 	}
 	v.Certified = len(v.Problems) == 0
 	return v, nil
+}
+
+// ValidateURL opens the prefix at prefixURL with cfg and validates it (see Validate).
+func ValidateURL(ctx context.Context, prefixURL string, cfg *store.Config, deep bool) (*Validation, error) {
+	s, err := store.Open(ctx, prefixURL, cfg)
+	if err != nil {
+		return nil, errcode.E("validate", prefixURL, ErrVerifyManifestRead, err)
+	}
+	defer s.Close()
+	return Validate(ctx, s, prefixURL, deep, StoreOpener(cfg))
 }
 
 // wharfPart matches the name of a part wharf writes: part-<run_id>-<chunk>.<ext>.
@@ -231,7 +243,7 @@ func (v *Validation) checkPart(ctx context.Context, s *store.Store, m *Manifest,
 // hashCheck re-hashes a part whose size and ETag matched, on a store where that does not
 // prove its bytes.
 func (v *Validation) hashCheck(ctx context.Context, s *store.Store, p Part, etag string) error {
-	sum, err := hashObject(ctx, s, p.Key, etag)
+	sum, err := HashObject(ctx, s, p.Key, etag)
 	if err != nil {
 		return err
 	}
@@ -241,8 +253,9 @@ func (v *Validation) hashCheck(ctx context.Context, s *store.Store, p Part, etag
 	return nil
 }
 
-// hashObject returns the hex sha256 of the object at key, read pinned to etag.
-func hashObject(ctx context.Context, s *store.Store, key, etag string) (string, error) {
+// HashObject returns the hex sha256 of the object at key, read pinned to etag: the sum a
+// part's recorded SHA256 is compared with where its size and ETag do not prove its bytes.
+func HashObject(ctx context.Context, s *store.Store, key, etag string) (string, error) {
 	obj, err := s.Get(ctx, key, &store.GetOptions{IfMatch: etag})
 	if err != nil {
 		return "", err
@@ -258,8 +271,9 @@ func hashObject(ctx context.Context, s *store.Store, key, etag string) (string, 
 // maxSmall bounds what Validate reads of _SUCCESS and manifest.json.
 const maxSmall = 64 << 20
 
-// readSmall reads a small object whole; a missing object is (nil, false, nil).
-func readSmall(ctx context.Context, s *store.Store, key string) ([]byte, bool, error) {
+// ReadSmall reads a small object of the contract (manifest.json, _SUCCESS) whole, at most
+// 64 MiB of it; a missing object is (nil, false, nil).
+func ReadSmall(ctx context.Context, s *store.Store, key string) ([]byte, bool, error) {
 	obj, err := s.Get(ctx, key, nil)
 	if errors.Is(err, store.ErrNotExist) {
 		return nil, false, nil
@@ -305,6 +319,6 @@ func (v *Validation) NotCertified() error {
 	if p.Key != "" {
 		where += " " + p.Key
 	}
-	return newErr("validate", v.ResolvedPrefix, ErrNotCertified,
+	return errcode.E("validate", v.ResolvedPrefix, ErrNotCertified,
 		fmt.Errorf("%d problem(s); first: %s: %s", len(v.Problems), where, p.Message))
 }
