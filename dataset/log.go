@@ -25,6 +25,12 @@ type logEntry struct {
 		RunID          string `json:"run_id"`
 		ManifestSHA256 string `json:"manifest_sha256"`
 	} `json:"certifies,omitempty"`
+	// Runs are the runs the entry journals (checkNotRevoked reads the head's).
+	Runs []struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	} `json:"runs"`
 }
 
 // LogOpener opens the store at the root URL of a commit log, for Validate to check a logged
@@ -89,7 +95,7 @@ func (v *Validation) checkNotRevoked(ctx context.Context, g *lease.Log, name str
 	if err != nil || head == nil || head.Seq == seq {
 		return err
 	}
-	var st bucketState
+	var st logEntry
 	if json.Unmarshal(head.Data, &st) != nil {
 		return nil // not a journal: checkLog judged the entry it names
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -25,15 +26,15 @@ func (r *runner) settleUnfinished(ctx context.Context, prev *RunRecord) (*RunRec
 		return prev, nil // not readable now: the run stays as the journal says
 	}
 	defer s.Close()
-	b, found, err := readSmall(ctx, s, ManifestKey)
+	b, found, err := dataset.ReadSmall(ctx, s, dataset.ManifestKey)
 	if err != nil || !found {
 		return prev, nil
 	}
-	m, err := DecodeManifest(b)
+	m, err := dataset.DecodeManifest(b)
 	if err != nil || m.RunID != prev.RunID || m.Status != StatusSucceeded {
 		return prev, nil
 	}
-	if ok, found, err := readSmall(ctx, s, SuccessKey); err != nil || !found || !bytes.Equal(ok, SuccessBody(b)) {
+	if ok, found, err := dataset.ReadSmall(ctx, s, dataset.SuccessKey); err != nil || !found || !bytes.Equal(ok, dataset.SuccessBody(b)) {
 		return prev, nil
 	}
 	done := *prev

@@ -216,7 +216,7 @@ func TestE2EExportLateManifestOfARevokedRunIsNotCertified(t *testing.T) {
 	next := decodeRun(t, otherHost(c).run(t, append(cfg, "export", "--format", "json")...).must(t, 0))
 	must(t, a.cmd.Process.Signal(syscall.SIGCONT))
 	a.wait()
-	key := strings.TrimPrefix(stopped.Prefix, "s3://"+x.bucket+"/") + export.ManifestKey
+	key := strings.TrimPrefix(stopped.Prefix, "s3://"+x.bucket+"/") + dataset.ManifestKey
 	if _, err := x.s.Head(context.Background(), key); err != nil {
 		t.Fatalf("the continued holder's manifest did not land (%v): the test needs its late put", err)
 	}
@@ -249,7 +249,7 @@ func TestE2EExportKilledAfterItsCertificateWithAStateFile(t *testing.T) {
 `, src, crashRows/4)})
 	c, cfg := cli{dir: dir}, []string{"-c", "wharf.yaml"}
 	killWhen(t, c, cfg, "after-success:30s", func() bool {
-		found, _ := filepath.Glob(filepath.Join(dir, "out", "*", export.SuccessKey))
+		found, _ := filepath.Glob(filepath.Join(dir, "out", "*", dataset.SuccessKey))
 		return len(found) > 0
 	})
 	killed := runsOf(t, c, cfg)[0]

@@ -93,7 +93,7 @@ func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opt
 		time.Sleep(p.afterPart)
 	case name == dataset.ManifestKey:
 		time.Sleep(p.afterManifest)
-	case name == export.SuccessKey:
+	case name == dataset.SuccessKey:
 		time.Sleep(p.afterSuccess)
 	}
 	return info, err
