@@ -92,5 +92,5 @@
 // Failures are *Error values (operation, path, catalog line, kind, cause) whose kind is
 // ErrNotSpool, ErrExists, ErrLocked, ErrCorrupt, ErrInput, ErrState, ErrFull or ErrIO, or
 // store.ErrNotExist for a missing source and store.ErrForbidden for a directory wharf may not
-// write; each has a WHARF_… code that store.Code finds. A cancelled context passes through.
+// write; each has a WHARF_… code that errcode.Of finds. A cancelled context passes through.
 package spool

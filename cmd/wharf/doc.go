@@ -1,12 +1,21 @@
-// Command wharf is the command line of the wharf toolkit: the export job (export, validate,
-// runs) and the object tools (ls, cat, stat, mb, cp, rm, probe) over every store backend, with
-// stable error codes and exit codes.
+// Command wharf is the command line of the wharf toolkit, with stable error codes and exit
+// codes over every store backend: the export job (export, validate, parts, runs), the ship
+// service and its spool (spool, ship), the backfill job (backfill), leases and their commit
+// log (lease), and the object tools (ls, cat, stat, mb, cp, rm, probe, uploads), with version
+// and completion.
 //
 // The layout: main.go only wires signals to run; root.go builds the command tree and the
-// global flags; config.go turns flags and the environment into a store.Config; target.go
-// splits a URL into the store to open and the key inside it; exit.go maps every error to an
-// exit code and prints it; output.go holds the shared formatting; one file per command.
+// global flags; config.go reads the config file (-c) by one strict loader and turns the global
+// flags and the environment into a store.Config; backends.go is the one blank import of each
+// store backend; target.go splits a URL into the store to open and the key inside it, and
+// tells a plain local path from a file store; exit.go maps every error to its code's exit
+// status and prints it; output.go holds the shared formatting; verdicts.go remembers probe
+// verdicts in the user's cache directory. Each command has its file (ls.go, export.go…), and
+// a command that needs more has files named after it (cp_*.go, backfill_*.go, lease_*.go;
+// backfill_run.go opens backfill's source, sink and coordinator). The test hooks
+// (testhooks.go, backfill_hooks.go, lease_testhooks.go) are built only with the wharftest tag.
 //
-// Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 5 already complete, 130
-// interrupted. docs/cli.md and docs/errors.md document every command, flag and code.
+// Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 5 already complete, 75 a lease
+// held by another node, 130 interrupted; `wharf lease run` exits with its command's status.
+// docs/cli.md and docs/errors.md document every command, flag and code.
 package main

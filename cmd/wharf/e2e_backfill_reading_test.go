@@ -32,7 +32,7 @@ func TestE2EBackfillRefusesAWorkerThatReadsTheJobAnotherWay(t *testing.T) {
 		writeFiles(t, filepath.Join(dir, "in"), map[string]string{fmt.Sprintf("obj-%05d.ndjson", o): gz.String()})
 	}
 	args := backfillArgs(dir+"/in/", dir+"/out/", "--split-max-objects", "1", "--max-in-flight", "1", "--read-concurrency", "1")
-	first := cli{env: []string{"WHARF_NODE_ID=w1", envTestBackfillPause + "=400ms"}}
+	first := cli{env: []string{"WHARF_NODE_ID=w1", "WHARF_TEST_BACKFILL_PAUSE=400ms"}}
 	p := start(t, first.command(args...))
 	pollUntil(t, time.Minute, "a part of the first worker", func() bool {
 		parts, _ := filepath.Glob(filepath.Join(dir, "out", "part-*"))

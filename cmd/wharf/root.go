@@ -75,9 +75,12 @@ func (a *app) rootCommand() *cobra.Command {
 		Short: "Move data between pipelines and object storage",
 		Long: `wharf moves data between pipelines and object storage with contracts a downstream
 system can trust. Its jobs: export writes database tables as verified Parquet datasets
-(export, validate, runs); ship uploads a spool's finished files to a bucket, each exactly
-once (spool, ship). Its object tools (ls, cat, stat, mb, cp, rm, probe) work the same on
-every store.
+(export, validate, parts, runs); ship uploads a spool's finished files to a bucket, each
+exactly once (spool, ship); backfill reads every object under a prefix as NDJSON records,
+across a fleet of workers (backfill); lease keeps fenced leases and a commit log in a store
+and runs a command while holding one (lease). Its object tools (ls, cat, stat, mb, cp, rm,
+probe, uploads) work the same on every store; version and completion print the version and
+shell completions.
 
 A store is named by a URL; everything after the bucket is the key, byte for byte:
 

@@ -4,16 +4,20 @@
 // # Promises
 //
 //   - A key that the target struct does not have (by its yaml tag) is an error naming the key,
-//     where it is ("exports[0].store") and its line, and listing the keys that are known.
+//     where it is ("exports[0].store") and its line, and listing the keys that are known. A
+//     key given twice, in a section or in a map (two stores of one name), is an error at the
+//     second. A value given by an alias (*name) is reported at the line of the alias.
 //   - ${env:NAME} and ${file:PATH} in a scalar are replaced before it is decoded (an unset
 //     variable or an unreadable file is an error naming it), except in fields tagged
 //     `secret:"ref"`: those hold credential references (env://NAME, file:///path) that are
 //     resolved only when used, and ${…} in them is refused so that a secret never enters the
-//     configuration as a literal.
+//     configuration as a literal. A value read by ${…} is not interpolated again. No error
+//     quotes the value of a credential field.
 //   - A field tagged `unit:"bytes"` (an integer) reads a byte size as a number or with a
 //     binary unit ("8MiB", "32 MiB").
-//   - A number field tagged `min:"N"` refuses a value below N, naming it: a key left out keeps
-//     its default, while `chunk_rows: 0` is an error rather than a silent default.
+//   - A number field tagged `min:"N"` (a byte size too) refuses a value below N, naming it: a
+//     key left out keeps its default, while `chunk_rows: 0` is an error rather than a silent
+//     default.
 //   - A string field tagged `null:"word"` has "null" among its values: an unquoted null
 //     (null, Null, NULL) is that word, not a value left out, and ~ or no value at all there is
 //     an error naming the key (`infinity: null` writes NULL; `infinity: ~` is refused).

@@ -177,7 +177,13 @@ type tags struct {
 
 func (d *Decoder) walk(n *yaml.Node, v reflect.Value, path string, tg tags) error {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		at := n.Line
 		n = n.Alias
+		if n.Kind == yaml.ScalarNode { // a value's error names the line it is used on
+			c := *n
+			c.Line = at
+			n = &c
+		}
 	}
 	t := v.Type()
 	if v.CanAddr() {
@@ -222,8 +228,13 @@ func (d *Decoder) walk(n *yaml.Node, v reflect.Value, path string, tg tags) erro
 		if v.IsNil() {
 			v.Set(reflect.MakeMap(t))
 		}
+		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
+			if seen[k.Value] {
+				return d.errAt(k, orTop(path), "key %q given twice", k.Value)
+			}
+			seen[k.Value] = true
 			elem := reflect.New(t.Elem()).Elem()
 			if old := v.MapIndex(reflect.ValueOf(k.Value).Convert(t.Key())); old.IsValid() {
 				elem.Set(old)
@@ -379,9 +390,10 @@ func (d *Decoder) leaf(n *yaml.Node, v reflect.Value, path string, tg tags) erro
 			return d.errAt(n, path, "%v", err)
 		}
 		v.SetInt(size)
-		return nil
-	}
-	if err := n.Decode(v.Addr().Interface()); err != nil {
+	} else if err := n.Decode(v.Addr().Interface()); err != nil {
+		if tg.secret { // yaml's message quotes the value: never a credential's
+			return d.errAt(n, path, "a credential: give a reference (env://NAME or file:///path) as a string")
+		}
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n  ")
 		msg = strings.ReplaceAll(msg, "\n  ", "; ")

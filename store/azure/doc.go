@@ -2,13 +2,14 @@
 // official SDK github.com/Azure/azure-sdk-for-go/sdk/storage/azblob.
 //
 // It registers the scheme "az"; only cmd/wharf imports it. A Container implements
-// driver.Store, driver.Copier (Copy Blob, with If-None-Match/If-Match on the destination),
+// driver.Bucket, driver.Copier (Copy Blob, with If-None-Match/If-Match on the destination),
 // driver.BucketMaker (Create Container; one that exists in the account is success),
-// driver.BatchDeleter (blob batch, 256 deletes a request) and driver.Describer.
+// driver.BatchDeleter (blob batch, 256 deletes a request), driver.BucketLister and
+// driver.UploadLister.
 //
 // The SDK's own retries are off: a Container makes one HTTP request per SDK call, over the HTTP
-// client of driver.NewHTTPClient (so each attempt's response timeout applies), and driver.Open's
-// wrapper applies the one retry policy. Every request asks for no content coding: Go's transport
+// client of driver.NewHTTPClient (so each attempt's response timeout applies), and the portable
+// store (store.Store) applies the one retry policy. Every request asks for no content coding: Go's transport
 // would otherwise decompress a blob stored with Content-Encoding: gzip. The standard headers go
 // with the content type on Put Blob and Put Block List and come back from Get and Head; Copy
 // Blob keeps them but cannot set them, so a copy that gives headers or a content type streams
@@ -48,7 +49,7 @@
 //  1. the config: anonymous (no credentials sent), account_key (a shared key) or sas_token (a
 //     SAS token, with or without its leading '?'), both given as references (env://, file://).
 //     account_key and sas_token together, or anonymous with either, are
-//     WHARF_CREDENTIAL_CONFLICT (driver.Config.Check).
+//     WHARF_CREDENTIAL_CONFLICT (Options.Check).
 //  2. AZURE_STORAGE_CONNECTION_STRING: AccountName, AccountKey or SharedAccessSignature,
 //     BlobEndpoint (or DefaultEndpointsProtocol and EndpointSuffix), and
 //     UseDevelopmentStorage=true (Azurite's development account at http://127.0.0.1:10000,

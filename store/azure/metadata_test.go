@@ -120,7 +120,7 @@ func TestForeignMetadataNames(t *testing.T) {
 }
 
 // TestMetadataOnAzurite writes dashed, doubled-dash and underscore keys through the raw
-// Container (below store.Validate, which admits only the contract's form) and reads them back
+// Container (below the portable store, whose key and metadata checks admit only the contract's form) and reads them back
 // lowercase and decoded, on Head, Get, Copy and a staged (block) upload.
 func TestMetadataOnAzurite(t *testing.T) {
 	t.Parallel()

@@ -17,7 +17,7 @@ import (
 )
 
 // Container is an Azure Blob Storage container (or Azurite's). It makes exactly one HTTP
-// request per SDK call: retries are the store's RetryPolicy, applied by driver.Open's wrapper
+// request per SDK call: retries are the store's RetryPolicy, applied by the portable store (store.Store)
 // and, inside a staged upload, by Container itself to each block.
 type Container struct {
 	service     *service.Client

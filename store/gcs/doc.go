@@ -31,7 +31,7 @@
 //
 // The SDK's retries are off, every one of them: each call makes one HTTP request (a resumable
 // upload one per chunk), over the HTTP client of driver.NewHTTPClient with the authorization
-// layer on top, and driver.Open's wrapper applies the one retry policy. (storage.RetryNever
+// layer on top, and the portable store (store.Store) applies the one retry policy. (storage.RetryNever
 // alone leaves resumable chunks to the upload library's own default retries; the Bucket sets
 // a policy whose error test never retries instead.) A read that breaks mid-body is not
 // reopened by the SDK (the Bucket refuses the SDK's second request) but by the wrapper,

@@ -49,7 +49,7 @@ func count(p *faultproxy.Proxy, method, path, query string) int {
 	return n
 }
 
-// TestFaultReadResumedByPolicy: a body cut off mid-stream is resumed by store.Retry with one
+// TestFaultReadResumedByPolicy: a body cut off mid-stream is resumed by the portable store (store/resume.go) with one
 // ranged read pinned to the generation. The SDK's reader would reopen it by itself; the
 // Bucket refuses that, so the proxy sees exactly two reads.
 func TestFaultReadResumedByPolicy(t *testing.T) {
@@ -142,7 +142,7 @@ func TestFaultLostConditionalPut(t *testing.T) {
 }
 
 // TestFaultResumableChunkFails: a chunk answered 503 is not retried by the SDK; the put
-// fails, and store.Retry sends the whole (replayable) body again in a new upload.
+// fails, and the store's retry policy sends the whole (replayable) body again in a new upload.
 func TestFaultResumableChunkFails(t *testing.T) {
 	s, p, _ := proxied(t)
 	ctx := context.Background()

@@ -80,7 +80,7 @@ func (b *Bucket) getFailed(ctx context.Context, c call, opts *driver.GetOptions,
 }
 
 // objectBody is a Get's body. When the stream breaks, it returns the fault of the one HTTP
-// response (not the SDK's refused attempt to reopen it), so driver.Retry can resume the read.
+// response (not the SDK's refused attempt to reopen it), so the portable store can resume the read.
 type objectBody struct {
 	r     *storage.Reader
 	guard *readGuard

@@ -20,7 +20,7 @@ const EmulatorProject = "wharf"
 
 // Bucket is a Google Cloud Storage bucket. It makes one HTTP request per SDK call (two for a
 // resumable upload's start and each chunk): retries are the store's RetryPolicy, applied by
-// driver.Open's wrapper.
+// the portable store (store.Store).
 type Bucket struct {
 	client  *storage.Client
 	bucket  *storage.BucketHandle

@@ -19,7 +19,7 @@ var errReopen = errors.New("gcs: the SDK's reopen of a broken read was refused: 
 // readGuard makes a Get exactly one HTTP request. When a body breaks mid-stream, the SDK's
 // reader sends a ranged request of its own to carry on: a retry outside wharf's policy. The
 // guard refuses that second request and keeps the fault of the first body, which the Get's body
-// then returns, so that driver.Retry resumes the read (pinned to the generation) under the policy.
+// then returns, so that the portable store resumes the read (pinned to the generation) under the policy.
 type readGuard struct {
 	mu      sync.Mutex
 	sent    bool

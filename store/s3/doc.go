@@ -2,12 +2,13 @@
 // Ceph, Cloudflare R2), over the official SDK github.com/aws/aws-sdk-go-v2/service/s3.
 //
 // It registers the schemes "s3" and "r2"; only cmd/wharf imports it. A Bucket implements
-// driver.Store, driver.Copier (CopyObject, with If-None-Match/If-Match where the server honours
-// them), driver.BucketMaker (CreateBucket; a bucket already owned by the caller is success) and
-// driver.Describer, plus DeleteMany, a batch delete over DeleteObjects for recursive removal.
+// driver.Bucket, driver.Copier (CopyObject, with If-None-Match/If-Match where the server honours
+// them), driver.BucketMaker (CreateBucket; a bucket already owned by the caller is success),
+// driver.BatchDeleter (DeleteMany over DeleteObjects, for recursive removal),
+// driver.BucketLister and driver.UploadLister.
 //
 // The SDK's own retries are off: a Bucket makes one HTTP request per call, over the HTTP
-// client of driver.NewHTTPClient, and driver.Open's wrapper applies the one retry policy. A put
+// client of driver.NewHTTPClient, and the portable store (store.Store) applies the one retry policy. A put
 // larger than 16 MiB (or of unknown size beyond one part) goes multipart: parts of PartSize
 // (default 16 MiB, at least 5 MiB), Concurrency (default 4) in flight, memory bounded by
 // Concurrency × PartSize, each part retried alone. A body of known size that is an
@@ -66,7 +67,7 @@
 // keys never sign: once they expire every source is tried again in order, and none answering
 // fails the request with driver.ErrRoleUnavailable (WHARF_ROLE_UNAVAILABLE), naming each source
 // and why (not configured, or its error), and when keys had expired, when. Keys or anonymous
-// beside credentials: role are refused by driver.Config.Check (WHARF_CREDENTIAL_CONFLICT).
+// beside credentials: role are refused by Options.Check (WHARF_CREDENTIAL_CONFLICT).
 //
 // # Errors
 //

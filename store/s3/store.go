@@ -35,7 +35,7 @@ type api interface {
 }
 
 // Bucket is an S3 (or S3-compatible) bucket. It makes exactly one HTTP request per SDK call:
-// retries are the store's RetryPolicy, applied by driver.Open's wrapper and, inside a
+// retries are the store's RetryPolicy, applied by the portable store (store.Store) and, inside a
 // multipart upload, by Bucket itself to each part.
 type Bucket struct {
 	api         api

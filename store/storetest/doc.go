@@ -16,7 +16,7 @@
 // Run promises that every case below holds for a store that keeps the contract in package
 // store, and that each fails for a store that does not:
 //
-//   - Probe: store.Probe gives a definitive verdict for every capability, agreeing with
+//   - Probe: probe.Run gives a definitive verdict for every capability, agreeing with
 //     Harness.Want; the coordination mode follows from the verdicts.
 //   - Put: bodies empty, small, binary, large and of unknown size round-trip; content type and
 //     lowercase user metadata round-trip; a conditional put records a wharf-put-id that

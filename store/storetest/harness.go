@@ -14,7 +14,7 @@ type Harness struct {
 	Name string
 
 	// Open returns a fresh, empty store for one subtest (a new bucket, directory or mem name),
-	// wrapped as store.Open wraps it (store.Validate over store.Retry), and registers its
+	// the portable store that store.Open returns (keys validated, the retry policy), and registers its
 	// cleanup with t.Cleanup. Subtests run in parallel, so Open must be safe to call
 	// concurrently. Required.
 	Open func(t *testing.T) *store.Store

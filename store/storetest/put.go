@@ -110,7 +110,7 @@ func (su *suite) testMetadata(t *testing.T) {
 	}
 }
 
-// testPutID checks that a conditional put records a wharf-put-id (added by store.Validate)
+// testPutID checks that a conditional put records a wharf-put-id (added by store.Store.Put)
 // that ResolvePut can match, and keeps the caller's own metadata beside it.
 func (su *suite) testPutID(t *testing.T) {
 	s := su.open(t)
