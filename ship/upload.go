@@ -19,7 +19,7 @@ import (
 // The keys are deterministic, so this means another spool with the same epoch, or another
 // machine with the same node id, shipped there: the service stops rather than overwrite.
 var ErrObjectKeyCollision = errcode.New(errcode.Def{Name: "WHARF_OBJECT_KEY_COLLISION",
-	Text: "an object with different content is already at the key", Exit: errcode.ExitFailed, Standing: true, Section: "Ship",
+	Text: "an object with different content is already at the key", Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: "Ship",
 	Meaning: "An object with other content (another size or `wharf-sha256`) is already at the key of a file being shipped. Keys are unique per spool epoch and node id, so another spool with the same epoch (a copied spool directory) or another machine with the same node id wrote there. Shipping stops for good; nothing is overwritten and the file is kept. The message names the file, the key, both sizes and sha256s.",
 	Remedy:  "Fix the misconfiguration (give each machine its own `node`, never copy a spool directory), then restart. Do not delete the object to make way: it is someone else's data."})
 
