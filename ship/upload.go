@@ -12,7 +12,6 @@ import (
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/driver"
 )
 
 // ErrObjectKeyCollision: an object with other content is at the key of a file being shipped.
@@ -403,20 +402,12 @@ func partsOf(n, part int64) int {
 	return int(max((n+part-1)/part, 1))
 }
 
-// isFatal reports whether err stops the service: a collision, a spool that lost or changed a
-// file, or a mistake in the configuration that no retry can fix. Everything else (the store
-// unreachable, throttling, refusals that an operator may fix meanwhile) is retried.
-func isFatal(err error) bool {
-	for _, k := range []error{ErrObjectKeyCollision, spool.ErrCorrupt, spool.ErrState, spool.ErrInput,
-		spool.ErrNotSpool, store.ErrKeyInvalid, store.ErrConfig, store.ErrUnsupported,
-		driver.ErrCredentialLiteral, driver.ErrCredentialConflict, driver.ErrEndpointUnsupported,
-		driver.ErrEndpointInsecure, driver.ErrEndpointNotAllowed} {
-		if errors.Is(err, k) {
-			return true
-		}
-	}
-	return false
-}
+// isFatal reports whether err stops the service: its class is errcode.Fatal (a collision, a
+// spool that lost or changed a file, a configuration no retry can fix). Every other class is
+// retried: transient failures, a bad item (a source file gone: the service retries each file
+// until it ships), and failures that need an operator, which also count toward an unhealthy
+// /healthz (needsOperator).
+func isFatal(err error) bool { return errcode.ClassOf(err) == errcode.Fatal }
 
 // budget bounds the part buffers of multipart uploads across the service.
 type budget chan struct{}
