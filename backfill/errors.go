@@ -78,8 +78,8 @@ var (
 const (
 	ReasonDeleted     = "deleted"     // the object was gone when it was read
 	ReasonOverwritten = "overwritten" // its ETag pin failed: it changed since planning
-	ReasonCorrupt     = "corrupt"     // bad gzip or zstd, or a record over max_record_bytes
-	ReasonUnreadable  = "unreadable"  // the store did not answer past the retry policy
+	ReasonCorrupt     = "corrupt"     // bad gzip or zstd, a record over max_record_bytes, another bad item
+	ReasonUnreadable  = "unreadable"  // a transient failure: the store did not answer past the retry policy
 )
 
 // Reasons lists every reason.
@@ -101,24 +101,33 @@ func (e *ObjectError) Error() string {
 // Unwrap returns the code and the cause.
 func (e *ObjectError) Unwrap() []error { return []error{ErrObject, e.Err} }
 
-// classify makes err, met while reading key of split, an *ObjectError when it is the
-// object's fault, and returns it unchanged when it is fatal (credentials, configuration, a
-// missing bucket) or a cancellation.
+// classify makes err, met while reading key of split, an *ObjectError when its class says it
+// is the object's (errcode.Poison: deleted, overwritten; errcode.Transient: unreadable past
+// the store's retry policy, or refused for the request's time; an error with no code: corrupt
+// data), so that the split is handed back, retried and in the end goes on without the object.
+// An error of any other class (errcode.Fatal, errcode.Operator: configuration, credentials,
+// permissions, a missing bucket) and a cancellation are returned unchanged: they stop the job.
 func classify(split, key string, err error) error {
 	var oe *ObjectError
-	switch {
-	case err == nil || store.IsContext(err) || errors.As(err, &oe):
+	if err == nil || store.IsContext(err) || errors.As(err, &oe) {
 		return err
-	case errors.Is(err, store.ErrNotExist):
-		return &ObjectError{Split: split, Key: key, Reason: ReasonDeleted, Err: err}
-	case errors.Is(err, store.ErrPreconditionFailed):
-		return &ObjectError{Split: split, Key: key, Reason: ReasonOverwritten, Err: err}
-	case errors.Is(err, store.ErrUnavailable):
-		return &ObjectError{Split: split, Key: key, Reason: ReasonUnreadable, Err: err}
-	case errcode.Of(err) != nil:
-		return err // forbidden, bucket missing, configuration: fatal at once
 	}
-	return &ObjectError{Split: split, Key: key, Reason: ReasonCorrupt, Err: err}
+	reason := ReasonCorrupt
+	switch errcode.ClassOf(err) {
+	case errcode.Unclassified: // a decoder's or a framer's error: the object's data
+	case errcode.Transient:
+		reason = ReasonUnreadable
+	case errcode.Poison:
+		switch {
+		case errors.Is(err, store.ErrNotExist):
+			reason = ReasonDeleted
+		case errors.Is(err, store.ErrPreconditionFailed):
+			reason = ReasonOverwritten
+		}
+	default:
+		return err
+	}
+	return &ObjectError{Split: split, Key: key, Reason: reason, Err: err}
 }
 
 // short is the first 12 hex digits of a split id, as messages show it.
