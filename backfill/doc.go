@@ -48,15 +48,18 @@
 //     live worker with the same id, which sees that lease's record change while it watches it,
 //     stops with ErrNodeInUse, handing back its splits; a worker started again after its
 //     predecessor died sees no change and takes the lease over after LeaseTTL + LeaseSkew.
-//   - Poison: a member deleted, overwritten, corrupt or unreadable past the store's retry
-//     policy fails an attempt of its split with an *ObjectError naming it and a reason; the
+//   - Poison: a member whose read fails with an error of class errcode.Poison (deleted,
+//     overwritten) or errcode.Transient (unreadable past the store's retry policy, refused for
+//     the request's time), or with no code (corrupt), fails an attempt of its split with an
+//     *ObjectError naming it and a reason; the
 //     split is handed back (a streaming sink first commits what its reader received), counted
 //     in wharf_backfill_objects_failed_total{reason}, and tried again. Each bad member has its
 //     own count (SplitState.Bad): one that failed Config.MaxAttempts times is quarantined, and
 //     the split's later attempts deliver its other members without it; the split ends
 //     quarantined (done but for those objects). A job with quarantined objects ends with
-//     ErrQuarantined naming each object and reason, never silently incomplete. Credential and
-//     configuration errors are fatal at once.
+//     ErrQuarantined naming each object and reason, never silently incomplete. An error of
+//     class errcode.Operator or errcode.Fatal (credentials, permissions, a missing bucket,
+//     configuration) stops the job at once.
 //   - Sinks (Sink): Stdout (one record a line; a record counts as delivered once the reader
 //     received it: the bytes a pipe still holds are not, a regular file is synced before a
 //     commit; committed every Config.CommitInterval, at a split's end and when a bad object

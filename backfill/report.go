@@ -38,7 +38,7 @@ type Holding struct {
 
 // ErrNoJob: the coordinator has no such job.
 var ErrNoJob = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_JOB_NOT_FOUND", Text: "no such backfill job",
-	Exit: errcode.ExitFailed, Standing: true, Section: section,
+	Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: section,
 	Meaning: "`wharf backfill status` found no job of that name in the coordinator (it was never planned there, or the wrong coordinator or source was given).",
 	Remedy:  "Check `--job`, `--coordinator` and, for the bucket coordinator, the source URL (its bucket holds the job)."})
 

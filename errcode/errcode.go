@@ -17,11 +17,12 @@ const (
 	ExitInterrupted = 130 // cancelled by SIGINT or SIGTERM
 )
 
-// Def defines a code. Name, Text, Exit, Section and Meaning are required.
+// Def defines a code. Name, Text, Exit, Class, Section and Meaning are required.
 type Def struct {
-	Name string // WHARF_…
-	Text string // what errors of this code say: "object does not exist"
-	Exit int    // one of the Exit… statuses
+	Name  string // WHARF_…
+	Text  string // what errors of this code say: "object does not exist"
+	Exit  int    // one of the Exit… statuses
+	Class Class  // what a job does with it: Transient, Operator, Poison, Fatal or Outcome
 	// Standing marks a code found in the data or the configuration that a cancellation can
 	// never cause: a command cancelled after failing with it still exits with its status.
 	Standing bool
@@ -44,6 +45,9 @@ func (c *Code) Code() string { return c.d.Name }
 // Exit is the process exit status of an error with this code.
 func (c *Code) Exit() int { return c.d.Exit }
 
+// Class is what a job does with an error of this code; ClassOf asks it of any error.
+func (c *Code) Class() Class { return c.d.Class }
+
 // Standing reports whether a cancellation can never cause this code.
 func (c *Code) Standing() bool { return c.d.Standing }
 
@@ -65,6 +69,8 @@ func New(d Def) *Code {
 		panic(fmt.Sprintf("errcode: %q is not a WHARF_… name", d.Name))
 	case d.Text == "" || d.Section == "" || d.Meaning == "":
 		panic(fmt.Sprintf("errcode: %s needs Text, Section and Meaning", d.Name))
+	case d.Class < Outcome || d.Class > Fatal:
+		panic(fmt.Sprintf("errcode: %s needs a Class (Transient, Operator, Poison, Fatal or Outcome)", d.Name))
 	}
 	switch d.Exit {
 	case ExitFailed, ExitUsage, ExitComplete, ExitHeld, ExitInterrupted:

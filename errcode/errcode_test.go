@@ -7,8 +7,20 @@ import (
 	"testing"
 )
 
-var testCode = New(Def{Name: "WHARF_TEST_ONLY_CODE", Text: "test failure", Exit: ExitUsage,
+var testCode = New(Def{Name: "WHARF_TEST_ONLY_CODE", Text: "test failure", Exit: ExitUsage, Class: Fatal,
 	Section: "Test", Meaning: "only in this package's tests"})
+
+// A code of each class, for these tests only (testCode, in errcode_test.go, is Fatal).
+var (
+	testOutcome   = testDef("WHARF_TEST_CLASS_OUTCOME", Outcome)
+	testTransient = testDef("WHARF_TEST_CLASS_TRANSIENT", Transient)
+	testPoison    = testDef("WHARF_TEST_CLASS_POISON", Poison)
+	testOperator  = testDef("WHARF_TEST_CLASS_OPERATOR", Operator)
+)
+
+func testDef(name string, c Class) *Code {
+	return New(Def{Name: name, Text: name, Exit: ExitFailed, Class: c, Section: "Test", Meaning: "only in this package's tests"})
+}
 
 func TestOfFindsTheCodeThroughWrapping(t *testing.T) {
 	cause := errors.New("disk on fire")
@@ -32,10 +44,13 @@ func TestOfFindsTheCodeThroughWrapping(t *testing.T) {
 
 func TestNewRefusesBadDefinitions(t *testing.T) {
 	for name, d := range map[string]Def{
-		"duplicate": {Name: "WHARF_TEST_ONLY_CODE", Text: "x", Exit: 1, Section: "s", Meaning: "m"},
-		"bad name":  {Name: "wharf_lower", Text: "x", Exit: 1, Section: "s", Meaning: "m"},
-		"bad exit":  {Name: "WHARF_TEST_EXIT_3", Text: "x", Exit: 3, Section: "s", Meaning: "m"},
-		"no text":   {Name: "WHARF_TEST_NO_TEXT", Exit: 1, Section: "s", Meaning: "m"},
+		"duplicate": {Name: "WHARF_TEST_ONLY_CODE", Text: "x", Exit: 1, Class: Fatal, Section: "s", Meaning: "m"},
+		"bad name":  {Name: "wharf_lower", Text: "x", Exit: 1, Class: Fatal, Section: "s", Meaning: "m"},
+		"bad exit":  {Name: "WHARF_TEST_EXIT_3", Text: "x", Exit: 3, Class: Fatal, Section: "s", Meaning: "m"},
+		"no text":   {Name: "WHARF_TEST_NO_TEXT", Exit: 1, Class: Fatal, Section: "s", Meaning: "m"},
+		"no class":  {Name: "WHARF_TEST_NO_CLASS", Text: "x", Exit: 1, Section: "s", Meaning: "m"},
+		"bad class": {Name: "WHARF_TEST_BAD_CLASS", Text: "x", Exit: 1, Class: Fatal + 1, Section: "s", Meaning: "m"},
+		"unclassed": {Name: "WHARF_TEST_UNCLASSIFIED", Text: "x", Exit: 1, Class: Unclassified, Section: "s", Meaning: "m"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {

@@ -14,30 +14,30 @@ const section = "Leases and the commit log"
 var (
 	// ErrHeld: another node holds the lease and this machine does not judge it expired.
 	ErrHeld = errcode.New(errcode.Def{Name: "WHARF_LEASE_HELD", Text: "lease held by another node",
-		Exit: errcode.ExitHeld, Standing: true, Section: section,
+		Exit: errcode.ExitHeld, Class: errcode.Transient, Standing: true, Section: section,
 		Meaning: "The lease is held by another node (or, for a machine lease, another process on this machine), and this machine has not seen it unchanged for its TTL plus the skew bound. The message names the holder and the time until which this machine will not take it over. Nothing was written: the run was skipped.",
 		Remedy:  "Nothing is wrong: another run holds it. A scheduler should treat exit 75 as \"skipped, try at the next tick\". To take over a lease whose holder died, give `--wait` (or `lease.wait`) of at least TTL + 30 s, or free it with `wharf lease release NAME --node HOLDER`."})
 	// ErrFenced: a commit or save lost its condition to a higher fence (a later acquisition
 	// took the lease over), or came after the holder's deadline.
 	ErrFenced = errcode.New(errcode.Def{Name: "WHARF_LEASE_FENCED", Text: "fenced: a later holder took the lease over",
-		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Standing: true, Section: section,
 		Meaning: "A commit (or a save) lost its condition to a higher fence: a later acquisition took the lease over (this holder was paused, partitioned or slow past its TTL), or the holder's own deadline (TTL less the skew bound after its last successful renewal) had passed. What this holder wrote after that is not readable: readers follow the lease record, and the record never named it.",
 		Remedy:  "Nothing to repair. The run that holds the lease now carries on; run again later (with `--resume` for an export) if it is still needed."})
 	// ErrNotHeld: renew or release by a node that does not hold the lease, or whose hold a
 	// later acquisition fenced past, or past the holder's deadline. The record is left
 	// untouched.
 	ErrNotHeld = errcode.New(errcode.Def{Name: "WHARF_LEASE_NOT_HELD", Text: "lease not held by this node",
-		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Standing: true, Section: section,
 		Meaning: "A renew or release came from a node that does not hold the lease, or from a holder that a later acquisition fenced past, or from one whose deadline passed (no renewal succeeded within its TTL less the skew bound: its own timer stopped it, whatever a request in flight was doing). The lease record was left untouched; `wharf lease run` stops its command.",
 		Remedy:  "Check `wharf lease show NAME`: the holder and fence it names are the current ones."})
 	// ErrNodeIDLocal: a bucket lease under the node id "local".
 	ErrNodeIDLocal = errcode.New(errcode.Def{Name: "WHARF_LEASE_NODE_ID_LOCAL", Text: "a bucket lease needs a node id other than local",
-		Exit: errcode.ExitUsage, Standing: true, Section: section,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Standing: true, Section: section,
 		Meaning: "A lease in a bucket was asked for under the node id `local`, the default, which every machine has: two machines could not be told apart.",
 		Remedy:  "Set `WHARF_NODE_ID` (or `--node`, or `lease.node` in the config) to a name unique to this machine or pod."})
 	// ErrCursorKindMismatch: a log entry of the wrong kind for its log.
 	ErrCursorKindMismatch = errcode.New(errcode.Def{Name: "WHARF_LEASE_CURSOR_KIND_MISMATCH", Text: "commit log entry of the wrong kind",
-		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: section,
 		Meaning: "A commit log holds entries of one kind (an export's journal is `export`); an entry of another kind was committed to it or read from it. Two jobs use one lease name.",
 		Remedy:  "Give the job its own lease name; `wharf lease log NAME` shows the kind of each entry."})
 	// ErrCoordinationUnproven is the probe's: leases need a store proven cas.

@@ -41,8 +41,8 @@
 //   - A record that cannot be written (a full spool) is retried like an upload, without
 //     sending the file again; it never stops the service.
 //   - Each file is retried with exponential backoff and jitter, without limit; only a fatal
-//     error (a collision, a spooled file that changed or vanished, a configuration error)
-//     stops the service.
+//     error (errcode.ClassOf is errcode.Fatal: a collision, a spooled file that changed or
+//     vanished, a configuration error) stops the service.
 //   - Multipart uploads share UploadConcurrency parts in flight. A large file is offered to the
 //     store for reading in place (io.ReaderAt: the S3 backend sends each part straight from
 //     the file); backends that buffer parts hold at most UploadConcurrency × PartSize. That
@@ -69,8 +69,9 @@
 //
 // Handler serves /metrics (Prometheus text, from a registry of the Shipper's own), /status
 // (JSON, Status) and /healthz: 200 while healthy (probing and retrying included), 503 once
-// three attempts in a row failed with an error that needs an operator (refused credentials,
-// a missing bucket, a full spool, uploads arriving damaged; back to 200 at the next success)
+// three attempts in a row failed with an error that needs an operator (class errcode.Operator:
+// refused or missing credentials, a missing bucket, a full spool, uploads arriving damaged;
+// back to 200 at the next success)
 // and once fatal. A request the store refused for its time (store.ErrClockSkewed) is
 // retried like an outage and keeps /healthz at 200, degraded: a warning, /status and /healthz
 // name the skew the store's answer showed. The

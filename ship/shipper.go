@@ -421,6 +421,6 @@ func (s *Shipper) serve() (func(), error) {
 
 // ErrListen: the address of Config.Listen cannot be served.
 var ErrListen = errcode.New(errcode.Def{Name: "WHARF_SHIP_LISTEN_FAILED",
-	Text: "cannot serve /metrics, /status and /healthz on the listen address", Exit: errcode.ExitFailed, Section: "Ship",
+	Text: "cannot serve /metrics, /status and /healthz on the listen address", Exit: errcode.ExitFailed, Class: errcode.Operator, Section: "Ship",
 	Meaning: "The address given by `listen` (`--listen`) cannot be bound: another process listens on that port (address already in use), the address is not one of this machine's, or the port is below 1024 and the process may not bind it. The message names the address and the system's answer. Nothing was shipped.",
 	Remedy:  "Give another address (`--listen 127.0.0.1:9465`), or `off` for no endpoints, or stop what holds the port (`ss -ltnp` shows it)."})

@@ -14,7 +14,6 @@ import (
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/driver"
 	"github.com/wharfdata/wharf/store/probe"
 )
 
@@ -111,22 +110,14 @@ type status struct {
 }
 
 // needsOperator reports whether err is a failure that retrying does not fix until someone
-// acts: refused credentials or permissions, a missing bucket, a full spool, uploads that keep
-// arriving damaged.
-func needsOperator(err error) bool {
-	for _, k := range []error{store.ErrForbidden, store.ErrBucketMissing, spool.ErrFull, driver.ErrRoleUnavailable,
-		driver.ErrCredentialUnbound, ErrUploadTruncated} {
-		if errors.Is(err, k) {
-			return true
-		}
-	}
-	return false
-}
+// acts, its class errcode.Operator: refused or missing credentials, permissions, a missing
+// bucket, a full spool, uploads that keep arriving damaged.
+func needsOperator(err error) bool { return errcode.ClassOf(err) == errcode.Operator }
 
 // clockSkew returns the skew between the store's clock and this machine's that a refusal for
 // the request's time (store.ErrClockSkewed) showed, rounded to the second.
 func clockSkew(err error) (time.Duration, bool) {
-	var se *driver.SkewError
+	var se *store.SkewError
 	if !errors.Is(err, store.ErrClockSkewed) || !errors.As(err, &se) || se.Skew() == 0 {
 		return 0, false
 	}

@@ -12,14 +12,13 @@ import (
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/driver"
 )
 
 // ErrObjectKeyCollision: an object with other content is at the key of a file being shipped.
 // The keys are deterministic, so this means another spool with the same epoch, or another
 // machine with the same node id, shipped there: the service stops rather than overwrite.
 var ErrObjectKeyCollision = errcode.New(errcode.Def{Name: "WHARF_OBJECT_KEY_COLLISION",
-	Text: "an object with different content is already at the key", Exit: errcode.ExitFailed, Standing: true, Section: "Ship",
+	Text: "an object with different content is already at the key", Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: "Ship",
 	Meaning: "An object with other content (another size or `wharf-sha256`) is already at the key of a file being shipped. Keys are unique per spool epoch and node id, so another spool with the same epoch (a copied spool directory) or another machine with the same node id wrote there. Shipping stops for good; nothing is overwritten and the file is kept. The message names the file, the key, both sizes and sha256s.",
 	Remedy:  "Fix the misconfiguration (give each machine its own `node`, never copy a spool directory), then restart. Do not delete the object to make way: it is someone else's data."})
 
@@ -403,20 +402,12 @@ func partsOf(n, part int64) int {
 	return int(max((n+part-1)/part, 1))
 }
 
-// isFatal reports whether err stops the service: a collision, a spool that lost or changed a
-// file, or a mistake in the configuration that no retry can fix. Everything else (the store
-// unreachable, throttling, refusals that an operator may fix meanwhile) is retried.
-func isFatal(err error) bool {
-	for _, k := range []error{ErrObjectKeyCollision, spool.ErrCorrupt, spool.ErrState, spool.ErrInput,
-		spool.ErrNotSpool, store.ErrKeyInvalid, store.ErrConfig, store.ErrUnsupported,
-		driver.ErrCredentialLiteral, driver.ErrCredentialConflict, driver.ErrEndpointUnsupported,
-		driver.ErrEndpointInsecure, driver.ErrEndpointNotAllowed} {
-		if errors.Is(err, k) {
-			return true
-		}
-	}
-	return false
-}
+// isFatal reports whether err stops the service: its class is errcode.Fatal (a collision, a
+// spool that lost or changed a file, a configuration no retry can fix). Every other class is
+// retried: transient failures, a bad item (a source file gone: the service retries each file
+// until it ships), and failures that need an operator, which also count toward an unhealthy
+// /healthz (needsOperator).
+func isFatal(err error) bool { return errcode.ClassOf(err) == errcode.Fatal }
 
 // budget bounds the part buffers of multipart uploads across the service.
 type budget chan struct{}

@@ -20,6 +20,7 @@ type (
 	Description   = driver.Description
 	Location      = driver.Location
 	Error         = driver.Error
+	SkewError     = driver.SkewError // the cause of an ErrClockSkewed error: both clocks
 	RetryPolicy   = driver.RetryPolicy
 )
 

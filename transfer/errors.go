@@ -16,26 +16,26 @@ var (
 	// copy began. The copy is never retried (the file would only be read again as it is now):
 	// what was sent is discarded, and the error names the file.
 	ErrLocalChanged = errcode.New(errcode.Def{Name: "WHARF_LOCAL_FILE_CHANGED", Text: "local file changed while it was copied",
-		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Exit: errcode.ExitFailed, Class: errcode.Poison, Standing: true, Section: section,
 		Meaning: "A local file got shorter or longer while `cp` was reading it (another program was writing it, or truncated it). The copy is not retried: nothing is left at the destination (an upload in parts is aborted before it is committed), and the message names the file with its size when the copy began and what it found.",
 		Remedy:  "Copy the file once it is complete (the program writing it has closed it), or copy a snapshot of it."})
 	// ErrLinkBroken: a symbolic link whose target is missing, or that leads into a loop of
 	// links. In a walk of a local directory it names one link passed over; given as the file
 	// to copy, it is the copy's error.
 	ErrLinkBroken = errcode.New(errcode.Def{Name: "WHARF_LINK_BROKEN", Text: "symbolic link does not resolve",
-		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Exit: errcode.ExitFailed, Class: errcode.Poison, Standing: true, Section: section,
 		Meaning: "A symbolic link points at nothing (its target is missing) or into a loop of links (`too many levels of symbolic links`). In `cp -r` of a local directory each such link is named on standard error and passed over, the rest is copied, and `cp` exits 1 with `WHARF_COPY_INCOMPLETE`; given as the file to copy, it is the error.",
 		Remedy:  "Fix or remove the link; `ls -l` shows where it points."})
 	// ErrSpecialFile: a named pipe, socket or device met in a walk of a local directory,
 	// which a recursive copy does not read (a pipe could block it forever).
 	ErrSpecialFile = errcode.New(errcode.Def{Name: "WHARF_SPECIAL_FILE", Text: "not a regular file",
-		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Exit: errcode.ExitFailed, Class: errcode.Poison, Standing: true, Section: section,
 		Meaning: "`cp -r` of a local directory met a named pipe, a socket or a device. It does not read them (a pipe could block the copy forever): each is named on standard error and passed over, the rest is copied, and `cp` exits 1 with `WHARF_COPY_INCOMPLETE`.",
 		Remedy:  "Copy such a file on its own (`wharf cp ./pipe s3://b/k` reads a named pipe to its end), or leave it out."})
 	// ErrIncomplete: a recursive copy passed over some of what it was asked to copy (each one
 	// named with its own code as it was found) and copied the rest.
 	ErrIncomplete = errcode.New(errcode.Def{Name: "WHARF_COPY_INCOMPLETE", Text: "not everything was copied",
-		Exit: errcode.ExitFailed, Standing: true, Section: section,
+		Exit: errcode.ExitFailed, Class: errcode.Outcome, Standing: true, Section: section,
 		Meaning: "`cp -r` copied everything it could and passed over the rest, each named on standard error with its own code as it was found: a key that cannot be a local file name or a key (`WHARF_KEY_INVALID`: a `..`, `.` or empty segment, a non-empty object whose key ends in `/`, a key that is also another key's directory), a broken symbolic link (`WHARF_LINK_BROKEN`), a named pipe, socket or device (`WHARF_SPECIAL_FILE`). The message counts them.",
 		Remedy:  "Read the lines above it: each names what was passed over and why. Rename a refused key with the store's own tools (`aws s3 mv`); fix or remove a broken link."})
 )

@@ -80,7 +80,7 @@ type docSection struct {
 	table   []string
 }
 
-const tableHead = "| Code | Exit | Meaning | What to do |\n|---|---|---|---|"
+const tableHead = "| Code | Exit | Class | Meaning | What to do |\n|---|---|---|---|---|"
 
 func parseErrorsDoc(doc string) (intro []string, sections []*docSection) {
 	var cur *docSection
@@ -104,7 +104,65 @@ func parseErrorsDoc(doc string) (intro []string, sections []*docSection) {
 // row is a code's line of its section's table in docs/errors.md.
 func row(c *errcode.Code) string {
 	d := c.Doc()
-	return fmt.Sprintf("| `%s` | %d | %s | %s |", d.Name, d.Exit, d.Meaning, d.Remedy)
+	return fmt.Sprintf("| `%s` | %d | %s | %s | %s |", d.Name, d.Exit, d.Class, d.Meaning, d.Remedy)
+}
+
+// classesHeading is the section of docs/errors.md that explains the classes; it follows the
+// exit codes, and classesSection writes all of it.
+const (
+	classesHeading = "Error classes"
+	classesAfter   = "Exit codes"
+)
+
+// exportEnds is what an export does with a failure that no resume mends by itself.
+const exportEnds = "the run fails, journaled failed unless nothing was attempted yet (exit 2)"
+
+// classResponses is what each job does with an error of each class (and of none): the
+// columns of the classes table after the class's meaning, which the registry gives.
+var classResponses = map[errcode.Class][3]string{
+	errcode.Outcome: {"—", "—", "—"},
+	errcode.Transient: {"retries the file with the backoff, without limit",
+		"reading an object: hands the split back and tries it again, the failure counted toward the object's `max_attempts` (reason `unreadable`); the coordinator or the sink failing past its retries: stops, and the same command resumes from the committed watermarks",
+		"the run fails and is journaled failed; `--resume` continues it"},
+	errcode.Poison: {"retries the file: a file is never left out",
+		"quarantines the object after `max_attempts` failures; its split goes on without it, the job ends `WHARF_BACKFILL_QUARANTINED`",
+		"the run fails naming the value or the object: a certified export never leaves a row out"},
+	errcode.Operator: {"retries the file; three such failures in a row turn `/healthz` unhealthy until one passes",
+		"stops at once, handing its splits back", exportEnds},
+	errcode.Fatal: {"stops shipping: `/healthz` says fatal", "stops at once, handing its splits back",
+		exportEnds},
+	errcode.Unclassified: {"retries the file", "reading an object: the object's data is bad (reason `corrupt`), as `poison`", "the run fails"},
+}
+
+// classesSection returns the prose of the classes section: what a class is, and the table of
+// classes from the registry's meanings and classResponses.
+func classesSection() []string {
+	lines := []string{
+		"Every code has a class: what a job does when it meets an error of that code while it works.",
+		"The jobs ask the class (`errcode.ClassOf` in Go), never a list of codes, so a new code is",
+		"handled everywhere as its class says. When an error holds several codes (one wrapping",
+		"another, or failures joined together) the most severe class decides, in the order of the",
+		"table: `outcome` least, `fatal` most. A code that wraps another never hides its class: an",
+		"export's `WHARF_EXPORT_WRITE_FAILED` wrapping `WHARF_FORBIDDEN` is `operator`. An error with",
+		"no code is unclassified: the last row says what each job does with one.",
+		"",
+		"The class and the exit status answer two questions. The exit status says how a command",
+		"ended (2: nothing was attempted); the class says what to do about the failure.",
+		"`WHARF_CREDENTIAL_UNBOUND` exits 2, and is `operator`: `wharf ship` retries it until",
+		"someone sets the variable.",
+		"",
+		"| Class | Meaning | `wharf ship` | `wharf backfill` | `wharf export` |",
+		"|---|---|---|---|---|",
+	}
+	for _, c := range append(slices.Clone(errcode.Classes), errcode.Unclassified) {
+		r := classResponses[c]
+		name, meaning := "`"+c.String()+"`", c.Meaning()
+		if c == errcode.Unclassified {
+			name, meaning = "no code", "A plain error: a decoder's, the system's, a source driver's."
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s | %s |", name, meaning, r[0], r[1], r[2]))
+	}
+	return lines
 }
 
 // expectedTables returns, by section, the table the registry says each section has.
@@ -125,8 +183,25 @@ func expectedTables() (map[string][]string, []string) {
 	return tables, order
 }
 
+// TestEveryCodeHasAClass holds every code linked into the program to a class of the registry's
+// (errcode.New refuses a definition without one; this says so of the codes wharf has).
+func TestEveryCodeHasAClass(t *testing.T) {
+	if len(errcode.All()) < 20 {
+		t.Fatalf("%d codes registered: the registry is not linked in", len(errcode.All()))
+	}
+	for _, c := range errcode.All() {
+		if !slices.Contains(errcode.Classes, c.Class()) || c.Class().Meaning() == "" {
+			t.Errorf("%s has class %v, not one of %v", c.Name(), c.Class(), errcode.Classes)
+		}
+		if _, ok := classResponses[c.Class()]; !ok {
+			t.Errorf("%s: docs/errors.md says nothing of what the jobs do with class %v", c.Name(), c.Class())
+		}
+	}
+}
+
 // TestErrorsDocumented holds docs/errors.md to the code registry: every registered code has
-// its row (exit status, meaning, what to do) under its section, and no row names a code the
+// its row (exit status, class, meaning, what to do) under its section, the classes section
+// explains the registry's classes, and no row names a code the
 // program does not define; every WHARF_… literal in the source is a registered code or an
 // environment variable in docs/cli.md's table. With -update it rewrites the tables instead.
 func TestErrorsDocumented(t *testing.T) {
@@ -140,6 +215,17 @@ func TestErrorsDocumented(t *testing.T) {
 	for _, s := range sections {
 		bySection[s.heading] = s
 	}
+	if bySection[classesHeading] == nil {
+		s := &docSection{heading: classesHeading}
+		at := 0
+		for i, o := range sections {
+			if o.heading == classesAfter {
+				at = i + 1
+			}
+		}
+		sections = slices.Insert(sections, at, s)
+		bySection[classesHeading] = s
+	}
 	for _, name := range order {
 		if bySection[name] == nil {
 			s := &docSection{heading: name}
@@ -150,6 +236,7 @@ func TestErrorsDocumented(t *testing.T) {
 	if *updateDocs {
 		var b strings.Builder
 		b.WriteString(strings.Join(intro, "\n") + "\n")
+		bySection[classesHeading].prose = classesSection()
 		for _, s := range sections {
 			fmt.Fprintf(&b, "## %s\n", s.heading)
 			if prose := strings.Trim(strings.Join(s.prose, "\n"), "\n"); prose != "" {
@@ -165,6 +252,9 @@ func TestErrorsDocumented(t *testing.T) {
 			t.Fatal(err)
 		}
 		return
+	}
+	if got, want := strings.Trim(strings.Join(bySection[classesHeading].prose, "\n"), "\n"), strings.Join(classesSection(), "\n"); got != want {
+		t.Errorf("docs/errors.md: section %q differs from the registry's classes:\n%s\nwant:\n%s\nrun go test ./cmd/wharf -run TestErrorsDocumented -update", classesHeading, got, want)
 	}
 	for _, s := range sections {
 		rows, ok := want[s.heading]

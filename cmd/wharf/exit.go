@@ -21,10 +21,10 @@ const (
 
 // The codes the CLI adds to those of the packages it composes.
 var (
-	ErrUsage = errcode.New(errcode.Def{Name: "WHARF_USAGE", Text: "usage error", Exit: errcode.ExitUsage, Section: "Command line",
+	ErrUsage = errcode.New(errcode.Def{Name: "WHARF_USAGE", Text: "usage error", Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: "Command line",
 		Meaning: "Wrong arguments, an unknown flag or command, or a flag value out of range (`--format xml`).",
 		Remedy:  "Read `wharf <command> --help`; the message says what was expected."})
-	ErrInterrupted = errcode.New(errcode.Def{Name: "WHARF_INTERRUPTED", Text: "interrupted", Exit: errcode.ExitInterrupted, Section: "Command line",
+	ErrInterrupted = errcode.New(errcode.Def{Name: "WHARF_INTERRUPTED", Text: "interrupted", Exit: errcode.ExitInterrupted, Class: errcode.Outcome, Section: "Command line",
 		Meaning: "The command was cancelled by Ctrl-C or SIGTERM. In-flight requests were cancelled, a partial local file was removed, a multipart upload was aborted.",
 		Remedy:  "Run it again; nothing half-written was left behind."})
 )

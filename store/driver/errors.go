@@ -19,39 +19,39 @@ const (
 // The kinds of store failures. Each is an *errcode.Code: test for it with errors.Is.
 var (
 	ErrNotExist = errcode.New(errcode.Def{Name: "WHARF_NOT_FOUND", Text: "object does not exist",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Exit: errcode.ExitFailed, Class: errcode.Poison, Section: sectionObjects,
 		Meaning: "No object at the key (or no local file at the path). The message names the key.",
 		Remedy:  "Check the key with `wharf ls`; keys are case-sensitive and taken byte for byte."})
 	ErrBucketMissing = errcode.New(errcode.Def{Name: "WHARF_BUCKET_MISSING", Text: "bucket does not exist",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Exit: errcode.ExitFailed, Class: errcode.Operator, Section: sectionObjects,
 		Meaning: "The bucket, container or local directory itself does not exist. wharf never treats it as empty. The message names it.",
 		Remedy:  "Check the bucket name and endpoint; create it with `wharf mb URL` (the bucket alone, such as `wharf mb s3://bucket`) if it should exist."})
 	ErrPreconditionFailed = errcode.New(errcode.Def{Name: "WHARF_PRECONDITION_FAILED", Text: "precondition failed",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Exit: errcode.ExitFailed, Class: errcode.Poison, Section: sectionObjects,
 		Meaning: "A conditional write or read did not hold: `cp --if-absent` onto an existing object, a stale ETag on replace or delete, a pinned read of an object that changed.",
 		Remedy:  "Another writer got there first. Re-read the object and decide; do not retry blindly."})
 	ErrForbidden = errcode.New(errcode.Def{Name: "WHARF_FORBIDDEN", Text: "access denied",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Exit: errcode.ExitFailed, Class: errcode.Operator, Section: sectionObjects,
 		Meaning: "The store refused access (HTTP 403, invalid or missing credentials, bad signature), or a local permission error.",
 		Remedy:  "Check the credentials the AWS SDK chain finds (`AWS_ACCESS_KEY_ID`, `AWS_PROFILE`…) and the bucket policy. On Azure, check the account key or the SAS token: its permissions, and its expiry (the message says when a SAS token expired). On Google Cloud Storage, check the service-account key or the application default credentials (`GOOGLE_APPLICATION_CREDENTIALS`, `gcloud auth application-default login`) and the bucket's IAM roles; the message says when no credentials were found or a token was refused."})
 	ErrClockSkewed = errcode.New(errcode.Def{Name: "WHARF_CLOCK_SKEWED", Text: "the store refused the request's time: this machine's clock is too far from the store's",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
-		Meaning: "The store refused a request because the time it was signed with is too far from the store's own clock (S3 `RequestTimeTooSkewed`: MinIO and AWS allow 15 minutes). A clock problem, not a credential one: nothing was done. The message gives both times and the skew between them when the store's answer carried its time (its `Date`). The AWS SDK measures the skew from each answer and signs the next request with it, so a retry may pass; `wharf ship` retries such a failure as transient and stays healthy.",
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Section: sectionObjects,
+		Meaning: "The store refused a request because the time it was signed with is too far from the store's own clock (S3 `RequestTimeTooSkewed`: MinIO and AWS allow 15 minutes). A clock problem, not a credential one: nothing was done. The message gives both times and the skew between them when the store's answer carried its time (its `Date`). The AWS SDK measures the skew from each answer and signs the next request with it, so a retry may pass: `wharf ship` retries such a failure and stays healthy, `wharf backfill` reads the object again (reason `unreadable`).",
 		Remedy:  "Sync this machine's clock (NTP: `chronyc tracking`, `timedatectl`), or the store's. `wharf probe URL` reports the skew once requests pass."})
 	ErrUnsupported = errcode.New(errcode.Def{Name: "WHARF_UNSUPPORTED", Text: "not supported by this store",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Exit: errcode.ExitFailed, Class: errcode.Fatal, Section: sectionObjects,
 		Meaning: "The store cannot do this: `mb` on standard output, a server answering 501, a key that collides with a directory in a file store.",
 		Remedy:  "Use a store that supports the operation, or another key."})
 	ErrUnavailable = errcode.New(errcode.Def{Name: "WHARF_UNAVAILABLE", Text: "store unavailable",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Section: sectionObjects,
 		Meaning: "The store did not answer after the retry policy was spent (transport faults, throttling, 5xx). The message names the request and the number of attempts; it claims nothing about the content.",
 		Remedy:  "Check connectivity and the endpoint; run again later."})
 	ErrOutcomeUnknown = errcode.New(errcode.Def{Name: "WHARF_OUTCOME_UNKNOWN", Text: "outcome unknown: the answer to a conditional write was lost",
-		Exit: errcode.ExitFailed, Section: sectionObjects,
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Section: sectionObjects,
 		Meaning: "The answer to a conditional write was lost: it may or may not have landed. wharf never resends a conditional write.",
 		Remedy:  "Check with `wharf stat`: an object carrying the write's `wharf-put-id` metadata means it landed."})
 	ErrKeyInvalid = errcode.New(errcode.Def{Name: "WHARF_KEY_INVALID", Text: "invalid key",
-		Exit: errcode.ExitUsage, Section: sectionObjects,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: sectionObjects,
 		Meaning: "The key is refused before any request: empty, a leading `/`, an empty, `.` or `..` segment, a control character other than a tab, over 1024 bytes, or a backslash in a key to write or delete (Azure and SeaweedFS take it for `/`); or the URL names a bucket, a prefix or a directory where an object is needed (`wharf cat s3://bucket/`).",
 		Remedy:  "Fix the URL. wharf never writes outside a store's root."})
 )
@@ -60,39 +60,39 @@ var (
 // checked, before any connection.
 var (
 	ErrEndpointUnsupported = errcode.New(errcode.Def{Name: "WHARF_ENDPOINT_UNSUPPORTED", Text: "unsupported store URL",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: sectionURLs,
 		Meaning: "The URL's scheme has no backend (`ftp://…`) and names no store of the config file, or the endpoint is not an `http(s)://host` URL. The message names the scheme.",
 		Remedy:  "Use one of the schemes in [cli.md](cli.md#store-urls), or name a store defined under `stores:` in the config file."})
 	ErrEndpointInsecure = errcode.New(errcode.Def{Name: "WHARF_ENDPOINT_INSECURE", Text: "plaintext endpoint on a non-loopback host",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: sectionURLs,
 		Meaning: "A plaintext `http://` endpoint on a host that is not loopback (including a GCS emulator named by `STORAGE_EMULATOR_HOST`). Requests and signatures would be readable and replayable on the path. The message names the host.",
 		Remedy:  "Use `https://`; `http://` is accepted on 127.0.0.0/8, `::1` and `localhost` only."})
 	ErrEndpointNotAllowed = errcode.New(errcode.Def{Name: "WHARF_ENDPOINT_NOT_ALLOWED", Text: "endpoint host not allowed",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: sectionURLs,
 		Meaning: "`WHARF_ENDPOINT_ALLOWLIST` is set and the endpoint's host matches none of its patterns; or an export destination names a custom endpoint on a host that is not loopback and no allow-list admits it.",
 		Remedy:  "Use an allowed endpoint, or add the host to `WHARF_ENDPOINT_ALLOWLIST` (or the config's `endpoint_allowlist`) if it is legitimate."})
 	ErrCredentialLiteral = errcode.New(errcode.Def{Name: "WHARF_CREDENTIAL_LITERAL", Text: "credential given as a literal: give a reference (env://NAME or file:///path)",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: sectionURLs,
 		Meaning: "A credential was given as a literal value, including `user:password@` in a store URL or in any endpoint (from a flag, the config file, `AWS_ENDPOINT_URL*` or an AWS profile). The value is redacted from the message.",
 		Remedy:  "Give a reference: `env://NAME` or `file:///path`. For S3 you can also leave credentials out and let the AWS SDK chain find them."})
 	ErrCredentialUnbound = errcode.New(errcode.Def{Name: "WHARF_CREDENTIAL_UNBOUND", Text: "credential reference does not resolve",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Operator, Section: sectionURLs,
 		Meaning: "A credential reference does not resolve: the variable is unset or the file missing; or only one of an access key pair was given. The message names the field and the variable or path, never a value.",
 		Remedy:  "Set the variable or create the file."})
 	ErrCredentialConflict = errcode.New(errcode.Def{Name: "WHARF_CREDENTIAL_CONFLICT", Text: "conflicting credentials",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: sectionURLs,
 		Meaning: "Credentials that exclude each other: `anonymous` beside keys, `credentials: role` beside keys, an Azure account key beside a SAS token; Azure credentials in the environment (`AZURE_STORAGE_ACCOUNT`, a connection string's `AccountName`) for another account than the URL's.",
 		Remedy:  "Give one way to authenticate."})
 	ErrConfig = errcode.New(errcode.Def{Name: "WHARF_CONFIG_INVALID", Text: "invalid configuration",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Fatal, Section: sectionURLs,
 		Meaning: "A store option or the config file is invalid: an option the store's backend does not have (`--region` for a `file://` store), `anonymous: maybe`, a relative `file://` URL, a bucket name the store would refuse; an Azure account or container name Azure would refuse, an account key that is not base64, a SAS token or `AZURE_STORAGE_CONNECTION_STRING` that does not parse (named, never quoted), or no Azure credentials at all; a GCS `service_account_file` that is not a service-account JSON key (the message names the reference and the JSON field at fault, never the content), or `credentials: role` on a `gs://` URL. Or the config file (`wharf.yaml`) is unreadable, not YAML, has an unknown key, a value of the wrong type, an unset `${env:NAME}`, `${…}` in a credential field, two exports of one name. The message names the file, the line and the key.",
 		Remedy:  "Fix the option or the file; each store's options are in [stores.md](stores.md), the config file's keys in [config.md](config.md)."})
 	ErrNoCredentials = errcode.New(errcode.Def{Name: "WHARF_CREDENTIALS_MISSING", Text: "no credentials found",
-		Exit: errcode.ExitUsage, Section: sectionURLs,
+		Exit: errcode.ExitUsage, Class: errcode.Operator, Section: sectionURLs,
 		Meaning: "No credentials were given and none could be found where the store's own tools look: for S3, the environment (`AWS_ACCESS_KEY_ID`), the profile in the shared config and credentials files, web identity, the container endpoint and EC2 instance metadata. The message names each source tried and the last one's answer. wharf stops before sending a request without credentials.",
 		Remedy:  "Give credentials (the environment, a profile, or references in the config file), or `--anonymous` for a public bucket."})
 	ErrRoleUnavailable = errcode.New(errcode.Def{Name: "WHARF_ROLE_UNAVAILABLE", Text: "no workload-role credentials: no source answered",
-		Exit: errcode.ExitFailed, Section: sectionURLs,
+		Exit: errcode.ExitFailed, Class: errcode.Operator, Section: sectionURLs,
 		Meaning: "`credentials: role` was asked for and no workload-role source answered (ECS container endpoint, STS web identity, IMDSv2), or the keys it had expired and no source answered a refresh (still-valid keys are kept over a failed refresh; expired ones are never used). The message names each source tried and why.",
 		Remedy:  "Run where a workload role is attached, or use keys."})
 )

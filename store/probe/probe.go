@@ -12,11 +12,11 @@ const sectionProbe = "Probe and coordination"
 // The kinds the probe reports.
 var (
 	ErrInconclusive = errcode.New(errcode.Def{Name: "WHARF_PROBE_INCONCLUSIVE", Text: "probe inconclusive",
-		Exit: errcode.ExitFailed, Section: sectionProbe,
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Section: sectionProbe,
 		Meaning: "A capability could not be shown either way (the store answered 501 or 403, or the connection failed). Shown beside the capability in `wharf probe`, whose own exit is 0.",
 		Remedy:  "Fix access or connectivity and probe again; an inconclusive capability is never counted as supported."})
 	ErrCoordinationUnproven = errcode.New(errcode.Def{Name: "WHARF_COORDINATION_UNPROVEN", Text: "store not proven to enforce conditional writes",
-		Exit: errcode.ExitFailed, Standing: true, Section: sectionProbe,
+		Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: sectionProbe,
 		Meaning: "Something that needs conditional writes (leases, fenced commits, `conditional_put: create`) was asked of a store that the probe did not prove `cas`.",
 		Remedy:  "Run `wharf probe URL` to see which capability is missing; use a store that enforces conditional writes, or a single writer."})
 )
