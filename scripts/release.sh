@@ -14,11 +14,20 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# The most the stripped binary may weigh, in MiB. Issue 22 sets 64; the Cloud Storage SDK
-# (cloud.google.com/go/storage, which links gRPC, xDS and Envoy's protos for DirectPath) keeps
-# the binary at ~80 MiB until store/gcs speaks the JSON API without it (measured: 60.5 MiB
-# without the SDK). This bound stops growth meanwhile; lower it to 64 when that lands.
-MAX_MIB=82
+# The most the stripped binary may weigh, in MiB (issue 22). bench/binsize shows what weighs what.
+MAX_MIB=64
+
+# Build tags of dependencies, each dropping code wharf never runs (cmd/wharf's releaseTags must
+# match; TestReleaseBuild checks):
+#   grpcnotrace        gRPC (linked by the Cloud Storage SDK and arrow's Flight) leaves out
+#                      golang.org/x/net/trace, whose init registers /debug/requests pages on
+#                      http.DefaultServeMux (wharf serves none) and renders them with
+#                      html/template. A reachable template execution makes the linker keep
+#                      every exported method of every type (reflect.Value.MethodByName): 15 MiB.
+#   arrow_json_stdlib  arrow-go's JSON goes through encoding/json instead of goccy/go-json, a
+#                      second JSON library (1.3 MiB); wharf's only use of it, the arrow.json
+#                      extension's raw values, is the same bytes either way.
+TAGS=grpcnotrace,arrow_json_stdlib
 
 out=./wharf
 if [ "${1:-}" = "-o" ]; then
@@ -28,7 +37,7 @@ fi
 version=${1:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
 commit=$(git rev-parse HEAD 2>/dev/null || echo "")
 
-CGO_ENABLED=0 go build -trimpath \
+CGO_ENABLED=0 go build -trimpath -tags "$TAGS" \
   -ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
   -o "$out" ./cmd/wharf
 

@@ -32,9 +32,9 @@ func testMain(m *testing.M) int {
 	// Probe verdicts are remembered in the user's cache directory: one of the run's own.
 	cacheHome = filepath.Join(dir, "cache")
 	// The end-to-end tests drive the test hooks (testhooks.go): build with their tag, and
-	// otherwise as scripts/release.sh builds (static, trimmed paths), so that the tests run
+	// otherwise as scripts/release.sh builds (static, trimmed paths, its tags), so that the tests run
 	// the binary users get and share its build cache.
-	build := exec.Command("go", "build", "-trimpath", "-tags", "wharftest", "-o", wharfBin, ".")
+	build := exec.Command("go", "build", "-trimpath", "-tags", "wharftest,"+releaseTags, "-o", wharfBin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"debug/elf"
 	"errors"
 	"os"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"testing"
 )
+
+// releaseTags are the build tags scripts/release.sh gives (its TAGS, which say why); the
+// end-to-end tests' binary is built with them too. TestReleaseBuild checks they match.
+const releaseTags = "grpcnotrace,arrow_json_stdlib"
 
 // releaseBuild builds wharf with scripts/release.sh, as a release is built, and returns the
 // binary. The script fails if what it built is not static or is over its size bound.
@@ -76,13 +81,23 @@ func TestBinaryIsStatic(t *testing.T) {
 }
 
 // TestReleaseBuild builds wharf with scripts/release.sh (which checks cgo and size itself) and
-// inspects the result: static, and stamped with the version it was given.
+// inspects the result: static, built with releaseTags, and stamped with the version it was
+// given.
 func TestReleaseBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wharf")
 	}
 	bin := releaseBuild(t)
 	assertStatic(t, bin)
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" && s.Value != releaseTags {
+			t.Errorf("scripts/release.sh builds with -tags %s; the end-to-end tests build with %s: make them match", s.Value, releaseTags)
+		}
+	}
 	out, err := exec.Command(bin, "version").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "wharf v0.0.0-test ") {
 		t.Errorf("wharf version: %v: %q, want the stamped version v0.0.0-test", err, out)
