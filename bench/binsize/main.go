@@ -3,14 +3,14 @@
 // figures are those of the stripped binary, which keeps the same sections but the symbol
 // table and DWARF).
 //
-//	go build -trimpath -o /tmp/wharf-full ./cmd/wharf
+//	CGO_ENABLED=0 go build -trimpath -tags grpcnotrace,arrow_json_stdlib -o /tmp/wharf-full ./cmd/wharf
 //	go run ./bench/binsize /tmp/wharf-full            # by module
 //	go run ./bench/binsize -pkg /tmp/wharf-full       # by package
 //
 // Only symbols in sections that occupy the file count: .bss and .noptrbss (zeroed at start,
 // however large) take no bytes of it. The function table (.gopclntab, about as large as the
 // code) has no per-symbol sizes: its share of each module is estimated in proportion to the
-// module's code and reported apart, in the "est. total" column.
+// module's code and added to the module's code and data in the "est. total" column.
 package main
 
 import (
