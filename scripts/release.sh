@@ -47,7 +47,9 @@ if ! go version -m "$out" | grep -q $'^\tbuild\tCGO_ENABLED=0$'; then
 fi
 size=$(wc -c <"$out")
 if [ "$size" -gt $((MAX_MIB << 20)) ]; then
-  echo "scripts/release.sh: $out is $size bytes, over the $MAX_MIB MiB bound (bench/binsize shows what weighs what)" >&2
+  echo "scripts/release.sh: $out is $size bytes, over the $MAX_MIB MiB bound (bench/binsize shows what weighs what;" \
+    "a jump of ~15 MiB means something reaches reflect.Value.Method again:" \
+    "go build -tags $TAGS -ldflags=-dumpdep -o /dev/null ./cmd/wharf 2>&1 | grep ReflectMethod)" >&2
   exit 1
 fi
 printf '%s: %s bytes (%s MiB), static, version %s\n' "$out" "$size" "$(awk -v s="$size" 'BEGIN{printf "%.1f", s/1048576}')" "$version"

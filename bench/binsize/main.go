@@ -148,6 +148,7 @@ func pkgOf(sym string) string {
 	sym = strings.TrimPrefix(sym, "*")
 	sym = strings.TrimPrefix(sym, ".eq.") // generated equality of a type
 	sym, _, _ = strings.Cut(sym, "[")     // a generic instance belongs to its function's package
+	sym, _, _ = strings.Cut(sym, ",")     // an itab (type,interface) belongs to the type's package
 	if strings.HasPrefix(sym, "go:") || !strings.Contains(sym, ".") {
 		return "runtime"
 	}
