@@ -31,8 +31,11 @@ func testMain(m *testing.M) int {
 	wharfBin = filepath.Join(dir, "wharf")
 	// Probe verdicts are remembered in the user's cache directory: one of the run's own.
 	cacheHome = filepath.Join(dir, "cache")
-	// The end-to-end tests drive the test hooks (testhooks.go): build with their tag.
-	build := exec.Command("go", "build", "-tags", "wharftest", "-o", wharfBin, ".")
+	// The end-to-end tests drive the test hooks (testhooks.go): build with their tag, and
+	// otherwise as scripts/release.sh builds (static, trimmed paths, its tags), so that the tests run
+	// the binary users get and share its build cache.
+	build := exec.Command("go", "build", "-trimpath", "-tags", "wharftest,"+releaseTags, "-o", wharfBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building wharf for the end-to-end tests: %v\n", err)

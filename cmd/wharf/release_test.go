@@ -2,19 +2,118 @@ package main
 
 import (
 	"bytes"
+	"debug/buildinfo"
+	"debug/elf"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TestReleaseBuildHasNoTestHooks builds wharf as a release is built (no wharftest tag) and
-// scans the binary: none of the hooks that make a test binary pause or SIGKILL itself, and
-// none of the variables that arm them, are in it. The same scan of a build with the tag finds
-// them, so the scan can fail.
+// releaseTags are the build tags scripts/release.sh gives (its TAGS, which say why); the
+// end-to-end tests' binary is built with them too. TestReleaseBuild checks they match.
+const releaseTags = "grpcnotrace,arrow_json_stdlib"
+
+// releaseBuild builds wharf with scripts/release.sh, as a release is built, and returns the
+// binary. The script fails if what it built is not static or is over its size bound.
+func releaseBuild(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "wharf")
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "release.sh"), "-o", bin, "v0.0.0-test")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/release.sh: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// dynamicLinking says what makes an ELF binary depend on the host's dynamic linker ("" for a
+// static binary): an interpreter (PT_INTERP) or a shared library it needs (DT_NEEDED).
+func dynamicLinking(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var why []string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				return "", err
+			}
+			why = append(why, "interpreter "+strings.TrimRight(string(b), "\x00"))
+		}
+	}
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return "", err
+	}
+	for _, l := range libs {
+		why = append(why, "needs "+l)
+	}
+	return strings.Join(why, ", "), nil
+}
+
+// assertStatic fails the test if the binary at path is dynamically linked; it skips on a
+// platform whose binaries are not ELF.
+func assertStatic(t *testing.T, path string) {
+	t.Helper()
+	why, err := dynamicLinking(path)
+	var fe *elf.FormatError
+	if errors.As(err, &fe) {
+		t.Skipf("%s is not an ELF binary: %v", path, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why != "" {
+		t.Errorf("%s is dynamically linked (%s): build it with CGO_ENABLED=0, as scripts/release.sh does", path, why)
+	}
+}
+
+// TestBinaryIsStatic inspects the binary the end-to-end tests run (built by TestMain as a
+// release is, with the test hooks' tag): it has no interpreter and needs no shared library,
+// so it runs on a host without glibc. Cheap: it builds nothing.
+func TestBinaryIsStatic(t *testing.T) {
+	assertStatic(t, wharfBin)
+}
+
+// TestReleaseBuild builds wharf with scripts/release.sh (which checks cgo and size itself) and
+// inspects the result: static, built with releaseTags, and stamped with the version it was
+// given.
+func TestReleaseBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds wharf")
+	}
+	bin := releaseBuild(t)
+	assertStatic(t, bin)
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" && s.Value != releaseTags {
+			t.Errorf("scripts/release.sh builds with -tags %s; the end-to-end tests build with %s: make them match", s.Value, releaseTags)
+		}
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "wharf v0.0.0-test ") {
+		t.Errorf("wharf version: %v: %q, want the stamped version v0.0.0-test", err, out)
+	}
+	if fi, err := os.Stat(bin); err == nil {
+		t.Logf("release binary: %d bytes (%.1f MiB)", fi.Size(), float64(fi.Size())/(1<<20))
+	}
+}
+
+// TestReleaseBuildHasNoTestHooks builds wharf as a release is built (scripts/release.sh, no
+// wharftest tag) and scans the binary: none of the hooks that make a test binary pause or
+// SIGKILL itself, and none of the variables that arm them, are in it. The same scan of the
+// end-to-end tests' build, which has the tag, finds them, so the scan can fail.
 func TestReleaseBuildHasNoTestHooks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds wharf twice")
+		t.Skip("builds wharf")
 	}
 	markers := [][]byte{[]byte("WHARF_TEST_EXPORT_PAUSE"), []byte("WHARF_TEST_SHIP"), []byte("main.killSelf"),
 		[]byte("main.(*pausingBucket).Put"), []byte("main.(*hookedBody).Read"),
@@ -23,14 +122,7 @@ func TestReleaseBuildHasNoTestHooks(t *testing.T) {
 		[]byte("WHARF_TEST_BACKFILL_CRASH"), []byte("main.crashingWriter.Close"), []byte("main.(*slowSource).Put"),
 		[]byte("WHARF_TEST_BACKFILL_FAIL"), []byte("WHARF_TEST_BACKFILL_BROKEN"), []byte("backfill.BreakForTest"),
 		[]byte("WHARF_TEST_S3_SIGN_SKEW"), []byte("s3.(*skewedSigner).SignHTTP")}
-	dir := t.TempDir()
-	scan := func(tags ...string) []string {
-		bin := filepath.Join(dir, "wharf"+string(rune('a'+len(tags))))
-		args := append([]string{"build"}, tags...)
-		cmd := exec.Command("go", append(args, "-o", bin, ".")...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %v: %v\n%s", tags, err, out)
-		}
+	scan := func(bin string) []string {
 		b, err := os.ReadFile(bin)
 		if err != nil {
 			t.Fatal(err)
@@ -43,10 +135,10 @@ func TestReleaseBuildHasNoTestHooks(t *testing.T) {
 		}
 		return found
 	}
-	if found := scan(); len(found) != 0 {
+	if found := scan(releaseBuild(t)); len(found) != 0 {
 		t.Errorf("a release build holds test hooks: %q", found)
 	}
-	if found := scan("-tags", "wharftest"); len(found) != len(markers) {
+	if found := scan(wharfBin); len(found) != len(markers) {
 		t.Errorf("a wharftest build holds only %q of the markers: the scan cannot tell", found)
 	}
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the release binary of wharf, the one way it is built (docs/cli.md#building-wharf):
+#
+#   scripts/release.sh [-o OUT] [VERSION]     OUT defaults to ./wharf; VERSION to git describe
+#
+# CGO_ENABLED=0: a static binary that needs no C library on the host (net and os/user, the only
+# packages that would use cgo, fall back to Go: Go's DNS resolver, /etc/passwd). -trimpath keeps
+# the builder's paths out; -s -w drops the symbol table and DWARF. GOOS and GOARCH pass through.
+# The version and commit are stamped into main.version and main.commit (wharf version).
+#
+# Then it checks what it built and fails, naming the check, if the binary was built with cgo
+# or is larger than MAX_MIB. cmd/wharf's TestReleaseBuild runs this script and inspects the
+# binary too.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# The most the stripped binary may weigh, in MiB (issue 22). bench/binsize shows what weighs what.
+MAX_MIB=64
+
+# Build tags of dependencies, each dropping code wharf never runs (cmd/wharf's releaseTags must
+# match; TestReleaseBuild checks):
+#   grpcnotrace        gRPC (linked by the Cloud Storage SDK and arrow's Flight) leaves out
+#                      golang.org/x/net/trace, whose init registers /debug/requests pages on
+#                      http.DefaultServeMux (wharf serves none) and renders them with
+#                      html/template. A reachable template execution makes the linker keep
+#                      every exported method of every type (reflect.Value.MethodByName): 15 MiB.
+#   arrow_json_stdlib  arrow-go's JSON goes through encoding/json instead of goccy/go-json, a
+#                      second JSON library (1.3 MiB); wharf's only use of it, the arrow.json
+#                      extension's raw values, is the same bytes either way.
+TAGS=grpcnotrace,arrow_json_stdlib
+
+out=./wharf
+if [ "${1:-}" = "-o" ]; then
+  out=$2
+  shift 2
+fi
+version=${1:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+commit=$(git rev-parse HEAD 2>/dev/null || echo "")
+
+CGO_ENABLED=0 go build -trimpath -tags "$TAGS" \
+  -ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
+  -o "$out" ./cmd/wharf
+
+if ! go version -m "$out" | grep -q $'^\tbuild\tCGO_ENABLED=0$'; then
+  echo "scripts/release.sh: $out was not built with CGO_ENABLED=0: it would need the host's C library" >&2
+  exit 1
+fi
+size=$(wc -c <"$out")
+if [ "$size" -gt $((MAX_MIB << 20)) ]; then
+  echo "scripts/release.sh: $out is $size bytes, over the $MAX_MIB MiB bound (bench/binsize shows what weighs what;" \
+    "a jump of ~15 MiB means something reaches reflect.Value.Method again:" \
+    "go build -tags $TAGS -ldflags=-dumpdep -o /dev/null ./cmd/wharf 2>&1 | grep ReflectMethod)" >&2
+  exit 1
+fi
+printf '%s: %s bytes (%s MiB), static, version %s\n' "$out" "$size" "$(awk -v s="$size" 'BEGIN{printf "%.1f", s/1048576}')" "$version"
