@@ -7,6 +7,8 @@
 //   - Add declares one flag for each key of the section that has a flag, with the field's
 //     help, its default (from the defaults given, or its default:"…" tag) and its unit as the
 //     value's type in --help (size, duration, int, string; a bool takes no value).
+//   - A bool, int or duration flag is read as pflag reads one, and a bad one refused as the
+//     command line is parsed.
 //   - A flag holds its text until Apply decodes it into the section's value by the key's own
 //     rules (yamlconf.Decoder.DecodeKey: units, minimums, ${env:…}), after the defaults, the
 //     environment and the file: a flag given wins, a flag not given changes nothing.
@@ -16,6 +18,8 @@ package yamlflag
 import (
 	"reflect"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -37,7 +41,29 @@ func (v *value) String() string {
 	return v.opt.Default
 }
 
+// Set keeps s. A bool, an int or a duration is read as pflag reads one ("--skew 0",
+// "--drain=1"), refusing a bad one at once, and kept as the config file writes it.
 func (v *value) Set(s string) error {
+	switch v.Type() {
+	case "duration":
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		s = d.String()
+	case "bool":
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return err
+		}
+		s = strconv.FormatBool(b)
+	case "int":
+		n, err := strconv.ParseInt(s, 0, 64)
+		if err != nil {
+			return err
+		}
+		s = strconv.FormatInt(n, 10)
+	}
 	v.text, v.set = s, true
 	return nil
 }
@@ -47,7 +73,7 @@ func (v *value) Type() string {
 	switch {
 	case v.opt.Unit == "bytes":
 		return "size"
-	case v.opt.Type.String() == "time.Duration":
+	case v.opt.Type == reflect.TypeFor[time.Duration]():
 		return "duration"
 	}
 	switch v.opt.Type.Kind() {

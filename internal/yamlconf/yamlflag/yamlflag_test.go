@@ -132,7 +132,6 @@ func TestApplyNamesTheFlag(t *testing.T) {
 	}{
 		{[]string{"--count", "0"}, "--count: 0: want at least 1"},
 		{[]string{"--size", "lots"}, "--size: "},
-		{[]string{"--retry-initial", "soon"}, "--retry-initial: "},
 	} {
 		fl, err := parse(t, tc.args...)
 		if err != nil {
@@ -153,5 +152,26 @@ func TestAddSomeKeys(t *testing.T) {
 	Add(fl, defaults(), "count", "retry.initial")
 	if got := Flags(fl, section{}); len(got) != 2 || got["count"] != "count" || got["retry-initial"] != "retry.initial" {
 		t.Errorf("Flags = %v, want count and retry-initial", got)
+	}
+}
+
+// TestTypedFlagsReadAsPflagDoes: a duration, bool or int flag reads what pflag's own did
+// ("--retry-initial 0", "--drain=1", "--count 0x10"), and refuses a bad one as it parses.
+func TestTypedFlagsReadAsPflagDoes(t *testing.T) {
+	fl, err := parse(t, "--retry-initial", "0", "--drain=1", "--count", "0x10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := defaults()
+	if err := Apply(fl, &v, &yamlconf.Decoder{}); err != nil {
+		t.Fatal(err)
+	}
+	if v.Retry.Initial != 0 || !v.Drain || v.Count != 16 {
+		t.Errorf("after Apply: %+v", v)
+	}
+	for _, args := range [][]string{{"--retry-initial", "soon"}, {"--drain=maybe"}, {"--count", "many"}} {
+		if _, err := parse(t, args...); err == nil || !strings.Contains(err.Error(), "invalid argument") {
+			t.Errorf("%v: %v, want pflag's invalid argument", args, err)
+		}
 	}
 }
