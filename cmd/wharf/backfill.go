@@ -49,7 +49,8 @@ A deleted, overwritten, corrupt or unreadable object fails an attempt of its spl
 it: the job goes on, and ends failed (WHARF_BACKFILL_QUARANTINED, exit 1) naming each bad
 object and why. A job already finished exits 5
 (WHARF_BACKFILL_ALREADY_COMPLETE); --replan lists the prefix again. Every key of the config
-file's backfill: section is also a flag. See docs/backfill.md.`,
+file's backfill: section is also a flag, but source (the argument), the NATS credentials and
+the stores' options. See docs/backfill.md.`,
 		Example: `  wharf backfill s3://logs/app/2026/ --to - | jq .level
   wharf backfill s3://logs/app/2026/ --to s3://lake/app-2026/ --job app-2026
   WHARF_NODE_ID=w1 wharf backfill s3://logs/app/ --to - --coordinator nats://10.0.0.5:4222 --listen 127.0.0.1:9465

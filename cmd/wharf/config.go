@@ -117,6 +117,17 @@ func (a *app) sectionDefaults(c *config) {
 	}
 }
 
+// flagKeys lists, for a command's help, the keys of a section that are also flags.
+func flagKeys(section any) string {
+	var keys []string
+	for _, o := range yamlconf.Options(section) {
+		if o.Flag != "" {
+			keys = append(keys, o.Key)
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
 // configFile is the config the global --config flag names, read once; nil without one.
 func (a *app) configFile() (*config, error) {
 	if a.configPath == "" || a.cfgRead {

@@ -63,8 +63,8 @@ WHARF_NODE_ID or --node.
                  has passed while wharf is stopped (a command reading a terminal stays
                  in wharf's process group: on Linux it still gets a parent-death signal)
 
-Every flag is also a key of the config file's lease: section (ttl, renew_every, skew, wait,
-node, coordination, lock_dir).`,
+Every key of the config file's lease: section is also a flag:
+` + flagKeys(lease.DefaultConfig()) + `.`,
 		Example: `  WHARF_NODE_ID=host-a wharf lease run nightly --store s3://jobs/locks -- ./nightly.sh
   wharf lease acquire orders --store s3://jobs/locks --node host-a --ttl 5m
   wharf lease show orders --store s3://jobs/locks --format json

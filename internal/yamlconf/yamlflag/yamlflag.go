@@ -35,8 +35,8 @@ type value struct {
 }
 
 func (v *value) String() string {
-	if v.set {
-		return v.text
+	if v.set || v.opt.Told {
+		return v.text // a told default is computed elsewhere: this value has none
 	}
 	return v.opt.Default
 }
