@@ -89,7 +89,10 @@ func TestE2EConfigMisspeltKeyRefusedEverywhere(t *testing.T) {
 	}
 	// The file without a misspelt key is read by all of them: the failures above are the key's.
 	writeFiles(t, dir, map[string]string{"ok.yaml": configAllSections})
-	if r := c.run(t, "-c", filepath.Join(dir, "ok.yaml"), "lease", "show", "nightly", "--store", "./locks"); strings.Contains(r.err, "unknown key") || strings.Contains(r.err, "WHARF_CONFIG_INVALID") {
-		t.Errorf("the valid file: exit %d, stderr %s", r.code, r.err)
+	for _, args := range commands {
+		r := c.run(t, append([]string{"-c", filepath.Join(dir, "ok.yaml")}, args...)...)
+		if strings.Contains(r.err, "unknown key") || strings.Contains(r.err, "WHARF_CONFIG_INVALID") {
+			t.Errorf("the valid file: wharf %s: exit %d, stderr %s", strings.Join(args, " "), r.code, r.err)
+		}
 	}
 }

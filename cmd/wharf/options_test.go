@@ -125,3 +125,51 @@ func TestKeysAndFlagsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestSectionPrecedence: for every job section the same order fills a key: the default, then
+// the environment, then the file, then the flag (docs/config.md).
+func TestSectionPrecedence(t *testing.T) {
+	env := map[string]string{"WHARF_NODE_ID": "env-node"}
+	for _, tc := range []struct {
+		path, section string
+		node          func(a *app, fl *pflag.FlagSet) (string, error)
+	}{
+		{"backfill", "backfill:\n  to: '-'\n", func(a *app, fl *pflag.FlagSet) (string, error) {
+			cfg, err := a.backfillConfig(fl, []string{t.TempDir() + "/"})
+			return cfg.Node, err
+		}},
+		{"ship", "ship:\n  spool: ./spool\n  to: ./bucket\n  pipeline: edge\n", func(a *app, fl *pflag.FlagSet) (string, error) {
+			cfg, err := a.shipConfig(fl)
+			return cfg.Node, err
+		}},
+		{"lease acquire", "lease:\n  ttl: 5m\n", func(a *app, fl *pflag.FlagSet) (string, error) {
+			cfg, err := a.leaseConfig(fl)
+			return cfg.Node, err
+		}},
+	} {
+		for _, step := range []struct {
+			env       map[string]string
+			file, arg string
+			want      string
+		}{
+			{nil, "", "", map[string]string{"backfill": "", "ship": "", "lease acquire": "local"}[tc.path]},
+			{env, "", "", "env-node"},
+			{env, "  node: file-node\n", "", "file-node"},
+			{env, "  node: file-node\n", "flag-node", "flag-node"},
+		} {
+			_, fl := commandFlags(t, newTestApp(nil, "").rootCommand(), tc.path) // fresh flags
+			a := newTestApp(step.env, writeConfig(t, tc.section+step.file))
+			var args []string
+			if step.arg != "" {
+				args = []string{"--node", step.arg}
+			}
+			if err := fl.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := tc.node(a, fl)
+			if got != step.want {
+				t.Errorf("%s with env %v, file %q, flag %q: node %q (err %v), want %q", tc.path, step.env, step.file, step.arg, got, err, step.want)
+			}
+		}
+	}
+}
