@@ -34,58 +34,62 @@ const ListenOff = listen.Off
 // EnvNodeID names this worker when neither the config nor a flag does.
 const EnvNodeID = "WHARF_NODE_ID"
 
-// Config configures a backfill: the backfill: section of wharf's config file, every key of
-// which is also a flag of `wharf backfill`. DefaultConfig gives every default, FromEnv the
-// environment's, Check validates.
+// Config configures a backfill: the backfill: section of wharf's config file. Each field
+// declares its key, flag, help and unit in its tags (internal/yamlconf's Option): every key is
+// also a flag of `wharf backfill` but those tagged flag:"-" (the source, which is the
+// command's argument, the NATS credentials and the stores' options). DefaultConfig gives
+// every default, FromEnv the environment's, Check validates.
 type Config struct {
-	Source string `yaml:"source"` // the prefix to read: s3://bucket/prefix/, gs://…, ./dir
-	To     string `yaml:"to"`     // the sink: "-" (standard output) or a store URL
+	// Source is the prefix to read: s3://bucket/prefix/, gs://…, ./dir (the command's argument).
+	Source string `yaml:"source" flag:"-"`
+	To     string `yaml:"to" help:"the sink: - (standard output) or a store URL for parts, a manifest and _SUCCESS"`
 	// Job names the job in the coordinator; "" derives it from Source and To, so the same
 	// command started on several machines shares one job.
-	Job string `yaml:"job"`
+	Job string `yaml:"job" help:"the job's name in the coordinator" default:"derived from the source and --to"`
 	// Coordinator is bucket, solo, or a NATS URL (nats://host:port, several separated by
 	// commas).
-	Coordinator string `yaml:"coordinator"`
+	Coordinator string `yaml:"coordinator" help:"bucket, solo, or nats://HOST:PORT (several separated by commas)"`
 	// CoordinatorStore is the store URL whose _wharf/backfill/<job>/ holds the job with the
 	// bucket coordinator; "" is the root of the source's bucket.
-	CoordinatorStore string `yaml:"coordinator_store"`
-	Node             string `yaml:"node"` // this worker's id; "" is WHARF_NODE_ID, else host-pid
+	CoordinatorStore string `yaml:"coordinator_store" help:"with --coordinator bucket: the store URL that holds _wharf/backfill/<job>/" default:"the source's bucket"`
+	// Node is this worker's id; "" is WHARF_NODE_ID, else host-pid.
+	Node string `yaml:"node" help:"this worker's id, one per live worker" default:"$WHARF_NODE_ID, else host-pid"`
 
-	MaxInFlight     int    `yaml:"max_in_flight"`                 // splits this worker reads at once
-	SplitBytes      int64  `yaml:"split_bytes" unit:"bytes"`      // target size of a split
-	SplitMaxObjects int    `yaml:"split_max_objects"`             // most objects in one split
-	MaxRecordBytes  int64  `yaml:"max_record_bytes" unit:"bytes"` // a longer record is corruption
-	MaxAttempts     int    `yaml:"max_attempts"`                  // failures of an object before it is quarantined
-	ReadWindow      int64  `yaml:"read_window" unit:"bytes"`      // memory per split: ranges read ahead, plus ~6 MiB to decode
-	ReadRequest     int64  `yaml:"read_request" unit:"bytes"`     // largest ranged GET
-	ReadConcurrency int    `yaml:"read_concurrency"`              // ranged GETs in flight per split
-	Compression     string `yaml:"compression"`                   // auto, none, gzip or zstd
+	MaxInFlight     int    `yaml:"max_in_flight" help:"splits this worker reads at once"`
+	SplitBytes      int64  `yaml:"split_bytes" unit:"bytes" help:"target size of a split (an object larger is a split alone)"`
+	SplitMaxObjects int    `yaml:"split_max_objects" help:"most objects in a split"`
+	MaxRecordBytes  int64  `yaml:"max_record_bytes" unit:"bytes" help:"a longer record is corruption"`
+	MaxAttempts     int    `yaml:"max_attempts" help:"failures of an object before it is quarantined (its split goes on without it)"`
+	ReadWindow      int64  `yaml:"read_window" unit:"bytes" help:"memory per split: ranges read ahead, plus about 6MiB to decode"`
+	ReadRequest     int64  `yaml:"read_request" unit:"bytes" help:"largest ranged GET"`
+	ReadConcurrency int    `yaml:"read_concurrency" help:"ranged GETs in flight per split"`
+	Compression     string `yaml:"compression" help:"auto (by extension or magic bytes), none, gzip or zstd"`
 
 	// LeaseTTL is the TTL of the job's leases (each split's, the leader's, each node id's): a
 	// lease its holder has not renewed for LeaseTTL + LeaseSkew() (LeaseTTL/5) is taken over,
 	// and a holder stops LeaseTTL − LeaseSkew() after its last successful write.
-	LeaseTTL       time.Duration `yaml:"lease_ttl"`
-	CommitInterval time.Duration `yaml:"commit_interval"` // how often a streaming sink commits its watermark
-	PollInterval   time.Duration `yaml:"poll_interval"`   // how often an idle worker looks for work
+	LeaseTTL       time.Duration `yaml:"lease_ttl" help:"the TTL of the job's leases: a split not renewed for it and a fifth more (the skew bound) is taken over by another worker"`
+	CommitInterval time.Duration `yaml:"commit_interval" help:"how often standard output's watermark is committed (the records its reader took by then)"`
+	PollInterval   time.Duration `yaml:"poll_interval" help:"how often an idle worker looks for work"`
 
-	Listen       string `yaml:"listen"`        // host:port of /metrics, /status; off for none
-	ListenRemote bool   `yaml:"listen_remote"` // allow a Listen address that is not loopback
+	Listen       string `yaml:"listen" help:"address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)"`
+	ListenRemote bool   `yaml:"listen_remote" help:"allow a --listen address that is not loopback"`
 
 	NATS NATSConfig `yaml:"nats"`
 
 	// Store and ToStore say how to open Source and To: their backend's options (endpoint,
 	// region, credential references…).
-	Store   store.Config `yaml:"store"`
-	ToStore store.Config `yaml:"to_store"`
+	Store   store.Config `yaml:"store" flag:"-"`
+	ToStore store.Config `yaml:"to_store" flag:"-"`
 }
 
 // NATSConfig are the options of the NATS coordinator.
 type NATSConfig struct {
 	// Replicas of the job's key-value bucket; 0 is 3 on a cluster, 1 on a single server.
-	Replicas int    `yaml:"replicas"`
-	User     string `yaml:"user"`
-	Password string `yaml:"password" secret:"ref"` // env://NAME or file:///path
-	Token    string `yaml:"token" secret:"ref"`    // env://NAME or file:///path
+	Replicas int    `yaml:"replicas" help:"replicas of the job's NATS key-value bucket (0: 3 on a cluster, else 1)"`
+	User     string `yaml:"user" flag:"-"`
+	Password string `yaml:"password" secret:"ref" flag:"-"` // env://NAME or file:///path
+	Token    string `yaml:"token" secret:"ref" flag:"-"`    // env://NAME or file:///path
 }
 
 // DefaultConfig returns the defaults: the bucket coordinator, 4 splits in flight, splits of

@@ -26,7 +26,8 @@ const LocalNode = "local"
 // EnvNodeID names this machine when neither the config nor a flag does.
 const EnvNodeID = "WHARF_NODE_ID"
 
-// Config is the lease: section of wharf's config file; every key is also a flag of `wharf
+// Config is the lease: section of wharf's config file. Each field declares its key, flag,
+// help and unit in its tags (internal/yamlconf's Option): every key is also a flag of `wharf
 // lease`. DefaultConfig gives every default, FromEnv the environment's, Check validates.
 type Config struct {
 	// TTL is how long a lease is granted from each acquisition or renewal: at least 1 ms and at
@@ -34,24 +35,24 @@ type Config struct {
 	// counts on no more than the record says: it truncates the TTL to them. A TTL is how long a holder that died blocks everyone else, and no
 	// job is served by a week; the bound also keeps every sum of a monotonic reading, a TTL,
 	// the skew and a wait far inside time.Duration's 292 years, where a sum would wrap round.
-	TTL time.Duration `yaml:"ttl"`
+	TTL time.Duration `yaml:"ttl" help:"how long an acquisition or renewal holds the lease (at most 168h)"`
 	// RenewEvery is how long after its last successful write (an acquisition, renewal,
 	// commit or save) the holding process renews; 0 means TTL/3.
-	RenewEvery time.Duration `yaml:"renew_every"`
+	RenewEvery time.Duration `yaml:"renew_every" help:"how long after its last successful write the holding process renews" default:"TTL/3"`
 	// Skew bounds how far two machines' clocks may run apart over one TTL: a contender takes
 	// a lease over only TTL + Skew after it first saw its current version, and a holder stops
 	// committing TTL − Skew after its last successful renewal.
-	Skew time.Duration `yaml:"skew"`
+	Skew time.Duration `yaml:"skew" help:"the bound on clock drift between machines over one TTL"`
 	// Wait is how long an acquisition watches a held lease for it to expire or be released
 	// before giving up with ErrHeld; 0 gives up at once.
-	Wait time.Duration `yaml:"wait"`
+	Wait time.Duration `yaml:"wait" help:"watch a held lease this long for it to expire or be released (at least TTL + skew to take over a dead holder's)"`
 	// Node is this machine's id, written into the lease record and the log entries.
-	Node string `yaml:"node"`
+	Node string `yaml:"node" help:"this machine's id" default:"$WHARF_NODE_ID, else local"`
 	// Coordination is CoordinationAuto or CoordinationCAS.
-	Coordination string `yaml:"coordination"`
+	Coordination string `yaml:"coordination" help:"auto (a machine lease on a network mount) or cas (require a bucket lease)"`
 	// LockDir holds the lock files of machine leases; "" is wharf-leases in the system's
 	// temporary directory.
-	LockDir string `yaml:"lock_dir"`
+	LockDir string `yaml:"lock_dir" help:"where machine leases keep their lock files" default:"the system's temporary directory"`
 }
 
 // DefaultConfig returns the defaults: a 10-minute TTL, renewed every TTL/3 (200 s), a 30 s

@@ -52,9 +52,9 @@ const ListenOff = listen.Off
 // min(Initial·2^(n-1), Max), drawn uniformly from its upper half when Jitter is set. Attempts
 // never run out.
 type Retry struct {
-	Initial time.Duration `yaml:"initial"`
-	Max     time.Duration `yaml:"max"`
-	Jitter  bool          `yaml:"jitter"`
+	Initial time.Duration `yaml:"initial" help:"first wait before retrying a file"`
+	Max     time.Duration `yaml:"max" help:"longest wait between retries of a file"`
+	Jitter  bool          `yaml:"jitter" help:"draw each wait from the upper half of its range"`
 }
 
 // Delay returns the wait before retry n (n ≥ 1). rnd returns a uniform draw in [0, 1).
@@ -72,42 +72,44 @@ func (r Retry) Delay(n int, rnd func() float64) time.Duration {
 
 // Retention is the local retention policy.
 type Retention struct {
-	Mode    RetentionMode `yaml:"mode"`
-	KeepFor time.Duration `yaml:"keep_for"` // with KeepFor: how long after the upload the file stays
+	Mode RetentionMode `yaml:"mode" flag:"retention" help:"local retention: delete_after_upload, keep_for or keep"`
+	// KeepFor is, with KeepFor, how long after the upload the file stays.
+	KeepFor time.Duration `yaml:"keep_for" flag:"keep-for" help:"with --retention keep_for: how long a file stays after its upload"`
 }
 
-// Config configures the ship service: the ship: section of wharf's config file, every key of
-// which is also a flag of `wharf ship`. DefaultConfig gives every default, FromEnv the
-// environment's, Check validates.
+// Config configures the ship service: the ship: section of wharf's config file. Each field
+// declares its key, flag, help and unit in its tags (internal/yamlconf's Option): every key
+// but the store's options is also a flag of `wharf ship`. DefaultConfig gives every default,
+// FromEnv the environment's, Check validates.
 type Config struct {
-	Spool    string `yaml:"spool"`    // the spool directory
-	To       string `yaml:"to"`       // the destination store URL: s3://bucket/prefix, gs://…, az://…, file://…
-	Pipeline string `yaml:"pipeline"` // written into every key
-	Node     string `yaml:"node"`     // this machine's id, written into every key and object
+	Spool    string `yaml:"spool" help:"the spool directory (made by 'wharf spool init DIR')"`
+	To       string `yaml:"to" help:"the destination URL: s3://bucket/prefix, gs://…, az://…, ./dir"`
+	Pipeline string `yaml:"pipeline" help:"the pipeline name, written into every key"`
+	Node     string `yaml:"node" help:"this machine's id, written into every key" default:"$WHARF_NODE_ID"`
 	// Replay is the id of the replay the spool holds (spool.InitOptions.Replay): every key
 	// goes under wharf/replays/{Replay}/ (ReplayKey). "" ships a production spool. Run
 	// refuses a spool whose replay id is another (ErrReplayIntoProduction, ErrReplayMismatch).
-	Replay string `yaml:"replay"`
+	Replay string `yaml:"replay" help:"ship the replay spool of this replay id, every key under wharf/replays/ID/ (refused on any other spool)"`
 
-	UploadConcurrency  int   `yaml:"upload_concurrency"`               // files in flight (and part buffers across all uploads)
-	MultipartThreshold int64 `yaml:"multipart_threshold" unit:"bytes"` // at or below, one put; above, a multipart upload
-	PartSize           int64 `yaml:"part_size" unit:"bytes"`           // bytes per part of a multipart upload, 5 MiB to 5 GiB
+	UploadConcurrency  int   `yaml:"upload_concurrency" help:"files uploaded at once (also the parts in flight across all multipart uploads)"`
+	MultipartThreshold int64 `yaml:"multipart_threshold" unit:"bytes" help:"files above this size go multipart"`
+	PartSize           int64 `yaml:"part_size" unit:"bytes" help:"multipart part size, 5MiB to 5GiB"`
 
-	ConditionalPut PutMode   `yaml:"conditional_put"`
+	ConditionalPut PutMode   `yaml:"conditional_put" help:"auto, create or overwrite"`
 	Retry          Retry     `yaml:"retry"`
 	Retention      Retention `yaml:"local_retention"`
 
-	Grace        time.Duration `yaml:"grace"`         // how long uploads in flight may finish after a stop
-	PollInterval time.Duration `yaml:"poll_interval"` // how often the spool's catalog is re-read for new files
-	Listen       string        `yaml:"listen"`        // host:port of /metrics, /status, /healthz; ListenOff for none
-	ListenRemote bool          `yaml:"listen_remote"` // allow a Listen address that is not loopback
+	Grace        time.Duration `yaml:"grace" help:"after SIGTERM, how long uploads in flight may finish"`
+	PollInterval time.Duration `yaml:"poll_interval" help:"how often the spool's catalog is re-read for new files"`
+	Listen       string        `yaml:"listen" help:"address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)"`
+	ListenRemote bool          `yaml:"listen_remote" help:"allow a --listen address that is not loopback"`
 	// Drain makes Run return once no file is waiting and none is in flight (for batch runs
 	// and benchmarks); without it Run serves until its context ends.
-	Drain bool `yaml:"drain"`
+	Drain bool `yaml:"drain" help:"exit once nothing is left to ship (a batch run), instead of serving until SIGTERM"`
 
 	// Store says how to open To: its backend's options (endpoint, region, credential
 	// references…); ship's own part_size and upload_concurrency bound its uploads.
-	Store store.Config `yaml:"store"`
+	Store store.Config `yaml:"store" flag:"-"`
 }
 
 // EnvNodeID names this machine when neither the config nor a flag does.

@@ -85,8 +85,8 @@ func (n *Named) SetRaw(r yamlconf.Raw) {
 	n.raw.Node = &c
 }
 
-// Check validates the named stores: each needs a backend that this build has, and a name
-// that is not another scheme.
+// Check validates the named stores: each needs a backend that this build has, a name that is
+// not another scheme, and only keys its backend has.
 func (st Stores) Check() error {
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for k := range st {
@@ -112,8 +112,12 @@ func (st Stores) Check() error {
 		case n.Backend == "":
 			return bad("no backend: say which store this is (backend: s3, gs, az, file…)")
 		}
-		if _, ok := driver.Lookup(n.Backend); !ok {
+		b, ok := driver.Lookup(n.Backend)
+		if !ok {
 			return bad("backend %q is not one of %s", n.Backend, strings.Join(driver.Schemes(), ", "))
+		}
+		if err := n.raw.Decode(b.NewOptions()); err != nil { // its keys, strictly, before any is used
+			return &Error{Op: "config", Key: "stores." + name, Kind: ErrConfig, Err: err}
 		}
 	}
 	return nil

@@ -219,3 +219,20 @@ func TestNamedStores(t *testing.T) {
 		t.Errorf("the named store's endpoint is not used: %v", err)
 	}
 }
+
+// TestNamedStoreKeysStrict: Stores.Check refuses a key the entry's backend does not have,
+// naming it, the entry and its line, before any URL uses the entry.
+func TestNamedStoreKeysStrict(t *testing.T) {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte("lake:\n  backend: s3\n  endpont: https://lake.example\n"), &n); err != nil {
+		t.Fatal(err)
+	}
+	var st store.Stores
+	if err := (&yamlconf.Decoder{File: "wharf.yaml"}).Decode(n.Content[0], &st, "stores"); err != nil {
+		t.Fatal(err)
+	}
+	err := st.Check()
+	if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), `wharf.yaml:3: stores.lake: unknown key "endpont"`) {
+		t.Errorf("a misspelt key of a named store: %v", err)
+	}
+}

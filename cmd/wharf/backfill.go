@@ -10,21 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wharfdata/wharf/backfill"
-	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/internal/yamlconf"
+	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 )
-
-// backfillFlagKeys maps each flag of `wharf backfill` to the key of the backfill: section it
-// sets: a flag is that key given on the command line, read by the same decoder.
-var backfillFlagKeys = map[string]string{
-	"to": "to", "job": "job", "coordinator": "coordinator", "coordinator-store": "coordinator_store",
-	"node": "node", "max-in-flight": "max_in_flight", "split-bytes": "split_bytes",
-	"split-max-objects": "split_max_objects", "max-record-bytes": "max_record_bytes",
-	"max-attempts": "max_attempts", "read-window": "read_window", "read-request": "read_request",
-	"read-concurrency": "read_concurrency", "compression": "compression", "lease-ttl": "lease_ttl",
-	"commit-interval": "commit_interval", "poll-interval": "poll_interval", "listen": "listen",
-	"listen-remote": "listen_remote", "nats-replicas": "nats.replicas",
-}
 
 func (a *app) backfillCommand() *cobra.Command {
 	var replan bool
@@ -61,7 +49,8 @@ A deleted, overwritten, corrupt or unreadable object fails an attempt of its spl
 it: the job goes on, and ends failed (WHARF_BACKFILL_QUARANTINED, exit 1) naming each bad
 object and why. A job already finished exits 5
 (WHARF_BACKFILL_ALREADY_COMPLETE); --replan lists the prefix again. Every key of the config
-file's backfill: section is also a flag. See docs/backfill.md.`,
+file's backfill: section is also a flag, but source (the argument), the NATS credentials and
+the stores' options. See docs/backfill.md.`,
 		Example: `  wharf backfill s3://logs/app/2026/ --to - | jq .level
   wharf backfill s3://logs/app/2026/ --to s3://lake/app-2026/ --job app-2026
   WHARF_NODE_ID=w1 wharf backfill s3://logs/app/ --to - --coordinator nats://10.0.0.5:4222 --listen 127.0.0.1:9465
@@ -75,35 +64,10 @@ file's backfill: section is also a flag. See docs/backfill.md.`,
 			return a.backfill(cmd.Context(), cfg, replan)
 		},
 	}
-	registerBackfillFlags(cmd.Flags())
+	yamlflag.Add(cmd.Flags(), backfill.DefaultConfig())
 	cmd.Flags().BoolVar(&replan, "replan", false, "list the prefix again when the job has finished (new and overwritten objects become new splits; done splits stay done)")
 	cmd.AddCommand(a.backfillStatusCommand())
 	return cmd
-}
-
-// registerBackfillFlags declares the flags that set keys of the backfill: section.
-func registerBackfillFlags(fl *pflag.FlagSet) {
-	d := backfill.DefaultConfig()
-	fl.String("to", "", "the sink: - (standard output) or a store URL for parts, a manifest and _SUCCESS")
-	fl.String("job", "", "the job's name in the coordinator (default: derived from the source and --to)")
-	fl.String("coordinator", d.Coordinator, "bucket, solo, or nats://HOST:PORT (several separated by commas)")
-	fl.String("coordinator-store", "", "with --coordinator bucket: the store URL that holds _wharf/backfill/<job>/ (default: the source's bucket)")
-	fl.String("node", "", "this worker's id, one per live worker (default: $"+backfill.EnvNodeID+", else host-pid)")
-	fl.Int("max-in-flight", d.MaxInFlight, "splits this worker reads at once")
-	fl.String("split-bytes", bytesize.Format(d.SplitBytes), "target size of a split (an object larger is a split alone)")
-	fl.Int("split-max-objects", d.SplitMaxObjects, "most objects in a split")
-	fl.String("max-record-bytes", bytesize.Format(d.MaxRecordBytes), "a longer record is corruption")
-	fl.Int("max-attempts", d.MaxAttempts, "failures of an object before it is quarantined (its split goes on without it)")
-	fl.String("read-window", bytesize.Format(d.ReadWindow), "memory per split: ranges read ahead, plus about 6MiB to decode")
-	fl.String("read-request", bytesize.Format(d.ReadRequest), "largest ranged GET")
-	fl.Int("read-concurrency", d.ReadConcurrency, "ranged GETs in flight per split")
-	fl.String("compression", d.Compression, "auto (by extension or magic bytes), none, gzip or zstd")
-	fl.Duration("lease-ttl", d.LeaseTTL, "the TTL of the job's leases: a split not renewed for it and a fifth more (the skew bound) is taken over by another worker")
-	fl.Duration("commit-interval", d.CommitInterval, "how often standard output's watermark is committed (the records its reader took by then)")
-	fl.Duration("poll-interval", d.PollInterval, "how often an idle worker looks for work")
-	fl.String("listen", d.Listen, "address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)")
-	fl.Bool("listen-remote", false, "allow a --listen address that is not loopback")
-	fl.Int("nats-replicas", 0, "replicas of the job's NATS key-value bucket (0: 3 on a cluster, else 1)")
 }
 
 // backfillConfig builds the job's config in the one order: the defaults, then the
@@ -112,32 +76,16 @@ func registerBackfillFlags(fl *pflag.FlagSet) {
 func (a *app) backfillConfig(fl *pflag.FlagSet, argv []string) (backfill.Config, error) {
 	cfg := backfill.DefaultConfig()
 	cfg.FromEnv(a.getenv)
-	if a.configPath != "" {
-		c, err := a.configFile()
-		if err != nil {
-			return cfg, err
-		}
-		if err := c.file.Backfill.Decode(&cfg); err != nil {
-			return cfg, configErr(err)
-		}
+	if c, err := a.configFile(); err != nil {
+		return cfg, err
+	} else if c != nil && c.file.Backfill != nil {
+		cfg = *c.file.Backfill
 	}
-	dec := &yamlconf.Decoder{Getenv: a.getenv}
-	var err error
-	set := func(key, value, source string) {
-		if e := dec.DecodeKey(&cfg, key, value, source); e != nil && err == nil {
-			err = usageErr(fmt.Errorf("backfill: %w", e))
-		}
+	if err := yamlflag.Apply(fl, &cfg, &yamlconf.Decoder{Getenv: a.getenv}); err != nil {
+		return cfg, usageErr(fmt.Errorf("backfill: %w", err))
 	}
-	fl.Visit(func(f *pflag.Flag) {
-		if key, ok := backfillFlagKeys[f.Name]; ok {
-			set(key, f.Value.String(), "--"+f.Name)
-		}
-	})
 	if len(argv) == 1 {
 		cfg.Source = argv[0]
-	}
-	if err != nil {
-		return cfg, err
 	}
 	cfg.Store = *a.storeConfig(&cfg.Store)
 	cfg.ToStore = *a.storeConfig(&cfg.ToStore)

@@ -12,6 +12,7 @@ import (
 	"github.com/wharfdata/wharf/cas/natskv"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/listen"
+	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
@@ -175,7 +176,6 @@ func (a *app) serveBackfill(cfg backfill.Config, j *backfill.Job) (stop func(), 
 }
 
 func (a *app) backfillStatusCommand() *cobra.Command {
-	var job string
 	cmd := &cobra.Command{
 		Use:   "status [URL] --job NAME [--coordinator bucket|nats://HOST:PORT]",
 		Short: "Show a backfill job from any machine: splits planned, leased, done, quarantined; who holds what",
@@ -192,9 +192,6 @@ reads only. Exit 0 unless the job failed (1, naming what was quarantined).`,
 			if err != nil && !errors.Is(err, backfill.ErrConfig) {
 				return err
 			}
-			if job != "" {
-				cfg.Job = job
-			}
 			if cfg.Job == "" {
 				return usageErr(errors.New("backfill status: --job is required (or job: in the backfill: section)"))
 			}
@@ -202,9 +199,9 @@ reads only. Exit 0 unless the job failed (1, naming what was quarantined).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&job, "job", "", "the job's name")
-	fl.String("coordinator", backfill.CoordinatorBucket, "bucket or nats://HOST:PORT")
-	fl.String("coordinator-store", "", "with the bucket coordinator: the store URL that holds _wharf/backfill/<job>/")
+	yamlflag.Add(fl, backfill.DefaultConfig(), "job", "coordinator", "coordinator_store")
+	fl.Lookup("job").Usage = "the job's name (required, here or as job: in the backfill: section)"
+	fl.Lookup("coordinator").Usage = "bucket or nats://HOST:PORT (several separated by commas)"
 	return cmd
 }
 

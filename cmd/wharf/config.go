@@ -11,9 +11,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wharfdata/wharf/backfill"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/yamlconf"
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
@@ -41,9 +43,9 @@ const envAllowlist = "WHARF_ENDPOINT_ALLOWLIST"
 type fileConfig struct {
 	export.Config `yaml:",inline"` // state: and exports:
 	Ship          *ship.Config     `yaml:"ship"`
-	Backfill      yamlconf.Raw     `yaml:"backfill"` // decoded into backfill.Config by `wharf backfill`
+	Backfill      *backfill.Config `yaml:"backfill"`
 	Stores        store.Stores     `yaml:"stores"`
-	Lease         yamlconf.Raw     `yaml:"lease"` // decoded into lease.Config by the lease commands and state: bucket
+	Lease         *lease.Config    `yaml:"lease"` // for the lease commands and state: bucket
 	// EndpointAllowlist adds host patterns to WHARF_ENDPOINT_ALLOWLIST: every store's endpoint
 	// must match one, and an export destination's custom endpoint outside this machine needs
 	// one even when the list is otherwise empty.
@@ -84,11 +86,7 @@ func (a *app) readConfig(path string) (*config, error) {
 			c.has[doc.Content[i].Value] = true
 		}
 	}
-	if c.has["ship"] {
-		cfg := ship.DefaultConfig()
-		cfg.FromEnv(a.getenv)
-		c.file.Ship = &cfg
-	}
+	a.sectionDefaults(c)
 	if err := dec.Decode(doc, &c.file, ""); err != nil {
 		return nil, configErr(err)
 	}
@@ -96,6 +94,38 @@ func (a *app) readConfig(path string) (*config, error) {
 		return nil, configErr(err)
 	}
 	return c, nil
+}
+
+// sectionDefaults fills the job sections the file gives with their defaults and the
+// environment's, to be decoded over: every section is read, strictly, whichever command reads
+// the file, so a misspelt key under backfill: is refused by `wharf export` too.
+func (a *app) sectionDefaults(c *config) {
+	if c.has["ship"] {
+		cfg := ship.DefaultConfig()
+		cfg.FromEnv(a.getenv)
+		c.file.Ship = &cfg
+	}
+	if c.has["backfill"] {
+		cfg := backfill.DefaultConfig()
+		cfg.FromEnv(a.getenv)
+		c.file.Backfill = &cfg
+	}
+	if c.has["lease"] {
+		cfg := lease.DefaultConfig()
+		cfg.FromEnv(a.getenv)
+		c.file.Lease = &cfg
+	}
+}
+
+// flagKeys lists, for a command's help, the keys of a section that are also flags.
+func flagKeys(section any) string {
+	var keys []string
+	for _, o := range yamlconf.Options(section) {
+		if o.Flag != "" {
+			keys = append(keys, o.Key)
+		}
+	}
+	return strings.Join(keys, ", ")
 }
 
 // configFile is the config the global --config flag names, read once; nil without one.

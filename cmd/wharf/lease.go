@@ -13,16 +13,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wharfdata/wharf/internal/yamlconf"
+	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 )
-
-// leaseFlagKeys maps each flag of `wharf lease` to the key of the lease: section it sets.
-var leaseFlagKeys = map[string]string{
-	"ttl": "ttl", "renew-every": "renew_every", "skew": "skew", "wait": "wait", "node": "node",
-	"coordination": "coordination", "lock-dir": "lock_dir",
-}
 
 type leaseFlags struct {
 	store string
@@ -68,23 +63,16 @@ WHARF_NODE_ID or --node.
                  has passed while wharf is stopped (a command reading a terminal stays
                  in wharf's process group: on Linux it still gets a parent-death signal)
 
-Every flag is also a key of the config file's lease: section (ttl, renew_every, skew, wait,
-node, coordination, lock_dir).`,
+Every key of the config file's lease: section is also a flag:
+` + flagKeys(lease.DefaultConfig()) + `.`,
 		Example: `  WHARF_NODE_ID=host-a wharf lease run nightly --store s3://jobs/locks -- ./nightly.sh
   wharf lease acquire orders --store s3://jobs/locks --node host-a --ttl 5m
   wharf lease show orders --store s3://jobs/locks --format json
   wharf lease release orders --store s3://jobs/locks --node host-a --fence 7`,
 	}
 	fl := cmd.PersistentFlags()
-	d := lease.DefaultConfig()
 	fl.StringVar(&f.store, "store", "", "the store that holds the lease: s3://bucket/prefix, gs://…, az://…, ./dir")
-	fl.Duration("ttl", d.TTL, "how long an acquisition or renewal holds the lease (at most 168h)")
-	fl.Duration("renew-every", 0, "how long after its last successful write the holding process renews (default: TTL/3)")
-	fl.Duration("skew", d.Skew, "the bound on clock drift between machines over one TTL")
-	fl.Duration("wait", 0, "watch a held lease this long for it to expire or be released (at least TTL + skew to take over a dead holder's)")
-	fl.String("node", "", "this machine's id (default: $"+lease.EnvNodeID+", else local)")
-	fl.String("coordination", d.Coordination, "auto (a machine lease on a network mount) or cas (require a bucket lease)")
-	fl.String("lock-dir", "", "where machine leases keep their lock files (default: the system's temporary directory)")
+	yamlflag.Add(fl, lease.DefaultConfig())
 	named := func(use, short string, run func(context.Context, *pflag.FlagSet, string) error) *cobra.Command {
 		return &cobra.Command{Use: use + " NAME --store URL", Short: short, Args: args(1, 1, "one lease name"),
 			RunE: func(c *cobra.Command, argv []string) error { return run(c.Context(), c.Flags(), argv[0]) }}
@@ -132,18 +120,8 @@ func (a *app) leaseConfig(fl *pflag.FlagSet) (lease.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	dec := &yamlconf.Decoder{Getenv: a.getenv}
-	fl.Visit(func(f *pflag.Flag) {
-		key, ok := leaseFlagKeys[f.Name]
-		if !ok || err != nil {
-			return
-		}
-		if e := dec.DecodeKey(&cfg, key, f.Value.String(), "--"+f.Name); e != nil {
-			err = usageErr(fmt.Errorf("lease: %w", e))
-		}
-	})
-	if err != nil {
-		return cfg, err
+	if err := yamlflag.Apply(fl, &cfg, &yamlconf.Decoder{Getenv: a.getenv}); err != nil {
+		return cfg, usageErr(fmt.Errorf("lease: %w", err))
 	}
 	return cfg, cfg.Check()
 }
@@ -153,14 +131,11 @@ func (a *app) leaseConfig(fl *pflag.FlagSet) (lease.Config, error) {
 func (a *app) leaseSection() (lease.Config, error) {
 	cfg := lease.DefaultConfig()
 	cfg.FromEnv(a.getenv)
-	if c, err := a.configFile(); err != nil {
-		return cfg, err
-	} else if c != nil {
-		if err := c.file.Lease.Decode(&cfg); err != nil {
-			return cfg, configErr(err)
-		}
+	c, err := a.configFile()
+	if err == nil && c != nil && c.file.Lease != nil {
+		cfg = *c.file.Lease
 	}
-	return cfg, nil
+	return cfg, err
 }
 
 // leaseStore opens --store.

@@ -24,6 +24,11 @@
 //   - A field of type Raw keeps its subtree as written, with the decoder that read it, to be
 //     decoded later against a type chosen by other keys (a store's options, once its URL's
 //     scheme is known), by the same rules and with the same line numbers.
+//   - Options lists a section's keys as its fields declare them, once: the key, its flag
+//     (flag:"name", else the key with '-' for '_' and '.'; flag:"-" for none), its help
+//     (help:"…"), its unit and its default (default:"…", else the value given), so that a
+//     command's flags are made from the section (package yamlflag) rather than listed again.
+//     A subtree, list or map is no flag's and must say so (flag:"-").
 //   - Decoding over a value that already holds defaults changes only the fields the document
 //     gives: the caller decides the order (defaults, then the environment, then the file,
 //     then the flags) by the order of its calls.
