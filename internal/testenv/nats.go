@@ -125,7 +125,9 @@ func (c NATSCluster) start(t testing.TB, dir string) {
 		}
 	}
 	url := "http://127.0.0.1:" + monitor + "/healthz?js-enabled-only=true"
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// A node catching up with its cluster on a loaded machine (the whole suite on 2 cores)
+	// can take tens of seconds to report JetStream ready.
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if resp, err := http.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -133,7 +135,7 @@ func (c NATSCluster) start(t testing.TB, dir string) {
 			}
 		}
 	}
-	t.Errorf("testenv: the nats node in %s is not ready 30s after its restart", dir)
+	t.Errorf("testenv: the nats node in %s is not ready a minute after its restart", dir)
 }
 
 // PrivateNATS starts a three-node JetStream cluster of the test's own on loopback, with the
