@@ -13,6 +13,7 @@ import (
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/bytesize"
+	"github.com/wharfdata/wharf/internal/sleep"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 )
@@ -287,17 +288,7 @@ func finalErr(job string, cur *Current) error {
 }
 
 // sleep waits d, or until a split this worker runs ends.
-func (j *Job) sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-	case <-j.wake:
-	}
-	return nil
-}
+func (j *Job) sleep(ctx context.Context, d time.Duration) error { return sleep.Or(ctx, d, j.wake) }
 
 func (j *Job) poke() {
 	select {

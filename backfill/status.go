@@ -1,14 +1,12 @@
 package backfill
 
 import (
-	"encoding/json"
 	"net/http"
 	"sort"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/internal/listen"
 )
 
 // The states of a worker, as /status names them.
@@ -181,21 +179,14 @@ func (j *Job) progress(id string, b *Batch) {
 	j.mu.Unlock()
 }
 
-// Handler serves /metrics (Prometheus), /status (JSON) and /healthz.
+// Handler serves /metrics (Prometheus), /status (JSON) and /healthz: 200 and the worker's
+// state, 503 once it failed.
 func (j *Job) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(j.m.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(j.Status())
-	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if j.Status().State == StateFailed {
-			w.WriteHeader(http.StatusServiceUnavailable)
+	return listen.Mux(j.m.reg, func() any { return j.Status() }, func() (int, string) {
+		st := j.Status().State
+		if st == StateFailed {
+			return http.StatusServiceUnavailable, st
 		}
-		_, _ = w.Write([]byte(j.Status().State + "\n"))
+		return http.StatusOK, st
 	})
-	return mux
 }

@@ -97,8 +97,7 @@ type bucketJournal struct {
 	s      *store.Store
 	root   string
 	h      *lease.Lease
-	stop   context.CancelFunc
-	kept   chan struct{}
+	stop   func() // stops the lease's renewals (Lease.Renewing)
 	mu     sync.Mutex
 	st     bucketState
 	dirty  bool
@@ -150,14 +149,12 @@ func takeJournal(ctx context.Context, s *store.Store, root string, e *Export, o 
 	if err != nil {
 		return nil, err
 	}
-	j := &bucketJournal{s: s, root: root, h: h, kept: make(chan struct{}), last: time.Now()}
+	j := &bucketJournal{s: s, root: root, h: h, last: time.Now()}
 	if err := j.read(ctx); err != nil {
 		_ = h.Release(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	kctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	j.stop = stop
-	go func() { h.Keep(kctx); close(j.kept) }()
+	j.stop = h.Renewing(ctx)
 	return j, nil
 }
 
@@ -300,7 +297,6 @@ func (j *bucketJournal) Close() error {
 		errs = append(errs, err)
 	}
 	j.stop()
-	<-j.kept
 	if j.h.Err() == nil {
 		if j.settled != "" {
 			errs = append(errs, j.h.ReleaseWith(ctx, leaseState{Settled: j.settled}))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/internal/boottime"
+	"github.com/wharfdata/wharf/internal/sleep"
 )
 
 // Clock is what a lease reads time from. Mono is the only reading that judges expiry: a
@@ -42,19 +43,7 @@ type systemClock struct {
 func (c systemClock) Now() time.Time      { return time.Now() }
 func (c systemClock) Mono() time.Duration { return c.boot.Now() - c.start }
 
-func (c systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c systemClock) Sleep(ctx context.Context, d time.Duration) error { return sleep.For(ctx, d) }
 
 func (c systemClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return c.boot.AfterFunc(d, f)

@@ -372,6 +372,17 @@ func (h *Lease) release(ctx context.Context, state json.RawMessage) error {
 	return nil
 }
 
+// Renewing runs Keep in a goroutine of its own, detached from ctx's cancellation (a run that
+// is cancelled still holds the lease until it has written its last word and released it),
+// until stop is called; stop returns once Keep has returned, so no renewal races the release
+// that follows it.
+func (h *Lease) Renewing(ctx context.Context) (stop func()) {
+	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	kept := make(chan struct{})
+	go func() { h.Keep(kctx); close(kept) }()
+	return func() { cancel(); <-kept }
+}
+
 // Keep renews the lease once Config.Renewal has passed since the holder's last successful
 // write (an acquisition, renewal, commit or save: each restarts the TTL), until ctx ends or
 // the lease is released or lost (Lost is then closed); a holder that commits or saves more

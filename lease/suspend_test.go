@@ -48,3 +48,38 @@ func TestAHolderSuspendedPastItsDeadlineWakesWithTheLeaseLost(t *testing.T) {
 		t.Errorf("after the wake Valid is %v, want its deadline passed", err)
 	}
 }
+
+// Renewing keeps a lease past its TTL until stop, detached from the caller's cancellation,
+// and renews nothing after stop has returned.
+func TestRenewingKeepsTheLeaseUntilStopped(t *testing.T) {
+	s := store.New(memBucket(), nil)
+	c := testConfig("a")
+	c.TTL, c.Skew, c.RenewEvery = 600*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+	l, err := Open(context.Background(), s, c, &Options{Probe: casResult(s)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := l.Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := h.Renewing(ctx)
+	cancel() // the run is cancelled: the lease is still held until its holder releases it
+	time.Sleep(2 * c.TTL)
+	if err := h.Valid(); err != nil {
+		t.Fatalf("after two TTLs of renewing: %v", err)
+	}
+	stop()
+	_, before, _, err := OpenLog(s, "orders").Lease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * c.RenewEvery / 2) // a renewal would have come; the deadline has not
+	if _, after, _, err := OpenLog(s, "orders").Lease(context.Background()); err != nil || after != before {
+		t.Errorf("the record changed after stop (revision %s, then %s; %v): a renewal outlived it", before, after, err)
+	}
+	if err := h.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

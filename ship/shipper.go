@@ -14,6 +14,7 @@ import (
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/listen"
+	"github.com/wharfdata/wharf/internal/sleep"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
@@ -339,7 +340,7 @@ func (s *Shipper) pause(ctx context.Context, d time.Duration) error {
 		if left <= 0 {
 			return nil
 		}
-		if err := sleep(ctx, min(left, s.cfg.PollInterval)); err != nil {
+		if err := sleep.For(ctx, min(left, s.cfg.PollInterval)); err != nil {
 			return err
 		}
 		if s.now().Sub(s.refreshed) >= s.cfg.PollInterval {
@@ -390,18 +391,6 @@ func (s *Shipper) probeFailed(err error) {
 		s.stat.probeFailing = s.now()
 	}
 	s.failedLocked(&ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}, err)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // serve starts the HTTP endpoints unless Listen is off, and returns how to stop them.

@@ -1,7 +1,6 @@
 package ship
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,9 +8,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/internal/listen"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
@@ -258,33 +257,23 @@ func (s *Shipper) retryAgeLocked(now time.Time) time.Duration {
 // [CODE]" once unhealthyAfter attempts in a row failed with an error that needs an operator
 // (back to 200 at the next success); 503 "fatal: ERROR [CODE]" once shipping stopped.
 func (s *Shipper) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(s.Status())
-	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		st := s.Status()
-		switch {
-		case st.Fatal != nil:
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "fatal: %s [%s]\n", st.Fatal.Message, st.Fatal.Code)
-		case st.Health == HealthUnhealthy && st.LastError != nil:
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "unhealthy: %s: %s [%s]\n", st.State, st.LastError.Message, st.LastError.Code)
-		case st.LastError != nil && st.LastError.Code == store.ErrClockSkewed.Code() && st.State != StateShipping:
-			// Healthy (a clock to sync is retried like an outage), and degraded: say why.
-			fmt.Fprintf(w, "ok: %s; degraded: the store refuses this machine's clock (%+.0f s) [%s]\n",
-				st.State, st.LastError.ClockSkewSeconds, st.LastError.Code)
-		default:
-			fmt.Fprintf(w, "ok: %s\n", st.State)
-		}
-	})
-	return mux
+	return listen.Mux(s.m.reg, func() any { return s.Status() }, s.health)
+}
+
+// health is what /healthz answers.
+func (s *Shipper) health() (int, string) {
+	st := s.Status()
+	switch {
+	case st.Fatal != nil:
+		return http.StatusServiceUnavailable, fmt.Sprintf("fatal: %s [%s]", st.Fatal.Message, st.Fatal.Code)
+	case st.Health == HealthUnhealthy && st.LastError != nil:
+		return http.StatusServiceUnavailable, fmt.Sprintf("unhealthy: %s: %s [%s]", st.State, st.LastError.Message, st.LastError.Code)
+	case st.LastError != nil && st.LastError.Code == store.ErrClockSkewed.Code() && st.State != StateShipping:
+		// Healthy (a clock to sync is retried like an outage), and degraded: say why.
+		return http.StatusOK, fmt.Sprintf("ok: %s; degraded: the store refuses this machine's clock (%+.0f s) [%s]",
+			st.State, st.LastError.ClockSkewSeconds, st.LastError.Code)
+	}
+	return http.StatusOK, "ok: " + st.State
 }
 
 // metrics are the service's Prometheus metrics, in a registry of its own.

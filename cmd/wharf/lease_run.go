@@ -47,12 +47,9 @@ func (a *app) leaseRun(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, nam
 	if err != nil {
 		return err
 	}
-	keepCtx, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
-	kept := make(chan struct{})
-	go func() { h.Keep(keepCtx); close(kept) }()
+	stopKeep := h.Renewing(ctx)
 	runErr := a.runHeld(ctx, h, f.grace, l.Config(), argv)
 	stopKeep()
-	<-kept
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := h.Release(rctx); err != nil && runErr == nil {

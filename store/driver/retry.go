@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/internal/sleep"
 )
 
 // RetryPolicy is wharf's one retry policy. The unit of retry is one request. Backends turn
@@ -169,17 +170,7 @@ func (p *RetryPolicy) sleep(ctx context.Context, d time.Duration) error {
 	if p.Sleep != nil {
 		return p.Sleep(ctx, d)
 	}
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleep.For(ctx, d)
 }
 
 func statusOf(err error) int {
