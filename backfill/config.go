@@ -278,3 +278,14 @@ func (c *Config) checkTimes() error {
 func (c *Config) checkListen() error {
 	return listen.Check(c.Listen, c.ListenRemote, "127.0.0.1:9465")
 }
+
+// heapSlack is the Go heap allowed beyond the splits' read windows. A worker's resident
+// memory is bounded by max_in_flight × read_window + 64 MiB: each split holds at most its
+// window (ranges fetched ahead, its decoder, its batches), about 50 MiB of the rest are the
+// executable's own pages (it links every backend's SDK, which the Go memory limit does not
+// count), and the heap gets what is left.
+const heapSlack = 12 << 20
+
+// MemoryBound is the soft limit on the Go heap a worker of c runs under: the collector
+// reclaims garbage before the heap grows past the splits' windows and the slack.
+func (c Config) MemoryBound() int64 { return int64(c.MaxInFlight)*c.ReadWindow + heapSlack }

@@ -334,3 +334,12 @@ func isURL(s string) bool {
 	scheme, _, ok := strings.Cut(s, "://")
 	return ok && scheme != "" && !strings.ContainsAny(scheme, "/.\\")
 }
+
+// MemoryBound is the soft limit on the Go heap an export runs under. An export's live memory
+// is bounded per chunk in flight (a record batch of at most 16,384 rows or 8 MiB of values, a
+// row group of at most 64 Ki rows or 32 MiB of pages, a store's part buffer); without a limit
+// the collector lets the heap grow to twice that, and further on a busy machine where it gets
+// little CPU. With it, peak RSS stays under 256 MiB at --parallel 2 to S3; an export whose
+// live memory is larger (a high --parallel) passes the limit and the collector works harder,
+// never failing.
+const MemoryBound = 192 << 20

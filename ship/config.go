@@ -248,3 +248,9 @@ func (c *Config) checkRetention() error {
 func (c *Config) checkListen() error {
 	return listen.Check(c.Listen, c.ListenRemote, "127.0.0.1:9464")
 }
+
+// MemoryBound is the soft limit on the Go heap the service of c runs under: the part buffers
+// (upload_concurrency of part_size) are pooled and stay live, and a limit below the
+// documented bound (their size + 64 MiB) makes the collector reclaim the garbage around them
+// before the heap grows past it; it costs nothing below it.
+func (c Config) MemoryBound() int64 { return int64(c.UploadConcurrency)*c.PartSize + 40<<20 }

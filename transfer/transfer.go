@@ -246,3 +246,15 @@ func (r *runner) stop(err error) {
 func (r *runner) putOptions(size int64) *store.PutOptions {
 	return &store.PutOptions{IfNoneMatch: r.o.IfAbsent, Size: size, PartSize: r.o.PartSize, Concurrency: r.o.Parts}
 }
+
+// MemoryBound is the soft limit on the Go heap a copy of files files, jobs at a time in
+// parts of partSize, runs under: part buffers are pooled and reused, so the heap is mostly
+// the parts in flight (DefaultParts for one file, else up to DefaultMaxParts across all),
+// and 24 MiB besides.
+func MemoryBound(jobs, files int, partSize int64) int64 {
+	parts := min(DefaultMaxParts, DefaultParts*max(jobs, 1))
+	if files == 1 {
+		parts = DefaultParts
+	}
+	return int64(parts)*max(partSize, 5<<20) + 24<<20
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -112,7 +111,7 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 		return err
 	}
 	defer stop()
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(backfillMemoryLimit(cfg)))
+	defer a.limitMemory(cfg.MemoryBound())()
 	bar := a.backfillProgress(j, w.stdout)
 	err = j.Run(ctx)
 	bar.finish(err == nil)
@@ -134,19 +133,6 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 	fmt.Fprintf(out, "backfill %s: %s; %d split(s) of plan %s, %d object(s), %s; %d record(s) by this worker (%s)\n",
 		st.Job, st.State, st.Splits.Planned, shortID(st.Plan), st.Objects, humanSize(st.Bytes), st.Records, st.Node)
 	return nil
-}
-
-// backfillHeapSlack is the Go heap allowed beyond the splits' read windows. A worker's
-// resident memory is bounded by max_in_flight × read_window + 64 MiB: each split holds at
-// most its window (ranges fetched ahead, its decoder, its batches), about 50 MiB of the rest
-// are the executable's own pages (it links every backend's SDK, which the Go memory limit does
-// not count), and the heap gets what is left.
-const backfillHeapSlack = 12 << 20
-
-// backfillMemoryLimit is the soft memory limit of a worker: the collector reclaims garbage
-// before the heap grows past the windows and the slack.
-func backfillMemoryLimit(cfg backfill.Config) int64 {
-	return int64(cfg.MaxInFlight)*cfg.ReadWindow + backfillHeapSlack
 }
 
 func shortID(id string) string {

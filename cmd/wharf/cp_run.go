@@ -51,11 +51,7 @@ func (a *app) runPlan(ctx context.Context, p *cpPlan, o cpOptions) error {
 		gc = 100
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(gc))
-	parts := min(transfer.DefaultMaxParts, transfer.DefaultParts*max(o.jobs, 1))
-	if len(p.tasks) == 1 {
-		parts = transfer.DefaultParts
-	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(parts)*max(o.partSize, 5<<20) + 24<<20))
+	defer a.limitMemory(transfer.MemoryBound(o.jobs, len(p.tasks), o.partSize))()
 	bar := a.newProgress(p)
 	opts.Progress = bar
 	sum, err := transfer.Run(ctx, sourceOf(p.src), destOf(p.dst), p.tasks, opts)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -79,23 +78,12 @@ type exportOutcome struct {
 	DemoSource string              `json:"demo_source_created,omitempty"`
 }
 
-// exportMemoryLimit is the soft limit on the Go heap that wharf export sets when GOMEMLIMIT
-// is not given. An export's live memory is bounded per chunk in flight (a record batch of at
-// most 16,384 rows or 8 MiB of values, a row group of at most 64 Ki rows or 32 MiB of pages,
-// a store's part buffer); without a limit the collector lets the heap grow to twice that, and
-// further on a busy machine where it gets little CPU. With it, peak RSS stays under 256 MiB at
-// --parallel 2 to S3; an export whose live memory is larger (a high --parallel) passes the
-// limit and the collector works harder, never failing.
-const exportMemoryLimit = 192 << 20
-
 func (a *app) exportAll(ctx context.Context, f exportFlags) error {
 	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
 	}
-	if a.getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(exportMemoryLimit)
-	}
+	defer a.limitMemory(export.MemoryBound)()
 	exports, err := cfg.pick(f.export)
 	if err != nil {
 		return err

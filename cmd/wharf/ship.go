@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,10 +84,7 @@ func (a *app) ship(ctx context.Context, cfg ship.Config, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	// The part buffers (upload_concurrency of part_size) are pooled and stay live; a soft
-	// limit below the documented bound (their size + 64 MiB) makes the collector reclaim the
-	// garbage around them before the heap grows past it, and costs nothing below it.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(cfg.UploadConcurrency)*cfg.PartSize + 40<<20))
+	defer a.limitMemory(cfg.MemoryBound())()
 	start := time.Now()
 	err = s.Run(ctx)
 	st := s.Status()
