@@ -21,8 +21,8 @@ var (
 	// one that reads its objects another way.
 	ErrJobMismatch = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_JOB_MISMATCH", Text: "job name used by another backfill",
 		Exit: errcode.ExitUsage, Class: errcode.Fatal, Standing: true, Section: section,
-		Meaning: "The coordinator already holds a job of this name whose plan reads another source prefix or writes another destination, or reads its objects another way (`compression`, `max_record_bytes`: a worker started with other settings would deliver the rest of the job in another reading). The message names what differs. Nothing was read or written.",
-		Remedy:  "Give this backfill its own `--job` name, or run it with the source, destination and settings the job was planned with."})
+		Meaning: "The coordinator already holds a job of this name whose plan reads another source prefix or writes another destination, or reads its objects another way (`compression`, `max_record_bytes`: a worker started with other settings would deliver the rest of the job in another reading); or the destination holds the manifest of another dataset (a backfill of another source, or an export), whose certificate this job would replace. The message names what differs. Nothing was read or written.",
+		Remedy:  "Give this backfill its own `--job` name, or run it with the source, destination and settings the job was planned with; give a job whose destination holds another dataset a `--to` of its own."})
 	// ErrAlreadyComplete: the job's current plan finished successfully.
 	ErrAlreadyComplete = errcode.New(errcode.Def{Name: "WHARF_BACKFILL_ALREADY_COMPLETE", Text: "backfill already complete",
 		Exit: errcode.ExitComplete, Class: errcode.Outcome, Standing: true, Section: section,

@@ -126,6 +126,11 @@ func (j *Job) Run(ctx context.Context) (err error) {
 // run plans or loads the job's plan, works on it and finishes it; a worker whose plan was
 // superseded (a replan while it read an earlier one) takes the current plan and goes on.
 func (j *Job) run(ctx context.Context) error {
+	if c, ok := j.sink.(claimer); ok {
+		if err := c.Claim(ctx, j.cfg.Job, j.cfg.Source); err != nil {
+			return err
+		}
+	}
 	replan := j.opt.Replan
 	for {
 		if err := j.start(ctx, replan); err != nil {

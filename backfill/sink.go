@@ -29,6 +29,12 @@ type Sink interface {
 	URL() string
 }
 
+// claimer is a Sink that is a dataset of its own (the store sink): Claim says, before the
+// job reads anything, whether job, reading source, may write it.
+type claimer interface {
+	Claim(ctx context.Context, job, source string) error
+}
+
 // Ack commits the split's watermark: every record before wm was acknowledged by the sink.
 type Ack func(ctx context.Context, wm Watermark) error
 

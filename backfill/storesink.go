@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -212,12 +213,42 @@ func (k *StoreSink) verify(ctx context.Context, key, raw string, records int64) 
 // RunID is the run id of a plan's output in its manifest.
 func RunID(p *Plan) string { return "backfill-" + p.ID[:16] }
 
+// manifestOf is what the store sink's manifest names its job.
+func manifestOf(job string) string { return "backfill:" + job }
+
+// Claim refuses a destination that holds the manifest of another dataset — a job or an
+// export that read another source: its certificate would be replaced by this job's (and its
+// parts left beside this job's), while its status still says it succeeded. A manifest of
+// this job (a replan, a leader finishing again), or of a job over the same source (a replay:
+// the same records make the same parts), is this job's to replace.
+func (k *StoreSink) Claim(ctx context.Context, job, source string) error {
+	b, found, err := dataset.ReadSmall(ctx, k.s, dataset.ManifestKey)
+	switch {
+	case errors.Is(err, store.ErrBucketMissing):
+		return nil // nothing there: the first write says what it finds
+	case err != nil:
+		return errcode.E("read", dataset.ManifestKey+" of "+k.url, ErrSink, err)
+	case !found:
+		return nil
+	}
+	m, err := dataset.DecodeManifest(b)
+	if err != nil || m.Export == manifestOf(job) || strings.HasPrefix(m.Export, manifestOf("")) && m.Source == source {
+		return nil // not a manifest wharf can read (validate says what it is), or this data's own
+	}
+	return errcode.E("start", "job "+job, ErrJobMismatch,
+		fmt.Errorf("%s holds the manifest of %s (run %s) read from %s, another dataset: this job would replace its certificate; give this job a destination of its own", k.url, m.Export, m.RunID, m.Source))
+}
+
 // Finish implements Sink: manifest.json, then (when the job succeeded) _SUCCESS. Every
 // field is derived from the coordinator's records, so two leaders finishing the same plan
-// write the same bytes.
+// write the same bytes. A destination that came to hold another dataset's manifest while
+// the job ran is not written over (Claim).
 func (k *StoreSink) Finish(ctx context.Context, f *Finish) error {
+	if err := k.Claim(ctx, f.Plan.Job, f.Plan.Source); err != nil {
+		return err
+	}
 	m := &dataset.Manifest{ManifestVersion: dataset.ManifestVersion, WharfVersion: k.version,
-		Export: "backfill:" + f.Plan.Job, RunID: RunID(f.Plan), Status: dataset.StatusSucceeded,
+		Export: manifestOf(f.Plan.Job), RunID: RunID(f.Plan), Status: dataset.StatusSucceeded,
 		Source: f.Plan.Source, Relation: "prefix", Mode: dataset.ModeFull, Format: dataset.FormatLines,
 		ChunkKey: "split", StartedAt: f.Plan.PlannedAt, FinishedAt: f.Finished.UTC(),
 		Schema: []dataset.SchemaColumn{}, Parts: []dataset.Part{}}
