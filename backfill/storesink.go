@@ -222,20 +222,33 @@ func manifestOf(job string) string { return "backfill:" + job }
 // this job (a replan, a leader finishing again), or of a job over the same source (a replay:
 // the same records make the same parts), is this job's to replace.
 func (k *StoreSink) Claim(ctx context.Context, job, source string) error {
-	b, found, err := dataset.ReadSmall(ctx, k.s, dataset.ManifestKey)
+	_, err := k.claim(ctx, job, source)
+	return err
+}
+
+// claim is Claim, returning the put options that write this job's manifest only over what
+// claim read: a create where there was none, a replace of that very object where there was
+// one, so that a manifest another writer puts there meanwhile is never written over.
+func (k *StoreSink) claim(ctx context.Context, job, source string) (*store.PutOptions, error) {
+	where := dataset.ManifestKey + " of " + k.url
+	obj, err := k.s.Get(ctx, dataset.ManifestKey, nil)
 	switch {
-	case errors.Is(err, store.ErrBucketMissing):
-		return nil // nothing there: the first write says what it finds
+	case errors.Is(err, store.ErrNotExist), errors.Is(err, store.ErrBucketMissing):
+		return &store.PutOptions{IfNoneMatch: true}, nil // nothing there: the first write says what it finds
 	case err != nil:
-		return errcode.E("read", dataset.ManifestKey+" of "+k.url, ErrSink, err)
-	case !found:
-		return nil
+		return nil, errcode.E("read", where, ErrSink, err)
 	}
+	b, err := io.ReadAll(io.LimitReader(obj, 64<<20))
+	obj.Close()
+	if err != nil {
+		return nil, errcode.E("read", where, ErrSink, err)
+	}
+	opts := &store.PutOptions{IfMatch: obj.Info.ETag}
 	m, err := dataset.DecodeManifest(b)
 	if err != nil || m.Export == manifestOf(job) || strings.HasPrefix(m.Export, manifestOf("")) && m.Source == source {
-		return nil // not a manifest wharf can read (validate says what it is), or this data's own
+		return opts, nil // not a manifest wharf can read (validate says what it is), or this data's own
 	}
-	return errcode.E("start", "job "+job, ErrJobMismatch,
+	return nil, errcode.E("start", "job "+job, ErrJobMismatch,
 		fmt.Errorf("%s holds the manifest of %s (run %s) read from %s, another dataset: this job would replace its certificate; give this job a destination of its own", k.url, m.Export, m.RunID, m.Source))
 }
 
@@ -244,7 +257,8 @@ func (k *StoreSink) Claim(ctx context.Context, job, source string) error {
 // write the same bytes. A destination that came to hold another dataset's manifest while
 // the job ran is not written over (Claim).
 func (k *StoreSink) Finish(ctx context.Context, f *Finish) error {
-	if err := k.Claim(ctx, f.Plan.Job, f.Plan.Source); err != nil {
+	put, err := k.claim(ctx, f.Plan.Job, f.Plan.Source)
+	if err != nil {
 		return err
 	}
 	m := &dataset.Manifest{ManifestVersion: dataset.ManifestVersion, WharfVersion: k.version,
@@ -276,7 +290,11 @@ func (k *StoreSink) Finish(ctx context.Context, f *Finish) error {
 			return errcode.E("write", where(dataset.SuccessKey), ErrSink, err)
 		}
 	}
-	if _, err := k.s.Put(ctx, dataset.ManifestKey, bytes.NewReader(b), &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}); err != nil {
+	put.Size, put.ContentType = int64(len(b)), "application/json"
+	if _, err := k.s.Put(ctx, dataset.ManifestKey, bytes.NewReader(b), put); errors.Is(err, store.ErrPreconditionFailed) {
+		return errcode.E("write", where(dataset.ManifestKey), ErrJobMismatch,
+			errors.New("another writer put a manifest there while this job finished: it is not written over; give this job a destination of its own"))
+	} else if err != nil {
 		return errcode.E("write", where(dataset.ManifestKey), ErrSink, err)
 	}
 	if f.Error != nil {
