@@ -52,8 +52,16 @@ func newLeasedExport(t *testing.T) *leasedExport {
 func (x *leasedExport) machine(node string, wait time.Duration, env ...string) func(args ...string) *exec.Cmd {
 	t := x.t
 	dir := t.TempDir()
-	ak, sk := x.srv.Refs(t)
-	writeFiles(t, dir, map[string]string{"wharf.yaml": fmt.Sprintf(`state: bucket
+	writeFiles(t, dir, map[string]string{"wharf.yaml": x.config(wait, "", "orders/")})
+	c := cli{dir: dir, env: append([]string{"WHARF_NODE_ID=" + node}, env...)}
+	return func(args ...string) *exec.Cmd { return c.command(append([]string{"-c", "wharf.yaml"}, args...)...) }
+}
+
+// config is the export's config file: state: bucket with the lease above, the demo table
+// into s3://BUCKET/dest with the keys more adds (each an indented "    key: value" line).
+func (x *leasedExport) config(wait time.Duration, more, dest string) string {
+	ak, sk := x.srv.Refs(x.t)
+	return fmt.Sprintf(`state: bucket
 lease:
   ttl: 3s
   skew: 500ms
@@ -65,15 +73,13 @@ exports:
     table: orders
     chunk_key: id
     chunk_rows: %d
-    destination: s3://%s/orders/
+%s    destination: s3://%s/%s
     store:
       endpoint: %s
       region: %s
       access_key_id: %s
       secret_access_key: %s
-`, wait, x.src, crashRows/4, x.bucket, x.srv.Endpoint, x.srv.Region, ak, sk)})
-	c := cli{dir: dir, env: append([]string{"WHARF_NODE_ID=" + node}, env...)}
-	return func(args ...string) *exec.Cmd { return c.command(append([]string{"-c", "wharf.yaml"}, args...)...) }
+`, wait, x.src, crashRows/4, more, x.bucket, dest, x.srv.Endpoint, x.srv.Region, ak, sk)
 }
 
 type proc struct {

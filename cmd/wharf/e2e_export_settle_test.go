@@ -30,30 +30,8 @@ import (
 // prefix per run (lease TTL 3 s, waiting 10 s for a held one), and returns the cli that runs
 // wharf with it and its args.
 func deltaLeasedExport(x *leasedExport) (cli, []string) {
-	t := x.t
-	dir := t.TempDir()
-	ak, sk := x.srv.Refs(t)
-	writeFiles(t, dir, map[string]string{"wharf.yaml": fmt.Sprintf(`state: bucket
-lease:
-  ttl: 3s
-  skew: 500ms
-  renew_every: 1s
-  wait: 10s
-exports:
-  - name: orders
-    source: sqlite://%s
-    table: orders
-    chunk_key: id
-    chunk_rows: %d
-    mode: delta
-    cursor_column: id
-    destination: s3://%s/orders/{run_id}/
-    store:
-      endpoint: %s
-      region: %s
-      access_key_id: %s
-      secret_access_key: %s
-`, x.src, crashRows/4, x.bucket, x.srv.Endpoint, x.srv.Region, ak, sk)})
+	dir := x.t.TempDir()
+	writeFiles(x.t, dir, map[string]string{"wharf.yaml": x.config(10*time.Second, "    mode: delta\n    cursor_column: id\n", "orders/{run_id}/")})
 	return cli{dir: dir, env: []string{"WHARF_NODE_ID=host-a"}}, []string{"-c", "wharf.yaml"}
 }
 
