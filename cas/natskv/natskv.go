@@ -342,6 +342,12 @@ func (k *KV) retry(ctx context.Context, what string, fn func(context.Context) er
 			return errcode.E(what, k.where, kindOf(err), fmt.Errorf("after %d attempt(s): %w", attempt, err))
 		}
 		k.log.Debug("nats request failed; retrying", "op", what, "attempt", attempt, "error", err)
+		if errors.Is(err, nats.ErrNoResponders) && attempt%5 == 0 {
+			// The server this client is on answers nothing for JetStream (a node restarted
+			// and not yet back in its cluster): another server of the cluster may.
+			k.log.Warn("nats: no JetStream responders on this server; reconnecting to another", "op", what, "attempts", attempt)
+			_ = k.nc.ForceReconnect()
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
