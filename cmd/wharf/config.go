@@ -198,6 +198,11 @@ func (c *config) pick(name string) ([]export.Export, error) {
 	return nil, usageErr(fmt.Errorf("--export %q: %s has no such export (it has: %s)", name, c.path, strings.Join(names, ", ")))
 }
 
+// history is where the config's exports record their runs.
+func (c *config) history() export.History {
+	return export.History{StatePath: c.file.State, Exports: c.file.Exports}
+}
+
 // storeConfig completes the store options of a section (nil: none) with what the CLI adds
 // for every store: the environment, the allow-list (WHARF_ENDPOINT_ALLOWLIST and the config
 // file's endpoint_allowlist), the named stores of the config file, the global flags

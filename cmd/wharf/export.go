@@ -109,14 +109,11 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 		Version: buildVersion().Version, Logger: a.log, Progress: bar.update, Getenv: a.getenv,
 	}
 	e.Store.Wrap = chainWraps(exportTestWrap(a.getenv), leaseTestWrap(a.getenv))
-	if cfg.file.State == export.StateBucket {
-		lc, err := a.leaseSection()
-		if err != nil {
-			return err
-		}
-		opts.Lease = &lc
-		opts.Verdicts = a.verdicts()
+	lc, err := a.leaseSection() // the writer lease, when the state is the bucket's
+	if err != nil {
+		return err
 	}
+	opts.Lease, opts.Verdicts = &lc, a.verdicts()
 	res, err := export.Run(ctx, e, opts)
 	bar.finish(err == nil)
 	if err != nil {

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -58,20 +55,9 @@ func (a *app) runs(ctx context.Context, f runsFlags) error {
 			return err
 		}
 	}
-	var runs []export.RunRecord
-	if cfg.file.State == export.StateBucket {
-		if runs, err = loggedRuns(ctx, cfg, f); err != nil {
-			return err
-		}
-	} else if _, err := os.Stat(cfg.file.State); !errors.Is(err, os.ErrNotExist) {
-		j, err := export.OpenJournal(ctx, cfg.file.State)
-		if err != nil {
-			return err
-		}
-		defer j.Close()
-		if runs, err = j.Runs(ctx, f.export, f.limit); err != nil {
-			return err
-		}
+	runs, err := cfg.history().Runs(ctx, f.export, f.limit)
+	if err != nil {
+		return err
 	}
 	if a.format == "json" {
 		for _, r := range runs {
@@ -123,26 +109,4 @@ func firstLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-// loggedRuns reads the runs of each export (or f.export's) from its commit log (state:
-// bucket), newest first, at most f.limit.
-func loggedRuns(ctx context.Context, cfg *config, f runsFlags) ([]export.RunRecord, error) {
-	exports, err := cfg.pick(f.export)
-	if err != nil {
-		return nil, err
-	}
-	var runs []export.RunRecord
-	for _, e := range exports {
-		rs, err := export.LoggedRuns(ctx, &e, &e.Store)
-		if err != nil {
-			return nil, fmt.Errorf("runs %s: %w", e.Name, err)
-		}
-		runs = append(runs, rs...)
-	}
-	slices.SortStableFunc(runs, func(a, b export.RunRecord) int { return b.StartedAt.Compare(a.StartedAt) })
-	if f.limit > 0 && len(runs) > f.limit {
-		runs = runs[:f.limit]
-	}
-	return runs, nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -157,7 +155,7 @@ func (a *app) resolveValidatePrefix(ctx context.Context, cfg *config, e export.E
 	}
 	runID := f.runID
 	if runID == "" && export.UsesRunID(e.Destination) {
-		last, err := lastRun(ctx, cfg.file.State, &e)
+		last, err := cfg.history().LastRun(ctx, &e)
 		if err != nil {
 			return "", err
 		}
@@ -171,28 +169,6 @@ func (a *app) resolveValidatePrefix(ctx context.Context, cfg *config, e export.E
 		return "", usageErr(fmt.Errorf("validate %s: %w", e.Name, err))
 	}
 	return p, nil
-}
-
-// lastRun is the export's last journaled run, or nil; a missing state file has none (and is
-// not created).
-func lastRun(ctx context.Context, statePath string, e *export.Export) (*export.RunRecord, error) {
-	if statePath == export.StateBucket {
-		runs, err := export.LoggedRuns(ctx, e, &e.Store)
-		if err != nil || len(runs) == 0 {
-			return nil, err
-		}
-		return &runs[0], nil
-	}
-	name := e.Name
-	if _, err := os.Stat(statePath); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	j, err := export.OpenJournal(ctx, statePath)
-	if err != nil {
-		return nil, err
-	}
-	defer j.Close()
-	return j.LastRun(ctx, name)
 }
 
 // reportValidation prints v, and returns ErrNotCertified when it is not certified, except for
