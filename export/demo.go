@@ -6,8 +6,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
+
+// DemoRows is the size of the demo table an export with `demo: true` creates.
+const DemoRows = 1000
+
+// PrepareDemo creates the demo SQLite source of an export marked demo: true when it is
+// missing, and returns its path when it did ("" when there was nothing to make).
+func PrepareDemo(ctx context.Context, e Export) (string, error) {
+	rest, ok := strings.CutPrefix(e.Source, "sqlite://")
+	if !e.Demo || !ok {
+		return "", nil
+	}
+	path := filepath.FromSlash(rest)
+	if _, err := os.Stat(path); err == nil {
+		return "", nil
+	}
+	return path, CreateDemo(ctx, path, DemoRows)
+}
 
 // CreateDemo writes a small SQLite database at path for the quickstart: a table "orders"
 // of rows orders with an integer key, text, a decimal, a timestamp, a boolean and NULLs. It

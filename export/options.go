@@ -2,6 +2,7 @@ package export
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
@@ -300,6 +303,48 @@ func Expand(template string, v Vars) (string, error) {
 
 // UsesRunID reports whether template has a {run_id} placeholder.
 func UsesRunID(template string) bool { return strings.Contains(template, "{run_id}") }
+
+// DefaultState is the state file, relative to the config file's directory.
+const DefaultState = ".wharf/state.db"
+
+// Prepare readies the export section of the config file at file (in directory dir) to run:
+// the state defaults to DefaultState, local paths are made absolute against dir, and every
+// export is checked (names unique, each its own Check) with its store options completed by
+// complete and its destination checked before anything is opened. Errors name the file and
+// the export; a mistake of the section itself is store.ErrConfig (exit 2).
+func (c *Config) Prepare(file, dir string, complete func(*store.Config) *store.Config) error {
+	if len(c.Exports) == 0 {
+		return configErr(&yamlconf.Error{File: file, Msg: "no exports: add a list under exports:"})
+	}
+	if c.State == "" {
+		c.State = DefaultState
+	}
+	c.Rebase(dir)
+	seen := map[string]bool{}
+	for i := range c.Exports {
+		e := &c.Exports[i]
+		where := fmt.Sprintf("exports[%d]", i)
+		if seen[e.Name] {
+			return configErr(&yamlconf.Error{File: file, Path: where, Msg: fmt.Sprintf("a second export named %q", e.Name)})
+		}
+		seen[e.Name] = true
+		if err := e.Check(); err != nil {
+			return configErr(&yamlconf.Error{File: file, Path: where, Msg: err.Error()})
+		}
+		e.Store = *complete(&e.Store)
+		if err := e.CheckDestination(); err != nil {
+			var ye *yamlconf.Error
+			if errors.As(err, &ye) && ye.File != "" {
+				return err // it names the file, line and key
+			}
+			return fmt.Errorf("%s: %s: %w", file, where, err)
+		}
+	}
+	return nil
+}
+
+// configErr is a mistake in the config file: store.ErrConfig, naming its place.
+func configErr(ye *yamlconf.Error) error { return errcode.E("config", "", store.ErrConfig, ye) }
 
 // Rebase makes the local paths of c absolute against dir, the directory of the config file
 // that gave them: the state file, SQLite sources (sqlite://rel.db) and local destinations.

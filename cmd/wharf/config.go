@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,12 +27,6 @@ import (
 
 // defaultConfig is the config file the export commands read when --config is not given.
 const defaultConfig = "wharf.yaml"
-
-// defaultState is the state file, relative to the config file's directory.
-const defaultState = ".wharf/state.db"
-
-// demoRows is the size of the demo table an export with `demo: true` creates.
-const demoRows = 1000
 
 // envAllowlist is the variable of endpoint host patterns every store's endpoint must match.
 const envAllowlist = "WHARF_ENDPOINT_ALLOWLIST"
@@ -153,32 +145,8 @@ func (a *app) exportsConfig() (*config, error) {
 	if len(c.has) == 0 {
 		return nil, configErr(&yamlconf.Error{File: path, Msg: "the config file is empty (want state: and exports:)"})
 	}
-	if len(c.file.Exports) == 0 {
-		return nil, configErr(&yamlconf.Error{File: path, Msg: "no exports: add a list under exports:"})
-	}
-	if c.file.State == "" {
-		c.file.State = defaultState
-	}
-	c.file.Config.Rebase(c.dir)
-	seen := map[string]bool{}
-	for i := range c.file.Exports {
-		e := &c.file.Exports[i]
-		where := fmt.Sprintf("exports[%d]", i)
-		if seen[e.Name] {
-			return nil, configErr(&yamlconf.Error{File: path, Path: where, Msg: fmt.Sprintf("a second export named %q", e.Name)})
-		}
-		seen[e.Name] = true
-		if err := e.Check(); err != nil {
-			return nil, configErr(&yamlconf.Error{File: path, Path: where, Msg: err.Error()})
-		}
-		e.Store = *a.storeConfig(&e.Store)
-		if err := e.CheckDestination(); err != nil {
-			var ye *yamlconf.Error
-			if errors.As(err, &ye) && ye.File != "" {
-				return nil, err // it names the file, line and key
-			}
-			return nil, fmt.Errorf("%s: %s: %w", path, where, err)
-		}
+	if err := c.file.Config.Prepare(path, c.dir, a.storeConfig); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -282,18 +250,4 @@ func (a *app) openObject(ctx context.Context, raw string) (*store.Store, string,
 		return nil, "", fmt.Errorf("%s: %w", raw, err)
 	}
 	return s, t.key, nil
-}
-
-// prepareDemo creates the demo SQLite source of an export marked demo: true when it is
-// missing, and reports whether it did.
-func prepareDemo(ctx context.Context, e export.Export) (string, error) {
-	rest, ok := strings.CutPrefix(e.Source, "sqlite://")
-	if !e.Demo || !ok {
-		return "", nil
-	}
-	path := filepath.FromSlash(rest)
-	if _, err := os.Stat(path); err == nil {
-		return "", nil
-	}
-	return path, export.CreateDemo(ctx, path, demoRows)
 }

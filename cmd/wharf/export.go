@@ -98,7 +98,7 @@ func (a *app) exportAll(ctx context.Context, f exportFlags) error {
 
 func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exportFlags) error {
 	var out exportOutcome
-	demo, err := prepareDemo(ctx, e)
+	demo, err := export.PrepareDemo(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error 
 	row := func(k, format string, v ...any) { fmt.Fprintf(&b, "  %-11s %s\n", k+":", fmt.Sprintf(format, v...)) }
 	r := o.Result
 	if o.DemoSource != "" {
-		fmt.Fprintf(&b, "created the demo source %s (%d rows in table orders)\n", displayPath(o.DemoSource), demoRows)
+		fmt.Fprintf(&b, "created the demo source %s (%d rows in table orders)\n", displayPath(o.DemoSource), export.DemoRows)
 	}
 	fmt.Fprintf(&b, "export %s: %s, run %s\n", e.Name, r.Status, r.RunID)
 	resumed := ""
