@@ -117,14 +117,14 @@ func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, 
 	if olderThan < 0 {
 		return usageErr(fmt.Errorf("uploads: --older-than %s: want 0 or more", olderThan))
 	}
-	t, s, err := a.openList(ctx, raw)
+	loc, s, err := a.openList(ctx, raw)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ups, err := s.ListUploads(ctx, t.prefix)
+	ups, err := s.ListUploads(ctx, loc.Key)
 	if err != nil {
-		if errors.Is(err, store.ErrUnsupported) && t.loc.Scheme == "gs" {
+		if errors.Is(err, store.ErrUnsupported) && loc.Scheme == "gs" {
 			err = fmt.Errorf("%w (a resumable upload session belongs to the client that started it; an abandoned one expires after a week)", err)
 		}
 		return fmt.Errorf("%s: %w", raw, err)
@@ -136,7 +136,7 @@ func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, 
 		if olderThan > 0 && (u.Initiated.IsZero() || now.Sub(u.Initiated) <= olderThan) {
 			continue
 		}
-		l := t.loc
+		l := loc
 		l.Key = u.Key
 		line := uploadLine{URL: l.String(), Key: u.Key, ID: u.ID, Initiated: u.Initiated}
 		if !u.Initiated.IsZero() {
