@@ -41,8 +41,6 @@ type Config struct {
 	Logger       *slog.Logger // nil: discard
 	// Wrap decorates the backend's bucket once it is opened (fault injection, test pauses).
 	Wrap func(driver.Bucket) driver.Bucket
-	// CreateDir: throwaway stand-in for the lead's option (issue 22).
-	CreateDir bool
 }
 
 // Setting is one option given on the command line: the backend option's name ("endpoint"),
@@ -286,14 +284,7 @@ func OpenLocation(ctx context.Context, loc Location, c *Config) (*Store, error) 
 	if c != nil && c.Wrap != nil {
 		bucket = c.Wrap(bucket)
 	}
-	st := New(bucket, common.RetryPolicy())
-	if c != nil && c.CreateDir && loc.Scheme == "file" { // throwaway shim
-		if err := st.MakeBucket(ctx); err != nil {
-			st.Close()
-			return nil, err
-		}
-	}
-	return st.Sub(loc.Key), nil
+	return New(bucket, common.RetryPolicy()).Sub(loc.Key), nil
 }
 
 // ListBuckets lists the buckets at loc, a location that names none (s3://, gs://,
