@@ -20,7 +20,7 @@ func Apart(src *store.Store, prefix string, other *store.Store, key, url string)
 		return nil
 	}
 	s, o := src.Describe(), other.Describe()
-	if s.Scheme != o.Scheme || s.Endpoint != o.Endpoint {
+	if s.Endpoint != o.Endpoint { // a location names its scheme: compared below
 		return nil
 	}
 	in := strings.TrimSuffix(s.Location, "/") + "/" + prefix

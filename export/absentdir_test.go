@@ -3,19 +3,21 @@ package export
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"testing"
 
 	"github.com/wharfdata/wharf/store/driver"
 )
 
-// noMkdir is a store whose MakeBucket fails: a run fails after journaling its plan and
-// before its local destination directory exists, as a run killed at that point does.
-type noMkdir struct{ driver.Bucket }
+// noWrite is a store whose writes fail before they reach the directory (which the first of
+// them would make): a run fails after journaling its plan and before its local destination
+// directory exists, as a run killed at that point does.
+type noWrite struct{ driver.Bucket }
 
-func (n noMkdir) Unwrap() driver.Bucket { return n.Bucket }
-func (n noMkdir) MakeBucket(context.Context) error {
-	return errors.New("injected: no directory")
+func (n noWrite) Unwrap() driver.Bucket { return n.Bucket }
+func (n noWrite) Put(context.Context, string, io.Reader, *driver.PutOptions) (driver.ObjectInfo, error) {
+	return driver.ObjectInfo{}, errors.New("injected: no directory")
 }
 
 // TestResumeBeforeDirectoryExists resumes (and resumes a fresh export) at a local destination
@@ -29,7 +31,7 @@ func TestResumeBeforeDirectoryExists(t *testing.T) {
 	}
 	f = newFixture(t, 30, 10)
 	o = f.opts()
-	f.exp.Store.Wrap = func(b driver.Bucket) driver.Bucket { return noMkdir{b} }
+	f.exp.Store.Wrap = func(b driver.Bucket) driver.Bucket { return noWrite{b} }
 	if _, err := f.run(t, o); err == nil {
 		t.Fatal("the injected failure did not fail the run")
 	}

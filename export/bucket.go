@@ -117,15 +117,9 @@ func openBucketJournal(ctx context.Context, e *Export, o *Options, sc *store.Con
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(ctx, root, sc)
+	s, err := store.Open(ctx, root, stateConfig(sc))
 	if err != nil {
 		return nil, err
-	}
-	if s.Describe().Scheme == "file" {
-		if err := s.MakeBucket(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	j, err := takeJournal(ctx, s, root, e, o)
 	if err != nil {
@@ -369,6 +363,17 @@ func (j *bucketJournal) run(runID string) *RunRecord {
 	return nil
 }
 
+// stateConfig is sc for the state root: a directory is made at its first write (a log never
+// written reads as empty).
+func stateConfig(sc *store.Config) *store.Config {
+	var c store.Config
+	if sc != nil {
+		c = *sc
+	}
+	c.CreateDir = true
+	return &c
+}
+
 // LoggedRuns reads the runs of e from its commit log (state: bucket), newest first, without
 // taking the lease: what `wharf runs` shows. A log never written has none.
 func LoggedRuns(ctx context.Context, e *Export, sc *store.Config) ([]RunRecord, error) {
@@ -376,17 +381,14 @@ func LoggedRuns(ctx context.Context, e *Export, sc *store.Config) ([]RunRecord, 
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(ctx, root, sc)
+	s, err := store.Open(ctx, root, stateConfig(sc))
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
 	head, err := lease.OpenLog(s, e.Name).Head(ctx, LogKind)
 	if err != nil || head == nil {
-		if errors.Is(err, store.ErrBucketMissing) && s.Describe().Scheme == "file" {
-			return nil, nil // nothing written yet
-		}
-		return nil, err
+		return nil, err // no head: nothing written yet
 	}
 	var st bucketState
 	if err := json.Unmarshal(head.Data, &st); err != nil {

@@ -120,22 +120,9 @@ func (r *runner) beforeWrite(ctx context.Context) error {
 		r.wroteMu.Lock()
 		r.wrote = true
 		r.wroteMu.Unlock()
-		if err := r.makeDir(ctx); err != nil {
-			r.wroteErr = newErr("write", r.rec.Prefix, ErrWrite, err)
-			return
-		}
 		if err := r.dst.Delete(ctx, dataset.SuccessKey, nil); err != nil {
 			r.wroteErr = newErr("write", dataset.SuccessKey, ErrWrite, err)
 		}
 	})
 	return r.wroteErr
-}
-
-// makeDir creates the directory of a file destination (its templated path need not exist
-// yet). Other stores are never created: a missing bucket is an error.
-func (r *runner) makeDir(ctx context.Context) error {
-	if r.dst.Describe().Scheme != "file" {
-		return nil
-	}
-	return r.dst.MakeBucket(ctx)
 }

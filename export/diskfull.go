@@ -33,11 +33,10 @@ func explainDiskFull(err error, s *store.Store, key string) error {
 	if err == nil || !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	d := s.Describe()
-	if d.Scheme != "file" {
+	path, ok := s.LocalPath(key)
+	if !ok {
 		return err
 	}
-	path := filepath.Join(filepath.FromSlash(strings.TrimPrefix(d.Location, "file://")), filepath.FromSlash(key))
 	return &diskFull{path: path, disk: describeDisk(filepath.Dir(path)), err: err}
 }
 

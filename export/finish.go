@@ -119,12 +119,9 @@ func (r *runner) fail(ctx context.Context, cause error) (*Result, error) {
 	return &r.res, errors.Join(errs...)
 }
 
-// noManifest reports whether the prefix has no manifest (and can be written: a missing bucket
-// has none, but nothing is written there).
+// noManifest reports whether the prefix has no manifest and can be written (a missing bucket
+// has none, but nothing is written there; a directory not made yet is made by the put).
 func (r *runner) noManifest(ctx context.Context) bool {
 	_, err := r.dst.Head(ctx, dataset.ManifestKey)
-	if errors.Is(err, store.ErrBucketMissing) && r.dst.Describe().Scheme == "file" {
-		return r.makeDir(ctx) == nil
-	}
 	return errors.Is(err, store.ErrNotExist)
 }

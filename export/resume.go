@@ -46,7 +46,7 @@ func (r *runner) reconcile(ctx context.Context, chunks []*ChunkRecord) ([]int, e
 func (r *runner) reconcileChunk(ctx context.Context, c *ChunkRecord) (keep bool, err error) {
 	key := partKey(r.rec.RunID, c.Index, r.e.Format)
 	info, err := r.dst.Head(ctx, key)
-	if errors.Is(err, store.ErrNotExist) || r.absentDir(err) {
+	if errors.Is(err, store.ErrNotExist) {
 		return false, nil // rewrite
 	}
 	if err != nil {

@@ -154,9 +154,7 @@ func (r *runner) checkComplete(ctx context.Context, prev *RunRecord) error {
 	_, err := r.dst.Head(ctx, dataset.SuccessKey)
 	switch {
 	case errors.Is(err, store.ErrNotExist):
-		return nil
-	case r.absentDir(err):
-		return nil // nothing there to complete
+		return nil // nothing there to complete (or a directory not made yet)
 	case err != nil:
 		return err
 	}
@@ -166,12 +164,6 @@ func (r *runner) checkComplete(ctx context.Context, prev *RunRecord) error {
 	}
 	return newErr("resume", r.rec.Prefix, ErrDestAlreadyComplete,
 		fmt.Errorf("_SUCCESS is present and %s: nothing to resume (give --force to run again)", last))
-}
-
-// absentDir reports whether err says that a file destination's directory is not made yet (a
-// run makes it before its first write): nothing exists at such a prefix.
-func (r *runner) absentDir(err error) bool {
-	return errors.Is(err, store.ErrBucketMissing) && r.dst.Describe().Scheme == "file"
 }
 
 // failEarly journals a run that could not even open its destination.
@@ -346,5 +338,6 @@ func (r *runner) storeConfig() *store.Config {
 		c.Getenv = r.o.Getenv
 	}
 	c.RequireAllow = true
+	c.CreateDir = true // a directory destination is made at the run's first write
 	return &c
 }

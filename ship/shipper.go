@@ -298,18 +298,16 @@ func (s *Shipper) inconclusive(res *probe.Result) error {
 // endpoint of an S3-compatible server). The store's own text (which has its own generic hint) is kept
 // out of the message, the store's answer in: it is said once.
 func (s *Shipper) bucketMissing(err error) error {
-	what, mb := "bucket", strings.TrimSuffix(strings.TrimSuffix(s.loc+"/", s.st.Prefix()), "/")
+	mb := strings.TrimSuffix(strings.TrimSuffix(s.loc+"/", s.st.Prefix()), "/")
 	desc := s.st.Describe()
-	switch desc.Scheme {
-	case "file":
-		what = "directory"
-		mb = strings.TrimPrefix(mb, "file://")
-	case "az":
-		what = "container"
+	if loc, err := store.ParseURL(mb); err == nil {
+		if dir, ok := loc.LocalPath(); ok {
+			mb = dir
+		}
 	}
 	cmd := "wharf mb " + mb
-	if desc.Endpoint != "" && desc.Scheme == "s3" {
-		cmd = "wharf --endpoint " + desc.Endpoint + " mb " + mb // an S3-compatible server's
+	if desc.Endpoint != "" {
+		cmd = "wharf --endpoint " + desc.Endpoint + " mb " + mb // an emulator's or S3-compatible server's
 	}
 	answer := ""
 	var se *store.Error
@@ -318,7 +316,7 @@ func (s *Shipper) bucketMissing(err error) error {
 	}
 	return &fatalError{err: err, msg: fmt.Sprintf(
 		"probing %s: the destination's %s %s does not exist%s; wharf ship never creates it: make it with `%s`, then start wharf ship again",
-		s.loc, what, mb, answer, cmd)}
+		s.loc, desc.BucketNoun(), mb, answer, cmd)}
 }
 
 // fatalError is an error with a message of the service's own making that still unwraps to

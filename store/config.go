@@ -39,6 +39,9 @@ type Config struct {
 	RequireAllow bool
 	Retry        *RetryPolicy // nil: DefaultRetryPolicy
 	Logger       *slog.Logger // nil: discard
+	// CreateDir makes a store whose root is a local directory make it on its first write and
+	// read a missing one as empty (a job's output directory); a bucket is never created.
+	CreateDir bool
 	// Wrap decorates the backend's bucket once it is opened (fault injection, test pauses).
 	Wrap func(driver.Bucket) driver.Bucket
 }
@@ -186,7 +189,7 @@ func (c *Config) ObjectLocation(loc Location) (Location, bool) {
 // common returns the settings every backend shares.
 func (c *Config) common() *driver.Common {
 	return &driver.Common{Getenv: c.Getenv, Allowlist: c.Allowlist, RequireAllow: c.RequireAllow,
-		Retry: c.Retry, Logger: c.Logger}
+		Retry: c.Retry, Logger: c.Logger, CreateDir: c.CreateDir}
 }
 
 // options fills the options of loc's backend in the documented order and checks them.

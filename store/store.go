@@ -39,6 +39,7 @@ type Store struct {
 	maker   driver.BucketMaker
 	uploads driver.UploadLister
 	hashes  driver.HashVerifier
+	local   driver.LocalFiler
 }
 
 // New returns the portable store over b, following policy (nil: the default policy).
@@ -52,6 +53,7 @@ func New(b driver.Bucket, policy *RetryPolicy) *Store {
 	s.maker, _ = driver.Find[driver.BucketMaker](b)
 	s.uploads, _ = driver.Find[driver.UploadLister](b)
 	s.hashes, _ = driver.Find[driver.HashVerifier](b)
+	s.local, _ = driver.Find[driver.LocalFiler](b)
 	return s
 }
 
@@ -76,6 +78,16 @@ func (s *Store) Prefix() string { return s.prefix }
 // Describe names the store (its URL, endpoint and, for a file store, the mount type) without
 // any secret.
 func (s *Store) Describe() Description { return s.desc }
+
+// LocalPath returns the path on this machine's file system of key's file and true, when the
+// store keeps its objects as local files (driver.LocalFiler: the file store); "" and false
+// otherwise. An empty key names the store's own directory.
+func (s *Store) LocalPath(key string) (string, bool) {
+	if s.local == nil {
+		return "", false
+	}
+	return s.local.LocalPath(s.prefix + key), true
+}
 
 // VerifyByHash reports whether an object's ETag here does not prove its bytes and reading it
 // whole is cheap (driver.HashVerifier: the file store): a caller that vouches for an
@@ -409,8 +421,11 @@ func (s *Store) ListUploads(ctx context.Context, prefix string) ([]Upload, error
 		return nil, err
 	}
 	if s.uploads == nil {
-		return nil, &Error{Op: "list-uploads", Key: s.desc.Location + prefix, Kind: ErrUnsupported,
-			Err: fmt.Errorf("%s stores keep no incomplete uploads that can be listed", s.desc.Scheme)}
+		err := fmt.Errorf("%s stores keep no incomplete uploads that can be listed", s.desc.Scheme)
+		if b, ok := driver.Lookup(s.desc.Scheme); ok && b.NoUploads != "" {
+			err = fmt.Errorf("%w (%s)", err, b.NoUploads)
+		}
+		return nil, &Error{Op: "list-uploads", Key: s.desc.Location + prefix, Kind: ErrUnsupported, Err: err}
 	}
 	ups, err := s.uploads.ListUploads(ctx, s.prefix+prefix)
 	if err != nil {

@@ -236,3 +236,25 @@ func TestNamedStoreKeysStrict(t *testing.T) {
 		t.Errorf("a misspelt key of a named store: %v", err)
 	}
 }
+
+// Only a location whose backend keeps local files has a local path; a plain path is one.
+func TestLocalPathOnlyForLocalFiles(t *testing.T) {
+	dir := t.TempDir()
+	for raw, want := range map[string]string{
+		dir + "/x/y":            filepath.Join(dir, "x", "y"),
+		"s3://bucket/x/y":       "",
+		"gs://bucket/x":         "",
+		"az://acct/container/x": "",
+		"mem://name/x":          "",
+		"-":                     "",
+	} {
+		loc, err := store.ParseURL(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		got, ok := loc.LocalPath()
+		if got != want || ok != (want != "") {
+			t.Errorf("%s: LocalPath = %q, %v; want %q", raw, got, ok, want)
+		}
+	}
+}

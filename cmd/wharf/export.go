@@ -216,12 +216,15 @@ const maxHintParts = 8
 // other prefixes as their URL.
 func displayPrefix(prefix string) string {
 	loc, err := store.ParseURL(prefix)
-	if err != nil || loc.Scheme != "file" {
+	if err != nil {
 		return prefix
 	}
 	// A prefix inside a store rooted higher up (a parent holding .wharf-meta, as the state
 	// root of state: bucket does) keeps its key.
-	return filepath.Join(filepath.Clean(loc.Bucket), filepath.FromSlash(loc.Key)) + "/"
+	if dir, ok := loc.LocalPath(); ok {
+		return dir + "/"
+	}
+	return prefix
 }
 
 // shortPrefix is displayPrefix, relative to the working directory when the prefix is a local

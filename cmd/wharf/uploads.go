@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/wharfdata/wharf/store"
 )
 
 func (a *app) uploadsCommand() *cobra.Command {
@@ -124,9 +121,6 @@ func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, 
 	defer s.Close()
 	ups, err := s.ListUploads(ctx, loc.Key)
 	if err != nil {
-		if errors.Is(err, store.ErrUnsupported) && loc.Scheme == "gs" {
-			err = fmt.Errorf("%w (a resumable upload session belongs to the client that started it; an abandoned one expires after a week)", err)
-		}
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	now := time.Now()

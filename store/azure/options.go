@@ -8,7 +8,8 @@ import (
 )
 
 func init() {
-	driver.Register(driver.Backend{Scheme: "az", Parse: driver.AccountURL("az://account/container/key")}, New)
+	driver.Register(driver.Backend{Scheme: "az", Parse: driver.AccountURL("az://account/container/key"),
+		Noun: "container"}, New)
 }
 
 // Options are the Azure Blob store's options. Without account_key, sas_token or anonymous,

@@ -125,6 +125,14 @@ type HashVerifier interface {
 	VerifyByHash() bool
 }
 
+// LocalFiler is implemented by a backend that keeps each object as a file of this machine's
+// file system (the file store): a caller that must say which disk filled up, or that a
+// directory is not made yet, asks where a key lives instead of asking which backend it holds.
+type LocalFiler interface {
+	// LocalPath returns the path of key's file (of the root for "").
+	LocalPath(key string) string
+}
+
 // Upload is an incomplete upload.
 type Upload struct {
 	Key       string    `json:"key"`
@@ -263,6 +271,15 @@ type Description struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// MountType is the file system type of a file store's root ("ext4", "nfs"…).
 	MountType string `json:"mount_type,omitempty"`
+}
+
+// BucketNoun is what the store's backend calls its bucket: "bucket", "container" (Azure),
+// "directory" (a file store), for messages.
+func (d Description) BucketNoun() string {
+	if b, ok := Lookup(d.Scheme); ok && b.Noun != "" {
+		return b.Noun
+	}
+	return "bucket"
 }
 
 // Metadata keys that wharf itself writes.

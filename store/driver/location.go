@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -35,6 +36,17 @@ func (l Location) String() string {
 		b.WriteString(l.Key)
 	}
 	return b.String()
+}
+
+// LocalPath returns the path on this machine's file system that the location names (its
+// directory joined with its key) and true, when its backend keeps objects as local files;
+// "" and false for every other location. A key's trailing '/' is not kept.
+func (l Location) LocalPath() (string, bool) {
+	b, ok := Lookup(l.Scheme)
+	if !ok || !b.Local {
+		return "", false
+	}
+	return filepath.Join(l.Bucket, filepath.FromSlash(l.Key)), true
 }
 
 // Root returns the location with Key cleared: the bucket itself.

@@ -41,6 +41,11 @@ type Common struct {
 	RequireAllow bool
 	Retry        *RetryPolicy // nil: DefaultRetryPolicy
 	Logger       *slog.Logger // nil: discard
+	// CreateDir asks a backend whose root is a local directory to make it on its first
+	// write, and to read a missing one as an empty store (no object, an empty listing)
+	// rather than ErrBucketMissing. Backends whose roots are buckets ignore it: a missing
+	// bucket stays an error and is never created.
+	CreateDir bool
 }
 
 // Env returns the value of the environment variable name, or "".

@@ -22,6 +22,14 @@ type Backend struct {
 	// written cannot be read, listed or deleted, and Get, Head, List and Delete are
 	// ErrUnsupported. A job that must read back what it wrote refuses it before it starts.
 	WriteOnly bool
+	// Local says the backend's bucket is a directory of this machine's file system (its
+	// Location.Bucket is the absolute path): Location.LocalPath answers from it.
+	Local bool
+	// NoUploads, when set, says why a backend that has incomplete uploads cannot list them
+	// (it keeps no driver.UploadLister): the reason a refused ListUploads gives.
+	NoUploads string
+	// Noun is what the backend calls its bucket ("container", "directory"); "" is "bucket".
+	Noun string
 
 	// Parse splits what follows "scheme://" (or a plain path, or a word) into the store's root
 	// and the key, byte for byte: everything after the bucket is the key, whatever characters

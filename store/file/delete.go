@@ -16,7 +16,16 @@ func (s *Store) Delete(ctx context.Context, key string, opts *driver.DeleteOptio
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r, err := s.openRoot("delete", key)
+	r, err := s.openRoot(ctx, "delete", key, false)
+	if err == errNoRoot { // an empty store: the key is missing
+		if err := driver.ValidateKey("delete", key); err != nil {
+			return err
+		}
+		if opts.IfMatch != "" {
+			return precondition("delete", key, "key does not exist")
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}

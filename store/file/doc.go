@@ -47,7 +47,10 @@
 // # Errors
 //
 //   - driver.ErrBucketMissing: the root directory does not exist (or is not a directory), for
-//     every operation but MakeBucket, which creates it. The error names the directory.
+//     every operation but MakeBucket, which creates it. The error names the directory. Opened
+//     with driver.Common.CreateDir (store.Config.CreateDir: a job's output directory), the
+//     store instead makes a missing root at its first write and reads it as empty until then
+//     (no object, an empty listing, a delete of nothing).
 //   - driver.ErrNotExist: no regular file at the key.
 //   - driver.ErrPreconditionFailed: a failed IfNoneMatch or IfMatch on Put, Copy or Delete, or a
 //     pinned Get whose ETag no longer matches. IfMatch on a missing key fails the condition.

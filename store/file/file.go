@@ -22,8 +22,14 @@ func init() {
 		Path:   parsePath,
 		Parse:  parseURL,
 		Object: object,
-	}, func(_ context.Context, loc driver.Location, _ *Options, _ *driver.Common) (*Store, error) {
-		return New(loc.Bucket)
+		Local:  true,
+		Noun:   "directory",
+	}, func(_ context.Context, loc driver.Location, _ *Options, c *driver.Common) (*Store, error) {
+		s, err := New(loc.Bucket)
+		if err == nil && c != nil {
+			s.createDir = c.CreateDir
+		}
+		return s, err
 	})
 }
 
@@ -43,8 +49,11 @@ const (
 
 // Store is a store rooted at a directory. It holds no open files between calls.
 type Store struct {
-	dir   string
-	sweep sync.Once // the stale temporary files, removed at the first write
+	dir string
+	// createDir makes the root at the first write and reads a missing one as empty
+	// (driver.Common.CreateDir).
+	createDir bool
+	sweep     sync.Once // the stale temporary files, removed at the first write
 }
 
 // New returns the store rooted at dir, which must be absolute. The directory need not exist:
@@ -60,6 +69,11 @@ func New(dir string) (*Store, error) {
 // VerifyByHash is true: an ETag is bound to a file's inode, modification time and size, which
 // a file edited in place can keep, and a local file is read about as fast as it is hashed.
 func (s *Store) VerifyByHash() bool { return true }
+
+// LocalPath returns the path of key's file (driver.LocalFiler); "" is the root.
+func (s *Store) LocalPath(key string) string {
+	return filepath.Join(s.dir, filepath.FromSlash(key))
+}
 
 // Close does nothing: the store holds no resources between calls.
 func (s *Store) Close() error { return nil }
@@ -98,9 +112,23 @@ func (s *Store) MakeBucket(ctx context.Context) error {
 	return atomicfile.SyncDir(atomicfile.OS, filepath.Dir(s.dir))
 }
 
-// openRoot opens the root directory for one operation.
-func (s *Store) openRoot(op, key string) (*os.Root, error) {
+// errNoRoot is what openRoot returns for a read of a missing root made on first write: the
+// store is empty.
+var errNoRoot = errors.New("the directory is not made yet")
+
+// openRoot opens the root directory for one operation. With createDir, a write makes a
+// missing root and a read of one fails with errNoRoot.
+func (s *Store) openRoot(ctx context.Context, op, key string, write bool) (*os.Root, error) {
 	r, err := os.OpenRoot(s.dir)
+	if err != nil && s.createDir && errors.Is(err, fs.ErrNotExist) {
+		if !write {
+			return nil, errNoRoot
+		}
+		if err := s.MakeBucket(ctx); err != nil {
+			return nil, err
+		}
+		r, err = os.OpenRoot(s.dir)
+	}
 	switch {
 	case err == nil:
 		return r, nil

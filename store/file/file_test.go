@@ -51,6 +51,50 @@ func TestMissingRoot(t *testing.T) {
 	}
 }
 
+// A store opened with CreateDir reads its missing root as empty and makes it at the first
+// write; the root is not made by a read, and a missing key is missing the same way.
+func TestMissingRootMadeOnFirstWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	s, err := store.Open(ctx, dir, &store.Config{CreateDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Head(ctx, "k"); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("head: err = %v, want ErrNotExist", err)
+	}
+	if _, err := s.Get(ctx, "k", nil); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("get: err = %v, want ErrNotExist", err)
+	}
+	if page, err := s.List(ctx, &store.ListOptions{}); err != nil || len(page.Objects) != 0 {
+		t.Errorf("list: %v, %v; want an empty page", page, err)
+	}
+	if err := s.Delete(ctx, "k", nil); err != nil {
+		t.Errorf("delete: %v", err)
+	}
+	if err := s.Delete(ctx, "k", &store.DeleteOptions{IfMatch: `"x"`}); !errors.Is(err, store.ErrPreconditionFailed) {
+		t.Errorf("conditional delete: err = %v, want ErrPreconditionFailed", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a read made the root: %v", err)
+	}
+	if _, err := s.Put(ctx, "a/k", strings.NewReader("v"), &store.PutOptions{IfNoneMatch: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "a", "k")); err != nil || string(got) != "v" {
+		t.Fatalf("after the first write: %q, %v", got, err)
+	}
+	if p, ok := s.LocalPath("a/k"); !ok || p != filepath.Join(dir, "a", "k") {
+		t.Errorf("LocalPath = %q, %v", p, ok)
+	}
+	loc, err := store.ParseURL("file://" + filepath.ToSlash(dir) + "/a/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := loc.LocalPath(); !ok || p != filepath.Join(dir, "a", "k") {
+		t.Errorf("Location.LocalPath = %q, %v", p, ok)
+	}
+}
+
 func TestRootIsAFile(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(f, nil, 0o666); err != nil {

@@ -16,7 +16,10 @@ import (
 // or common prefix returned, set only when more follow. Symbolic links, special files, names
 // that are not valid keys and the hidden .wharf-meta directory are never listed.
 func (s *Store) List(ctx context.Context, opts *driver.ListOptions) (driver.Page, error) {
-	r, err := s.openRoot("list", opts.Prefix)
+	r, err := s.openRoot(ctx, "list", opts.Prefix, false)
+	if err == errNoRoot {
+		return driver.Page{}, nil // an empty store
+	}
 	if err != nil {
 		return driver.Page{}, err
 	}

@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -60,7 +61,14 @@ func (s *Store) Head(ctx context.Context, key string) (driver.ObjectInfo, error)
 
 // openObject opens the regular file at key and describes the version it opened.
 func (s *Store) openObject(ctx context.Context, op, key string) (*os.File, driver.ObjectInfo, error) {
-	r, err := s.openRoot(op, key)
+	r, err := s.openRoot(ctx, op, key, false)
+	if err == errNoRoot {
+		if err := driver.ValidateKey(op, key); err != nil {
+			return nil, driver.ObjectInfo{}, err
+		}
+		return nil, driver.ObjectInfo{}, &driver.Error{Op: op, Key: key, Kind: driver.ErrNotExist,
+			Err: fmt.Errorf("directory %s is not made yet", s.dir)}
+	}
 	if err != nil {
 		return nil, driver.ObjectInfo{}, err
 	}

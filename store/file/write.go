@@ -49,7 +49,7 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *driver.PutOptio
 
 // write is Put and the second half of Copy.
 func (s *Store) write(ctx context.Context, op, key string, body io.Reader, o *driver.PutOptions) (driver.ObjectInfo, error) {
-	r, err := s.openRoot(op, key)
+	r, err := s.openRoot(ctx, op, key, true)
 	if err != nil {
 		return driver.ObjectInfo{}, err
 	}

@@ -9,7 +9,8 @@ import (
 )
 
 func init() {
-	driver.Register(driver.Backend{Scheme: "gs", Parse: driver.BucketURL("gs://bucket/key")}, New)
+	driver.Register(driver.Backend{Scheme: "gs", Parse: driver.BucketURL("gs://bucket/key"),
+		NoUploads: "a resumable upload session belongs to the client that started it; an abandoned one expires after a week"}, New)
 }
 
 // The environment Google's tools read, which wharf reads the same way. (The auth library
