@@ -1,5 +1,15 @@
-// Package transfer copies many objects at once between stores and local directories: the
-// engine under `wharf cp`.
+// Package transfer copies objects and files between stores, local disk and standard streams:
+// the engine under `wharf cp`.
+//
+// PlanCopy is the one call a command makes, as rclone's operations.CopyFile and sync.CopyDir
+// are: given the two ends as written (a local path, a store URL, "-") and a Stores value (the
+// caller's store configuration and how it opens a store), it parses each end once, opens it
+// and lists what to copy — one object, or with Recursive every file or object below a
+// directory or prefix, passing over (and naming to Skipped) what cannot be copied — and its
+// Run copies the plan. A local path inside no file store is read and written as plain files
+// (Local); a store destination is opened with store.Config.CreateDir, so a folder store makes
+// its directory on its first write. A copy from standard input or to standard output streams
+// its one object. A request that cannot be made as asked is a *UsageError.
 //
 // Run takes a plan (a list of Tasks, each a source key and a destination key) and copies the
 // tasks in parallel, Options.Jobs at a time. What it promises:

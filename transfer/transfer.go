@@ -108,6 +108,9 @@ type Summary struct {
 	Bytes    int64         `json:"bytes"`
 	Refused  int           `json:"refused,omitempty"` // destinations that existed, with IfAbsent
 	Duration time.Duration `json:"-"`
+	// Copied is what a Plan's copy of one object copied; nil for a tree, and when the bytes
+	// went to standard output.
+	Copied *Copied `json:"-"`
 }
 
 // Run copies every task from src to dst, Options.Jobs at a time. It stops at the first failure

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wharfdata/wharf/internal/atomicfile"
 )
 
 func (a *app) catCommand() *cobra.Command {
@@ -39,7 +41,7 @@ func (a *app) cat(ctx context.Context, raw string) error {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer obj.Close()
-	if _, err := copyCtx(ctx, a.out, obj); err != nil {
+	if _, err := atomicfile.Copy(ctx, a.out, obj); err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	return nil

@@ -17,6 +17,8 @@ import (
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/file"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 // The CLI composes; it owns no job's options. wharf.yaml has one section per package, each
@@ -216,12 +218,25 @@ func (a *app) parseURL(raw string) (store.Location, error) {
 
 // open opens the store at loc with the global options.
 func (a *app) open(ctx context.Context, loc store.Location) (*store.Store, error) {
-	cfg := a.storeConfig(nil)
+	return a.openWith(ctx, loc, a.storeConfig(nil))
+}
+
+func (a *app) openWith(ctx context.Context, loc store.Location, cfg *store.Config) (*store.Store, error) {
 	s, err := store.OpenLocation(ctx, loc, cfg)
 	if err == nil {
 		a.log.Debug("opened store", "url", loc.String(), "endpoint", s.Describe().Endpoint)
 	}
 	return s, err
+}
+
+// stores is how cp, and every command naming one object, read URLs and open stores; a local
+// path inside no file store (file.IsStore) is cp's plain local file (docs/cli.md, "Local
+// paths").
+func (a *app) stores() (transfer.Stores, error) {
+	if _, err := a.configFile(); err != nil {
+		return transfer.Stores{}, err
+	}
+	return transfer.Stores{Config: a.storeConfig(nil), Open: a.openWith, IsStore: file.IsStore}, nil
 }
 
 // openURL opens the store raw names (a URL, a path or a named store, whole, key included as
@@ -239,15 +254,34 @@ func (a *app) openURL(ctx context.Context, raw string) (*store.Store, error) {
 }
 
 // openObject opens the store that holds the object raw names and returns it with the key.
-// An error names raw. The caller closes the store.
+// A URL that names a bucket, a prefix or a directory is ErrKeyInvalid. An error names raw.
+// The caller closes the store.
 func (a *app) openObject(ctx context.Context, raw string) (*store.Store, string, error) {
-	t, err := a.splitObject(raw)
+	st, err := a.stores()
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := a.open(ctx, t.loc)
+	loc, err := st.ParseObject(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := a.open(ctx, loc.Root())
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", raw, err)
 	}
-	return s, t.key, nil
+	return s, loc.Key, nil
+}
+
+// openList opens the store raw names at its root and returns it with raw's location, whose
+// key is the prefix to list. An error names raw. The caller closes the store.
+func (a *app) openList(ctx context.Context, raw string) (store.Location, *store.Store, error) {
+	loc, err := a.parseURL(raw)
+	if err != nil {
+		return loc, nil, err
+	}
+	s, err := a.open(ctx, loc.Root())
+	if err != nil {
+		return loc, nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	return loc, s, nil
 }

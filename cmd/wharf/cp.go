@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"math"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wharfdata/wharf/internal/bytesize"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
 )
@@ -77,250 +81,211 @@ WHARF_LOCAL_FILE_CHANGED (it is not retried).`,
 			if err != nil {
 				return usageErr(fmt.Errorf("cp: --part-size %q: %w", o.partSizeText, err))
 			}
-			o.partSize = size
-			o.partSizeSet = cmd.Flags().Changed("part-size")
+			o.PartSize = size
+			if cmd.Flags().Changed("part-size") {
+				o.ReadPartSize = size // for downloads too
+			}
 			return a.cp(cmd.Context(), argv[0], argv[1], o)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVarP(&o.recursive, "recursive", "r", false, "copy every file under a directory or every object under a prefix")
-	f.IntVarP(&o.jobs, "jobs", "j", transfer.DefaultJobs, "files copied in parallel")
+	f.BoolVarP(&o.Recursive, "recursive", "r", false, "copy every file under a directory or every object under a prefix")
+	f.IntVarP(&o.Jobs, "jobs", "j", transfer.DefaultJobs, "files copied in parallel")
 	f.StringVar(&o.partSizeText, "part-size", "16MiB", "part size of large uploads, and of large downloads when given (else 64MiB); at least 5MiB for S3")
-	f.BoolVar(&o.ifAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
-	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be copied, and copy nothing")
-	f.BoolVar(&o.noFsync, "no-fsync", false, "do not fsync files written to a local DST: faster, but a power loss soon after may leave them empty or short (see docs/cli.md)")
+	f.BoolVar(&o.IfAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be copied, and copy nothing")
+	f.BoolVar(&o.NoFsync, "no-fsync", false, "do not fsync files written to a local DST: faster, but a power loss soon after may leave them empty or short (see docs/cli.md)")
 	return cmd
 }
 
-// cpOptions are cp's flags.
+// cpOptions are cp's flags: the copy's options, and the part size as given.
 type cpOptions struct {
-	recursive, ifAbsent, dryRun bool
-	noFsync                     bool
-	jobs                        int
-	partSizeText                string
-	partSize                    int64
-	partSizeSet                 bool // given on the command line, for downloads too
+	transfer.CopyOptions
+	partSizeText string
 }
 
-// cpResult is what cp reports: where the bytes came from and went, and what the destination
-// recorded.
-type cpResult struct {
-	Source      string `json:"source"`
-	Destination string `json:"destination"`
-	Size        int64  `json:"size"`
-	ETag        string `json:"etag"` // "" for a local file or standard output
+// cpSummary is what a recursive cp reports.
+type cpSummary struct {
+	Files    int     `json:"files"`
+	Bytes    int64   `json:"bytes"`
+	Seconds  float64 `json:"seconds"`
+	MiBPerS  float64 `json:"mib_per_s"`
+	FilesPer float64 `json:"files_per_s"`
+	Refused  int     `json:"refused,omitempty"`
 }
 
 func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {
-	if o.jobs < 1 {
-		return usageErr(fmt.Errorf("cp: -j %d: want at least 1", o.jobs))
+	if o.Jobs < 1 {
+		return usageErr(fmt.Errorf("cp: -j %d: want at least 1", o.Jobs))
 	}
-	switch {
-	case o.noFsync && !a.isLocalPath(dstRaw):
-		return usageErr(fmt.Errorf("cp: --no-fsync is for copies to a local path, and %s is not one (a store makes its own writes durable)", dstRaw))
-	case o.noFsync && srcRaw == "-":
-		return usageErr(fmt.Errorf("cp: --no-fsync is for copies from a file or a store: a copy of standard input is always fsynced"))
-	}
-	if srcRaw == "-" || dstRaw == "-" || dstRaw == "stdout://" {
-		return a.cpStdio(ctx, srcRaw, dstRaw, o)
-	}
-	p, err := a.plan(ctx, srcRaw, dstRaw, o)
+	stores, err := a.stores()
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	if o.noFsync && p.dst.local != nil {
-		p.dst.local.Durability = transfer.DurableNone
+	c := o.CopyOptions
+	c.Stdin, c.Stdout, c.Skipped, c.ProveCreate = a.in, a.out, a.passOver, a.requireCreate
+	p, err := transfer.PlanCopy(ctx, stores, srcRaw, dstRaw, c)
+	if err != nil {
+		return cpErr(err)
 	}
-	if o.dryRun {
+	defer p.Close()
+	if o.DryRun {
 		return a.reportDryRun(p)
 	}
-	if o.ifAbsent && p.dst.st != nil {
-		if err := a.requireCreate(ctx, p.dst.st, p.dst.base); err != nil {
-			return err
-		}
+	defer a.limitMemory(p.MemoryBound())()
+	bar := a.newProgress(p, o.Recursive)
+	sum, err := p.Run(ctx, bar)
+	bar.finish(err == nil)
+	switch {
+	case err != nil:
+		return cpErr(err)
+	case !o.Recursive:
+		return a.reportOne(sum.Copied)
 	}
-	return a.runPlan(ctx, p, o)
+	if err := a.reportSummary(sum); err != nil {
+		return err
+	}
+	if p.Passed > 0 {
+		return transfer.Incomplete(p.Passed, sum.Files, false)
+	}
+	return nil
 }
 
-// cpStdio copies one object from standard input or to standard output.
-func (a *app) cpStdio(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {
-	if o.recursive {
-		return usageErr(fmt.Errorf("cp: -r copies many files: standard input or output carries only one"))
-	}
-	src, err := a.parseSource(srcRaw)
-	if err != nil {
-		return err
-	}
-	dst, err := a.parseDest(dstRaw, src.name())
-	if err != nil {
-		return err
-	}
-	if dst.kind == endStdio && o.ifAbsent {
-		return usageErr(fmt.Errorf("cp: --if-absent has no meaning when writing to standard output"))
-	}
-	if o.dryRun {
-		_, err := fmt.Fprintf(a.out, "would copy %s -> %s\n", src, dst)
-		return err
-	}
-	if o.ifAbsent && dst.kind == endStore {
-		s, err := a.open(ctx, dst.t.loc)
-		if err != nil {
-			return fmt.Errorf("%s: %w", dst.raw, err)
-		}
-		err = a.requireCreate(ctx, s, dst.t.key)
-		s.Close()
-		if err != nil {
-			return err
-		}
-	}
-	res, err := a.transfer(ctx, src, dst, o.ifAbsent)
-	if err != nil {
-		return err
-	}
-	switch {
-	case dst.kind == endStdio:
-		return nil
-	case a.format == "json":
-		return writeJSON(a.out, res)
-	case !a.quiet:
-		_, err = fmt.Fprintf(a.out, "copied %s -> %s (%d bytes)\n", res.Source, res.Destination, res.Size)
+// cpErr makes a copy asked for wrongly a usage error.
+func cpErr(err error) error {
+	var u *transfer.UsageError
+	if errors.As(err, &u) {
+		return usageErr(err)
 	}
 	return err
 }
 
-// transfer picks how to move the bytes: server-side within one store, else a stream from the
-// source's reader into the destination.
-func (a *app) transfer(ctx context.Context, src, dst endpoint, ifAbsent bool) (cpResult, error) {
-	res := cpResult{Source: src.String(), Destination: dst.String()}
-	if src.kind == endStore && dst.kind == endStore && sameStore(src.t.loc, dst.t.loc) {
-		info, err := a.copyWithin(ctx, src, dst, ifAbsent)
-		res.Size, res.ETag = info.Size, info.ETag
-		return res, err
+// copiedLine is how output names one file a recursive copy wrote, once it is in place: a
+// line per file, as `aws s3 cp` prints, so that every destination replaced is named.
+func (a *app) copiedLine(p *transfer.Plan, recursive bool) func(transfer.Task, store.ObjectInfo) []byte {
+	if a.quiet || !recursive {
+		return nil
 	}
-	r, err := a.openSource(ctx, src)
-	if err != nil {
-		return res, err
+	return func(t transfer.Task, info store.ObjectInfo) []byte {
+		src, dst := p.Names(t)
+		res := transfer.Copied{Source: src, Destination: dst, Size: info.Size, ETag: info.ETag}
+		if a.format == "json" {
+			b, _ := json.Marshal(res)
+			return append(b, '\n')
+		}
+		return fmt.Appendf(nil, "copied %s -> %s (%d bytes)\n", shown(res.Source), shown(res.Destination), res.Size)
 	}
-	defer r.Close()
-	info, err := a.writeDest(ctx, dst, r, ifAbsent)
-	res.Size, res.ETag = info.Size, info.ETag
-	return res, err
 }
 
-func (a *app) copyWithin(ctx context.Context, src, dst endpoint, ifAbsent bool) (store.ObjectInfo, error) {
-	s, err := a.open(ctx, src.t.loc)
-	if err != nil {
-		return store.ObjectInfo{}, fmt.Errorf("%s: %w", src.raw, err)
+// passOver names on standard error one source a recursive copy passes over, with the code
+// of the reason: `wharf: skipped WHAT: … [CODE]`, or with --format json one object
+// {"skipped","error","code"}. The copy goes on, and exits 1 at the end (transfer.Incomplete).
+func (a *app) passOver(what string, err error) {
+	msg, code := err.Error(), errCode(err)
+	if a.format == "json" {
+		_ = writeJSON(a.err, struct {
+			Skipped string `json:"skipped"`
+			Error   string `json:"error"`
+			Code    string `json:"code"`
+		}{what, msg, code})
+		return
 	}
-	defer s.Close()
-	info, err := s.Copy(ctx, src.t.key, dst.t.key, &store.PutOptions{IfNoneMatch: ifAbsent})
-	if err != nil {
-		return info, fmt.Errorf("cp %s %s: %w", src.raw, dst.raw, err)
+	fmt.Fprintf(a.err, "wharf: skipped %s: %s [%s]\n", shown(what), strings.ReplaceAll(msg, "\n", " "), code)
+}
+
+// shown is how pretty output names a path or URL: as it is, or quoted when it holds a byte a
+// terminal would not print (a key with a tab or a newline), so that one name is one line and
+// never a terminal escape.
+func shown(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
 	}
-	return info, nil
+	return s
 }
 
-// sameStore reports whether two locations are the same bucket reached the same way (a named
-// store of the config file is its own scheme).
-func sameStore(x, y store.Location) bool {
-	return x.Root().String() == y.Root().String()
-}
-
-type endKind int
-
-const (
-	endLocal endKind = iota // a plain local file
-	endStdio                // standard input or output
-	endStore                // an object in a store
-)
-
-// endpoint is one side of a copy.
-type endpoint struct {
-	raw  string
-	kind endKind
-	path string       // endLocal: the file
-	t    objectTarget // endStore: the store and key
-}
-
-func (e endpoint) String() string {
-	switch e.kind {
-	case endLocal:
-		return e.path
-	case endStdio:
-		return "-"
-	}
-	l := e.t.loc
-	l.Key = e.t.key
-	return l.String()
-}
-
-// name is the base name a directory destination takes from this source.
-func (e endpoint) name() string {
-	switch e.kind {
-	case endLocal:
-		return filepath.Base(e.path)
-	case endStore:
-		return baseName(e.t.key)
-	}
-	return ""
-}
-
-func (a *app) parseSource(raw string) (endpoint, error) {
+// reportOne prints what a copy of one object copied (nil: its bytes were the output).
+func (a *app) reportOne(res *transfer.Copied) error {
 	switch {
-	case raw == "-":
-		return endpoint{raw: raw, kind: endStdio}, nil
-	case a.isLocalPath(raw):
-		return endpoint{raw: raw, kind: endLocal, path: localPath(raw)}, nil
+	case res == nil:
+		return nil
+	case a.format == "json":
+		return writeJSON(a.out, res)
+	case a.quiet:
+		return nil
 	}
-	t, err := a.splitObject(raw)
-	if err != nil {
-		return endpoint{}, err
-	}
-	return endpoint{raw: raw, kind: endStore, t: t}, nil
+	_, err := fmt.Fprintf(a.out, "copied %s -> %s (%d bytes)\n", res.Source, res.Destination, res.Size)
+	return err
 }
 
-// parseDest resolves the destination: a directory (a trailing '/', or an existing local
-// directory) takes the source's base name.
-func (a *app) parseDest(raw, name string) (endpoint, error) {
-	if raw == "-" {
-		return endpoint{raw: raw, kind: endStdio}, nil
+func (a *app) reportSummary(sum transfer.Summary) error {
+	secs := sum.Duration.Seconds()
+	s := cpSummary{Files: sum.Files, Bytes: sum.Bytes, Seconds: round3(secs), Refused: sum.Refused}
+	if secs > 0 {
+		s.MiBPerS = round3(float64(sum.Bytes) / (1 << 20) / secs)
+		s.FilesPer = round3(float64(sum.Files) / secs)
 	}
-	dirLike := strings.HasSuffix(raw, "/") || strings.HasSuffix(raw, string(os.PathSeparator))
-	needName := func() error {
-		if name != "" {
-			return nil
-		}
-		return usageErr(fmt.Errorf("cp: %s names a directory or prefix: give the full destination name when copying from standard input", raw))
+	switch {
+	case a.format == "json":
+		return writeJSON(a.out, s)
+	case a.quiet:
+		return nil
 	}
-	if a.isLocalPath(raw) {
-		path := localPath(raw)
-		if dirLike || isDir(path) {
-			if err := needName(); err != nil {
-				return endpoint{}, err
-			}
-			return endpoint{raw: raw, kind: endLocal, path: filepath.Join(path, name)}, nil
-		}
-		return endpoint{raw: raw, kind: endLocal, path: path}, nil
-	}
-	loc, err := a.parseURL(raw)
-	if err != nil {
-		return endpoint{}, err
-	}
-	if loc.Key == "" || strings.HasSuffix(loc.Key, "/") {
-		if err := needName(); err != nil {
-			return endpoint{}, err
-		}
-		return endpoint{raw: raw, kind: endStore, t: objectTarget{loc: loc.Root(), key: loc.Key + name}}, nil
-	}
-	t, err := a.splitObject(raw)
-	if err != nil {
-		return endpoint{}, err
-	}
-	return endpoint{raw: raw, kind: endStore, t: t}, nil
+	_, err := fmt.Fprintf(a.out, "copied %d files, %s (%d bytes) in %.2fs: %.1f MiB/s, %.0f files/s\n",
+		s.Files, humanSize(s.Bytes), s.Bytes, secs, s.MiBPerS, s.FilesPer)
+	return err
 }
 
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// reportDryRun prints every copy the plan would make, and copies nothing: one line each
+// ({"source","destination","size","dry_run"} with --format json), then a summary line.
+func (a *app) reportDryRun(p *transfer.Plan) error {
+	if p.Stream() {
+		src, dst := p.Names(p.Tasks[0])
+		_, err := fmt.Fprintf(a.out, "would copy %s -> %s\n", src, dst)
+		return err
+	}
+	var total int64
+	for _, t := range p.Tasks {
+		src, dst := p.Names(t)
+		total += max(t.Size, 0)
+		var err error
+		if a.format == "json" {
+			err = writeJSON(a.out, struct {
+				Source      string `json:"source"`
+				Destination string `json:"destination"`
+				Size        int64  `json:"size"`
+				DryRun      bool   `json:"dry_run"`
+			}{src, dst, t.Size, true})
+		} else {
+			_, err = fmt.Fprintf(a.out, "would copy %s -> %s (%d bytes)\n", src, dst, t.Size)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if a.format != "json" && !a.quiet {
+		if _, err := fmt.Fprintf(a.out, "dry run: would copy %d files, %s; nothing was copied\n", len(p.Tasks), humanSize(total)); err != nil {
+			return err
+		}
+	}
+	if p.Passed > 0 {
+		return transfer.Incomplete(p.Passed, len(p.Tasks), true)
+	}
+	return nil
+}
+
+// parseSize reads --part-size: a byte size as the config file writes one (bytesize: "16MiB",
+// "64M", "5MB" read as binary units, or a number of bytes), at most 5 GiB.
+func parseSize(s string) (int64, error) {
+	n, err := bytesize.Parse(s)
+	switch {
+	case err != nil:
+		return 0, err
+	case n <= 0 || n > 5<<30:
+		return 0, errors.New("want a size such as 16MiB, at most 5GiB")
+	}
+	return n, nil
 }

@@ -40,14 +40,14 @@ type cpProgress struct {
 }
 
 // newProgress returns the progress of p: a bar on stderr when it is a terminal and output is
-// for people, else a counter that draws nothing.
-func (a *app) newProgress(p *cpPlan) *cpProgress {
-	c := &cpProgress{totalFiles: len(p.tasks), line: a.copiedLine(p), out: a.out}
-	if a.quiet || a.format != "pretty" || !isTerminal(a.err) {
+// for people, else a counter that draws nothing (and for a stream, which reports none).
+func (a *app) newProgress(p *transfer.Plan, recursive bool) *cpProgress {
+	c := &cpProgress{totalFiles: len(p.Tasks), line: a.copiedLine(p, recursive), out: a.out}
+	if a.quiet || a.format != "pretty" || !isTerminal(a.err) || p.Stream() {
 		return c
 	}
 	c.viaBar = isTerminal(a.out)
-	c.start(a.err, p.tasks, 0)
+	c.start(a.err, p.Tasks, 0)
 	return c
 }
 

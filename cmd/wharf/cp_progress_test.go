@@ -97,7 +97,7 @@ func TestCopyProgressBarFailure(t *testing.T) {
 func TestProgressOnlyOnATerminal(t *testing.T) {
 	var errb bytes.Buffer
 	a := &app{streams: streams{err: &errb}, format: "pretty"}
-	c := a.newProgress(&cpPlan{})
+	c := a.newProgress(&transfer.Plan{}, true)
 	c.Bytes(10)
 	c.finish(true)
 	if c.p != nil || errb.Len() != 0 {

@@ -6,9 +6,9 @@
 //
 // The layout: main.go only wires signals to run; root.go builds the command tree and the
 // global flags; config.go reads the config file (-c) by one strict loader and turns the global
-// flags and the environment into a store.Config; backends.go is the one blank import of each
-// store backend; target.go splits a URL into the store to open and the key inside it, and
-// tells a plain local path from a file store; exit.go maps every error to its code's exit
+// flags and the environment into a store.Config (and, for cp and the commands naming one
+// object, into transfer.Stores, which tells a plain local path from a file store); backends.go
+// is the one blank import of each store backend; exit.go maps every error to its code's exit
 // status and prints it; output.go holds the shared formatting; verdicts.go remembers probe
 // verdicts in the user's cache directory. Each command has its file (ls.go, export.go…), and
 // a command that needs more has files named after it (cp_*.go, backfill_*.go, lease_*.go;

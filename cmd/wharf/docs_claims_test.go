@@ -168,7 +168,7 @@ func TestArchitectureDocMapsEveryPackageAndImport(t *testing.T) {
 }
 
 // What docs/architecture.md says of who imports the backends and store/driver: only cmd/wharf
-// imports a backend (backends.go, and target.go for file.IsStore); no job imports store/driver.
+// imports a backend (backends.go, and config.go for file.IsStore); no job imports store/driver.
 func TestArchitectureDocBackendAndDriverImports(t *testing.T) {
 	backends := []string{"store/s3", "store/gcs", "store/azure", "store/file", "store/mem", "store/stdout"}
 	jobs := []string{"export", "ship", "spool", "transfer", "backfill", "lease", "cas"}
@@ -201,7 +201,7 @@ func TestArchitectureDocBackendAndDriverImports(t *testing.T) {
 	for _, b := range backends {
 		want = append(want, "cmd/wharf/backends.go imports "+b)
 	}
-	want = append(want, "cmd/wharf/target.go imports store/file")
+	want = append(want, "cmd/wharf/config.go imports store/file")
 	slices.Sort(got)
 	got = slices.Compact(got)
 	slices.Sort(want)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/transfer"
 )
 
 var sample = map[string]string{
@@ -118,7 +120,7 @@ func TestE2ECopyBothWays(t *testing.T) {
 	}
 	// Store to store, and JSON output.
 	r = wharf(t, "cp", "--format", "json", "file://"+storeDir+"/report.csv", "file://"+storeDir+"/copy/r.csv").must(t, 0)
-	var res cpResult
+	var res transfer.Copied
 	if err := json.Unmarshal([]byte(r.out), &res); err != nil || res.Size != 8 || res.Destination != "file://"+storeDir+"/copy/r.csv" {
 		t.Errorf("cp json %q: %+v %v", r.out, res, err)
 	}

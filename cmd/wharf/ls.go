@@ -54,16 +54,16 @@ func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
 	if at, ok := a.bucketsAt(raw); ok {
 		return a.lsBuckets(ctx, raw, at)
 	}
-	t, s, err := a.openList(ctx, raw)
+	loc, s, err := a.openList(ctx, raw)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	opts := store.ListOptions{Prefix: t.prefix}
+	opts := store.ListOptions{Prefix: loc.Key}
 	base := ""
 	if !recursive {
 		opts.Delimiter = "/"
-		base = t.prefix[:strings.LastIndexByte(t.prefix, '/')+1]
+		base = loc.Key[:strings.LastIndexByte(loc.Key, '/')+1]
 	}
 	w := bufio.NewWriter(a.out)
 	for {

@@ -75,19 +75,19 @@ func (a *app) rmOne(ctx context.Context, raw string, dryRun bool) error {
 }
 
 func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
-	t, err := a.splitList(raw)
+	loc, err := a.parseURL(raw)
 	if err != nil {
 		return err
 	}
-	if t.prefix != "" && !strings.HasSuffix(t.prefix, "/") {
-		t.prefix += "/"
+	if loc.Key != "" && !strings.HasSuffix(loc.Key, "/") {
+		loc.Key += "/"
 	}
-	s, err := a.open(ctx, t.loc)
+	s, err := a.open(ctx, loc.Root())
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
-	n, err := a.rmWalk(ctx, s, t, dryRun)
+	n, err := a.rmWalk(ctx, s, loc, dryRun)
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
@@ -97,9 +97,9 @@ func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
 	return a.rmReport(rmResult{Removed: n, DryRun: dryRun})
 }
 
-// rmWalk deletes (or lists) every key under t, a batch at a time as the listing goes, and
-// names each key once its batch is deleted. It returns how many keys it removed.
-func (a *app) rmWalk(ctx context.Context, s *store.Store, t listTarget, dryRun bool) (int, error) {
+// rmWalk deletes (or lists) every key under loc's key, a batch at a time as the listing
+// goes, and names each key once its batch is deleted. It returns how many keys it removed.
+func (a *app) rmWalk(ctx context.Context, s *store.Store, loc store.Location, dryRun bool) (int, error) {
 	var batch []string
 	n := 0
 	flush := func() error {
@@ -112,7 +112,7 @@ func (a *app) rmWalk(ctx context.Context, s *store.Store, t listTarget, dryRun b
 			}
 		}
 		for _, k := range batch {
-			if err := a.rmListed(rmURL(t, k), dryRun); err != nil {
+			if err := a.rmListed(rmURL(loc, k), dryRun); err != nil {
 				return err
 			}
 		}
@@ -120,7 +120,7 @@ func (a *app) rmWalk(ctx context.Context, s *store.Store, t listTarget, dryRun b
 		batch = batch[:0]
 		return nil
 	}
-	for o, err := range s.Walk(ctx, t.prefix) {
+	for o, err := range s.Walk(ctx, loc.Key) {
 		if err != nil {
 			return n, err
 		}
@@ -133,10 +133,9 @@ func (a *app) rmWalk(ctx context.Context, s *store.Store, t listTarget, dryRun b
 	return n, flush()
 }
 
-func rmURL(t listTarget, key string) string {
-	l := t.loc
-	l.Key = key
-	return l.String()
+func rmURL(loc store.Location, key string) string {
+	loc.Key = key
+	return loc.String()
 }
 
 // rmListed names one key removed (or, on a dry run, that would be).

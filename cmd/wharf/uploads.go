@@ -114,12 +114,12 @@ func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, 
 	if olderThan < 0 {
 		return usageErr(fmt.Errorf("uploads: --older-than %s: want 0 or more", olderThan))
 	}
-	t, s, err := a.openList(ctx, raw)
+	loc, s, err := a.openList(ctx, raw)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ups, err := s.ListUploads(ctx, t.prefix)
+	ups, err := s.ListUploads(ctx, loc.Key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
@@ -130,7 +130,7 @@ func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, 
 		if olderThan > 0 && (u.Initiated.IsZero() || now.Sub(u.Initiated) <= olderThan) {
 			continue
 		}
-		l := t.loc
+		l := loc
 		l.Key = u.Key
 		line := uploadLine{URL: l.String(), Key: u.Key, ID: u.ID, Initiated: u.Initiated}
 		if !u.Initiated.IsZero() {

@@ -1,4 +1,4 @@
-package main
+package transfer
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/transfer"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -21,13 +20,13 @@ func TestWriteFileAtomic(t *testing.T) {
 	if err != nil || n != 5 {
 		t.Fatalf("writeFileAtomic = %d, %v", n, err)
 	}
-	if got := readFile(t, path); got != "hello" {
+	if got := readString(t, path); got != "hello" {
 		t.Errorf("content %q", got)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
 	}
-	if got := entries(t, filepath.Join(dir, "sub")); len(got) != 1 {
+	if got := names(t, filepath.Join(dir, "sub")); len(got) != 1 {
 		t.Errorf("directory holds %q: a temporary file was left", got)
 	}
 }
@@ -57,10 +56,10 @@ func TestWriteFileAtomicLeavesNothingOnFailure(t *testing.T) {
 	if _, err := writeFileAtomic(ctx, path, strings.NewReader("new"), false); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled write: %v", err)
 	}
-	if got := readFile(t, path); got != "previous" {
+	if got := readString(t, path); got != "previous" {
 		t.Errorf("the file was replaced by a failed write: %q", got)
 	}
-	if got := entries(t, dir); len(got) != 1 {
+	if got := names(t, dir); len(got) != 1 {
 		t.Errorf("directory holds %q: a temporary file was left", got)
 	}
 }
@@ -75,10 +74,10 @@ func TestWriteFileAtomicIfAbsent(t *testing.T) {
 	if !errors.Is(err, store.ErrPreconditionFailed) {
 		t.Fatalf("second --if-absent write: %v, want ErrPreconditionFailed", err)
 	}
-	if got := readFile(t, path); got != "first" {
+	if got := readString(t, path); got != "first" {
 		t.Errorf("content %q", got)
 	}
-	if got := entries(t, dir); len(got) != 1 {
+	if got := names(t, dir); len(got) != 1 {
 		t.Errorf("directory holds %q", got)
 	}
 }
@@ -107,8 +106,30 @@ func TestCancelableUnblocksABlockedRead(t *testing.T) {
 
 func TestLocalErr(t *testing.T) {
 	_, err := os.Open(filepath.Join(t.TempDir(), "missing.csv"))
-	got := transfer.LocalError("open", "missing.csv", err)
+	got := LocalError("open", "missing.csv", err)
 	if !errors.Is(got, store.ErrNotExist) || !strings.Contains(got.Error(), `"missing.csv"`) {
 		t.Errorf("localErr = %v", got)
 	}
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range des {
+		out = append(out, d.Name())
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package main
+package transfer
 
 import (
 	"errors"
@@ -8,10 +8,14 @@ import (
 
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/store/file"
+	_ "github.com/wharfdata/wharf/store/s3" // s3:// and r2://
 )
 
-func TestSplitObject(t *testing.T) {
-	a := newTestApp(nil, "")
+// testStores reads URLs as the CLI does, with no config file.
+var testStores = Stores{Config: &store.Config{}, IsStore: file.IsStore}
+
+func TestParseObject(t *testing.T) {
 	abs, _ := filepath.Abs("data/a.csv")
 	tests := []struct {
 		raw, scheme, bucket, key string
@@ -27,13 +31,13 @@ func TestSplitObject(t *testing.T) {
 		{"data/a.csv", "file", filepath.Dir(abs), "a.csv"},
 	}
 	for _, tt := range tests {
-		got, err := a.splitObject(tt.raw)
+		got, err := testStores.ParseObject(tt.raw)
 		if err != nil {
-			t.Errorf("splitObject(%q): %v", tt.raw, err)
+			t.Errorf("ParseObject(%q): %v", tt.raw, err)
 			continue
 		}
-		if got.loc.Scheme != tt.scheme || got.loc.Bucket != tt.bucket || got.key != tt.key || got.loc.Key != "" {
-			t.Errorf("splitObject(%q) = %+v, key %q; want %s %s key %q", tt.raw, got.loc, got.key, tt.scheme, tt.bucket, tt.key)
+		if got.Scheme != tt.scheme || got.Bucket != tt.bucket || got.Key != tt.key {
+			t.Errorf("ParseObject(%q) = %+v; want %s %s key %q", tt.raw, got, tt.scheme, tt.bucket, tt.key)
 		}
 	}
 }
@@ -41,69 +45,71 @@ func TestSplitObject(t *testing.T) {
 // TestLocalPathsFindTheirStore: every spelling of a path below a file store (a directory
 // holding .wharf-meta) names a key of that store, at any depth.
 func TestLocalPathsFindTheirStore(t *testing.T) {
-	a := newTestApp(nil, "")
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, ".wharf-meta"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{root + "/sub/b.txt", "file://" + root + "/sub/b.txt"} {
-		got, err := a.splitObject(raw)
-		if err != nil || got.loc.Bucket != root || got.key != "sub/b.txt" {
-			t.Errorf("splitObject(%q) = %+v %q, %v; want root %s key sub/b.txt", raw, got.loc, got.key, err, root)
+		got, err := testStores.ParseObject(raw)
+		if err != nil || got.Bucket != root || got.Key != "sub/b.txt" {
+			t.Errorf("ParseObject(%q) = %+v, %v; want root %s key sub/b.txt", raw, got, err, root)
 		}
-		if a.isLocalPath(raw) {
-			t.Errorf("isLocalPath(%q): a path inside a file store is the store's", raw)
+		if e, err := testStores.parse(raw); err != nil || e.kind != endStore {
+			t.Errorf("parse(%q) = %+v, %v: a path inside a file store is the store's", raw, e, err)
 		}
 	}
-	l, err := a.splitList(root + "/sub/")
-	if err != nil || l.loc.Bucket != root || l.prefix != "sub/" {
-		t.Errorf("splitList of a directory in the store = %+v %q, %v", l.loc, l.prefix, err)
+	e, err := testStores.parse(root + "/sub/")
+	if err != nil || e.kind != endStore || e.loc.Bucket != root || e.loc.Key != "sub/" {
+		t.Errorf("parse of a directory in the store = %+v, %v", e, err)
 	}
 }
 
-func TestSplitObjectRefusesBucketsAndPrefixes(t *testing.T) {
-	a := newTestApp(nil, "")
+func TestParseObjectRefusesBucketsAndPrefixes(t *testing.T) {
 	for _, raw := range []string{"s3://b", "s3://b/", "s3://b/dir/", "mem://m", "/", t.TempDir() + "/"} {
-		_, err := a.splitObject(raw)
+		_, err := testStores.ParseObject(raw)
 		if !errors.Is(err, store.ErrKeyInvalid) {
-			t.Errorf("splitObject(%q) = %v, want ErrKeyInvalid", raw, err)
+			t.Errorf("ParseObject(%q) = %v, want ErrKeyInvalid", raw, err)
 		}
 	}
-	if _, err := a.splitObject("ftp://x/y"); !errors.Is(err, driver.ErrEndpointUnsupported) {
+	if _, err := testStores.ParseObject("ftp://x/y"); !errors.Is(err, driver.ErrEndpointUnsupported) {
 		t.Errorf("ftp: %v, want ErrEndpointUnsupported", err)
 	}
 }
 
-func TestSplitList(t *testing.T) {
-	a := newTestApp(nil, "")
+// TestParseStorePrefix: a store URL keeps its key, the prefix of a tree, as it was written.
+func TestParseStorePrefix(t *testing.T) {
 	tests := []struct{ raw, bucket, prefix string }{
 		{"s3://b", "b", ""},
 		{"s3://b/", "b", ""},
 		{"s3://b/logs/", "b", "logs/"},
 		{"s3://b/logs", "b", "logs"},
-		{"/tmp/wharf-no-dir", "/tmp/wharf-no-dir", ""},
-		{"file:///tmp/wharf-no-dir/", "/tmp/wharf-no-dir", ""},
 	}
 	for _, tt := range tests {
-		got, err := a.splitList(tt.raw)
+		e, err := testStores.parse(tt.raw)
 		if err != nil {
-			t.Fatalf("splitList(%q): %v", tt.raw, err)
+			t.Fatalf("parse(%q): %v", tt.raw, err)
 		}
-		if got.loc.Bucket != tt.bucket || got.prefix != tt.prefix || got.loc.Key != "" {
-			t.Errorf("splitList(%q) = %+v prefix %q; want bucket %q prefix %q", tt.raw, got.loc, got.prefix, tt.bucket, tt.prefix)
+		if e.kind != endStore || e.loc.Bucket != tt.bucket || e.loc.Key != tt.prefix {
+			t.Errorf("parse(%q) = %+v; want bucket %q prefix %q", tt.raw, e.loc, tt.bucket, tt.prefix)
 		}
 	}
 }
 
-func TestIsLocalPath(t *testing.T) {
-	a := newTestApp(nil, "")
+func TestParseLocalPath(t *testing.T) {
 	for raw, want := range map[string]bool{
 		"a.csv": true, "./a": true, "/abs/a": true, "dir/x://y": true, "file:///a": true,
-		"-": false, "": false, "s3://b/k": false, "mem://m/k": false,
+		"-": false, "s3://b/k": false, "mem://m/k": false,
 	} {
-		if got := a.isLocalPath(raw); got != want {
-			t.Errorf("isLocalPath(%q) = %v, want %v", raw, got, want)
+		e, err := testStores.parse(raw)
+		if err != nil {
+			t.Fatalf("parse(%q): %v", raw, err)
 		}
+		if got := e.kind == endLocal; got != want {
+			t.Errorf("parse(%q) is local: %v, want %v", raw, got, want)
+		}
+	}
+	if _, err := testStores.parse(""); err == nil {
+		t.Error(`parse("") succeeded`)
 	}
 }
 
@@ -115,8 +121,7 @@ func TestBaseName(t *testing.T) {
 	}
 }
 
-func TestParseDest(t *testing.T) {
-	a := newTestApp(nil, "")
+func TestAsDest(t *testing.T) {
 	dir := t.TempDir()
 	storeDir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(storeDir, ".wharf-meta"), 0o755); err != nil {
@@ -143,37 +148,45 @@ func TestParseDest(t *testing.T) {
 		{"-", endStdio, "", "", ""},
 	}
 	for _, tt := range tests {
-		e, err := a.parseDest(tt.raw, "a.csv")
+		e, err := testStores.parse(tt.raw)
+		if err == nil {
+			err = testStores.asDest(e, "a.csv")
+		}
 		if err != nil {
-			t.Fatalf("parseDest(%q): %v", tt.raw, err)
+			t.Fatalf("destination %q: %v", tt.raw, err)
 		}
-		if e.kind != tt.kind || e.path != tt.path || e.t.loc.Bucket != tt.bucket || e.t.key != tt.key {
-			t.Errorf("parseDest(%q) = kind %d path %q bucket %q key %q; want %d %q %q %q",
-				tt.raw, e.kind, e.path, e.t.loc.Bucket, e.t.key, tt.kind, tt.path, tt.bucket, tt.key)
+		if e.kind != tt.kind || e.path != tt.path || e.loc.Bucket != tt.bucket || e.base != tt.key {
+			t.Errorf("destination %q = kind %d path %q bucket %q key %q; want %d %q %q %q",
+				tt.raw, e.kind, e.path, e.loc.Bucket, e.base, tt.kind, tt.path, tt.bucket, tt.key)
 		}
 	}
 }
 
-func TestParseDestFromStdinNeedsAName(t *testing.T) {
-	a := newTestApp(nil, "")
+func TestAsDestFromStdinNeedsAName(t *testing.T) {
 	for _, raw := range []string{"s3://b/in/", t.TempDir()} {
-		_, err := a.parseDest(raw, "")
-		var u *usageError
+		e, err := testStores.parse(raw)
+		if err == nil {
+			err = testStores.asDest(e, "")
+		}
+		var u *UsageError
 		if !errors.As(err, &u) {
-			t.Errorf("parseDest(%q, no name) = %v, want a usage error", raw, err)
+			t.Errorf("destination %q, no name: %v, want a usage error", raw, err)
 		}
 	}
 }
 
-func TestEndpointString(t *testing.T) {
-	src, err := newTestApp(nil, "").parseSource("s3://b/dir/k#1.csv")
+func TestEndString(t *testing.T) {
+	e, err := testStores.parse("s3://b/dir/k#1.csv")
+	if err == nil {
+		err = testStores.asObject(e)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := src.String(); got != "s3://b/dir/k#1.csv" {
+	if got := e.String(); got != "s3://b/dir/k#1.csv" {
 		t.Errorf("String() = %q", got)
 	}
-	if src.name() != "k#1.csv" {
-		t.Errorf("name() = %q", src.name())
+	if e.name() != "k#1.csv" {
+		t.Errorf("name() = %q", e.name())
 	}
 }
