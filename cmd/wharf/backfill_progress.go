@@ -4,30 +4,27 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/internal/progress"
 )
 
 // bfProgress draws a backfill worker's progress on a terminal: splits done of the plan (as
 // this worker knows them), records, bytes and the record rate.
 type bfProgress struct {
-	j    *backfill.Job
-	p    *mpb.Progress
-	bar  *mpb.Bar
-	stop chan struct{}
-	done sync.WaitGroup
+	j   *backfill.Job
+	bar *progress.Bar
 }
 
 // backfillProgress returns the bar of j on stderr when it is a terminal and output is for
 // people, else one that draws nothing.
 func (a *app) backfillProgress(j *backfill.Job, _ bool) *bfProgress {
 	b := &bfProgress{j: j}
-	if a.quiet || a.format != "pretty" || !isTerminal(a.err) {
+	if a.quiet || a.format != "pretty" || !progress.IsTerminal(a.err) {
 		return b
 	}
 	b.start(a.err, 0)
@@ -35,11 +32,6 @@ func (a *app) backfillProgress(j *backfill.Job, _ bool) *bfProgress {
 }
 
 func (b *bfProgress) start(w io.Writer, width int, extra ...mpb.ContainerOption) {
-	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(progressTick)}
-	if width > 0 {
-		opts = append(opts, mpb.WithWidth(width))
-	}
-	b.p = mpb.New(append(opts, extra...)...)
 	started := time.Now()
 	info := decor.Any(func(decor.Statistics) string {
 		st := b.j.Status()
@@ -47,43 +39,25 @@ func (b *bfProgress) start(w io.Writer, width int, extra ...mpb.ContainerOption)
 		return fmt.Sprintf("%d/%d splits  %d records  %s  %.0f rec/s", st.Splits.Done+st.Splits.Quarantined,
 			st.Splits.Planned, st.Records, humanSize(st.Bytes), rate)
 	}, decor.WCSyncSpaceR)
-	// No total at first: a bar made with one completes itself (and stops drawing) the moment
-	// its count reaches it, and the plan's size is only known later; finish completes it.
-	b.bar = b.p.AddBar(0, mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
+	state := decor.Any(func(decor.Statistics) string {
 		return strings.ToUpper(b.j.Status().State[:1]) + b.j.Status().State[1:]
-	}, decor.WCSyncSpaceR), info))
-	b.stop = make(chan struct{})
-	b.done.Go(b.tick)
-}
-
-func (b *bfProgress) tick() {
-	t := time.NewTicker(progressTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
+	}, decor.WCSyncSpaceR)
+	// The plan's size is only known later: each tick sets the total.
+	b.bar = progress.Start(w, progress.Options{Width: width, Extra: extra, Prepend: []decor.Decorator{state, info},
+		Every: func(bar *mpb.Bar, _ time.Duration) {
 			st := b.j.Status()
-			b.bar.SetTotal(int64(max(st.Splits.Planned, 1)), false)
-			b.bar.SetCurrent(int64(st.Splits.Done + st.Splits.Quarantined))
-		}
-	}
+			bar.SetTotal(int64(max(st.Splits.Planned, 1)), false)
+			bar.SetCurrent(int64(st.Splits.Done + st.Splits.Quarantined))
+		}})
 }
 
 // finish draws the last state.
 func (b *bfProgress) finish(ok bool) {
-	if b.p == nil {
-		return
-	}
-	close(b.stop)
-	b.done.Wait()
 	if ok {
-		b.bar.SetTotal(-1, true)
+		b.bar.Done(-1)
 	} else {
 		b.bar.Abort(false)
 	}
-	b.p.Wait()
 }
 
 // printReport writes a job's report for people.

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,18 +10,16 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/wharfdata/wharf/internal/progress"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
 )
 
-// progressTick is how often the bar is redrawn. Copies count bytes in atomics; only the tick
-// touches the bar, so a fast copy pays nothing per read.
-const progressTick = 150 * time.Millisecond
-
 // cpProgress counts what a copy moves and, on a terminal, draws it as a progress bar with
 // bytes, files, rate and ETA. It implements transfer.Progress. It also prints a line for each
 // file copied (line, when set): to out as each file is done, or, when out is the terminal
-// the bar is drawn on, above the bar at its next redraw.
+// the bar is drawn on, above the bar at its next redraw. Copies count bytes in atomics; only
+// the bar's tick reads them, so a fast copy pays nothing per read.
 type cpProgress struct {
 	bytes, files atomic.Int64
 	totalFiles   int
@@ -33,20 +30,17 @@ type cpProgress struct {
 	mu      sync.Mutex
 	pending []byte // lines waiting for the bar's next redraw
 
-	p    *mpb.Progress
-	bar  *mpb.Bar
-	stop chan struct{}
-	done sync.WaitGroup
+	bar *progress.Bar
 }
 
 // newProgress returns the progress of p: a bar on stderr when it is a terminal and output is
 // for people, else a counter that draws nothing (and for a stream, which reports none).
 func (a *app) newProgress(p *transfer.Plan, recursive bool) *cpProgress {
 	c := &cpProgress{totalFiles: len(p.Tasks), line: a.copiedLine(p, recursive), out: a.out}
-	if a.quiet || a.format != "pretty" || !isTerminal(a.err) || p.Stream() {
+	if a.quiet || a.format != "pretty" || !progress.IsTerminal(a.err) || p.Stream() {
 		return c
 	}
-	c.viaBar = isTerminal(a.out)
+	c.viaBar = progress.IsTerminal(a.out)
 	c.start(a.err, p.Tasks, 0)
 	return c
 }
@@ -58,41 +52,19 @@ func (c *cpProgress) start(w io.Writer, tasks []transfer.Task, width int, extra 
 	for _, t := range tasks {
 		total += max(t.Size, 0)
 	}
-	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(progressTick)}
-	if width > 0 {
-		opts = append(opts, mpb.WithWidth(width))
-	}
-	opts = append(opts, extra...)
-	c.p = mpb.New(opts...)
 	files := decor.Any(func(decor.Statistics) string {
 		return fmt.Sprintf("%d/%d files", c.files.Load(), c.totalFiles)
 	}, decor.WCSyncSpaceR)
-	// Made with no total, the bar never completes by itself when the bytes are all counted,
-	// which happens before the last file is: finish completes it, so the last frame is true.
-	c.bar = c.p.AddBar(0,
-		mpb.PrependDecorators(files, decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncSpace)),
-		mpb.AppendDecorators(decor.EwmaSpeed(decor.SizeB1024(0), "% .1f", 30, decor.WCSyncSpace),
-			decor.Name(" ETA "), decor.EwmaETA(decor.ET_STYLE_GO, 30)),
-	)
-	c.bar.SetTotal(max(total, 1), false)
-	c.stop = make(chan struct{})
-	c.done.Go(c.tick)
-}
-
-func (c *cpProgress) tick() {
-	t := time.NewTicker(progressTick)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case now := <-t.C:
-			c.bar.EwmaSetCurrent(c.bytes.Load(), now.Sub(last))
-			last = now
+	c.bar = progress.Start(w, progress.Options{Width: width, Extra: extra,
+		Prepend: []decor.Decorator{files, decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncSpace)},
+		Append: []decor.Decorator{decor.EwmaSpeed(decor.SizeB1024(0), "% .1f", 30, decor.WCSyncSpace),
+			decor.Name(" ETA "), decor.EwmaETA(decor.ET_STYLE_GO, 30)},
+		Every: func(b *mpb.Bar, since time.Duration) {
+			b.EwmaSetCurrent(c.bytes.Load(), since)
 			c.flush()
-		}
-	}
+		},
+	})
+	c.bar.Set(0, max(total, 1))
 }
 
 // flush hands the lines waiting to the bar, which prints them above itself.
@@ -102,7 +74,7 @@ func (c *cpProgress) flush() {
 	c.pending = nil
 	c.mu.Unlock()
 	if len(b) > 0 {
-		_, _ = c.p.Write(b)
+		_, _ = c.bar.Write(b)
 	}
 }
 
@@ -130,26 +102,14 @@ func (c *cpProgress) Done(t transfer.Task, info store.ObjectInfo, err error) {
 
 // finish draws the bar's last state and removes it when the copy failed.
 func (c *cpProgress) finish(ok bool) {
-	if c.p == nil {
+	if c.bar == nil {
 		return
 	}
-	close(c.stop)
-	c.done.Wait()
+	c.bar.Stop()
 	c.flush()
 	if ok {
-		c.bar.SetTotal(c.bytes.Load(), true)
+		c.bar.Done(c.bytes.Load())
 	} else {
 		c.bar.Abort(true)
 	}
-	c.p.Wait()
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 
 	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/internal/progress"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
 )
@@ -41,7 +42,7 @@ func TestCopyProgressBar(t *testing.T) {
 	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
 	c.Bytes(2 << 20)
 	c.Done(tasks[0], store.ObjectInfo{}, nil)
-	time.Sleep(3 * progressTick) // let the bar draw an unfinished frame
+	time.Sleep(3 * progress.Tick) // let the bar draw an unfinished frame
 	if got := out.String(); !strings.Contains(got, "1/2 files") {
 		t.Errorf("mid-copy frame lacks 1/2 files:\n%q", got)
 	}
@@ -64,7 +65,7 @@ func TestCopyProgressBarLastFrameCountsTheLastFile(t *testing.T) {
 	c := &cpProgress{totalFiles: len(tasks)}
 	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
 	c.Bytes(1 << 20)
-	time.Sleep(3 * progressTick) // the tick sees every byte counted, the file not yet done
+	time.Sleep(3 * progress.Tick) // the tick sees every byte counted, the file not yet done
 	c.Done(tasks[0], store.ObjectInfo{}, nil)
 	c.finish(true)
 	got := out.String()
@@ -100,12 +101,12 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	c := a.newProgress(&transfer.Plan{}, true)
 	c.Bytes(10)
 	c.finish(true)
-	if c.p != nil || errb.Len() != 0 {
+	if c.bar != nil || errb.Len() != 0 {
 		t.Errorf("drew a bar off a terminal: %q", errb.String())
 	}
 	b := a.newExportBar("orders")
 	b.update(export.Progress{Chunks: 2, ChunksDone: 1})
-	if b.p != nil || errb.Len() != 0 {
+	if b.bar != nil || errb.Len() != 0 {
 		t.Errorf("drew an export bar off a terminal: %q", errb.String())
 	}
 }

@@ -8,17 +8,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/internal/progress"
 )
 
 // exportBar draws an export's progress on a terminal: chunks done of all, rows, bytes and the
 // byte rate. Off a terminal, with --quiet or --format json it draws nothing.
 type exportBar struct {
-	p     *mpb.Progress
-	bar   *mpb.Bar
+	bar   *progress.Bar
 	start time.Time
 
 	mu   sync.Mutex
@@ -27,13 +26,13 @@ type exportBar struct {
 
 func (a *app) newExportBar(name string) *exportBar {
 	b := &exportBar{start: time.Now()}
-	if a.quiet || a.format != "pretty" || !isTerminal(a.err) {
+	if a.quiet || a.format != "pretty" || !progress.IsTerminal(a.err) {
 		return b
 	}
-	b.p = mpb.New(mpb.WithOutput(a.err), mpb.WithRefreshRate(150*time.Millisecond))
-	stats := decor.Any(func(decor.Statistics) string { return b.stats() }, decor.WCSyncSpaceR)
-	b.bar = b.p.AddBar(0, mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR), stats),
-		mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace)))
+	b.bar = progress.Start(a.err, progress.Options{
+		Prepend: []decor.Decorator{decor.Name(name, decor.WCSyncSpaceR),
+			decor.Any(func(decor.Statistics) string { return b.stats() }, decor.WCSyncSpaceR)},
+		Append: []decor.Decorator{decor.Percentage(decor.WCSyncSpace)}})
 	return b
 }
 
@@ -48,27 +47,19 @@ func (b *exportBar) stats() string {
 
 // update is export.Options.Progress: called from the export's workers after each chunk.
 func (b *exportBar) update(p export.Progress) {
-	if b.p == nil {
-		return
-	}
 	b.mu.Lock()
 	b.last = p
 	b.mu.Unlock()
-	b.bar.SetTotal(int64(p.Chunks), false)
-	b.bar.SetCurrent(int64(p.ChunksDone))
+	b.bar.Set(int64(p.ChunksDone), int64(p.Chunks))
 }
 
 // finish draws the last state, or removes the bar when the run failed.
 func (b *exportBar) finish(ok bool) {
-	if b.p == nil {
-		return
-	}
 	if ok {
-		b.bar.SetTotal(-1, true)
+		b.bar.Done(-1)
 	} else {
 		b.bar.Abort(true)
 	}
-	b.p.Wait()
 }
 
 // displayPath shows p relative to the working directory when it is under it.
