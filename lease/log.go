@@ -43,6 +43,34 @@ func (g *Log) Pointer(ctx context.Context) (p Pointer, found bool, err error) {
 	return p, st.found || p.Fence > 0, nil
 }
 
+// State is what a lease shows: its record (nil when there is none here: never acquired, or a
+// machine lease) and the log's head (nil when the lease was never acquired).
+type State struct {
+	Name    string   `json:"name"`
+	Lease   *Record  `json:"lease"`
+	Pointer *Pointer `json:"pointer"`
+}
+
+// State reads the lease record and the log's head.
+func (g *Log) State(ctx context.Context) (State, error) {
+	st := State{Name: g.name}
+	rec, _, found, err := g.Lease(ctx)
+	if err != nil {
+		return st, err
+	}
+	if found {
+		st.Lease = &rec
+	}
+	p, found, err := g.Pointer(ctx)
+	if err != nil {
+		return st, err
+	}
+	if found {
+		st.Pointer = &p
+	}
+	return st, nil
+}
+
 // Head returns the entry the lease record names, or nil when the log has none: carried in the
 // record when it is small, else read. With kind set, an entry of another kind fails
 // ErrCursorKindMismatch.

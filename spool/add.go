@@ -109,6 +109,31 @@ func Add(ctx context.Context, dir, src string, opts AddOptions) (File, error) {
 	return f, nil
 }
 
+// AddAll spools each of srcs into the spool at dir, in order, as Add does, once every one of
+// them has passed CheckAdd: a failure stops at that file, leaving the files before it spooled
+// and it and those after as they were. added is called with each file spooled, before Add's
+// error for it (a file spooled whose source could not be removed); an error of added stops
+// the adds and is returned.
+func AddAll(ctx context.Context, dir string, srcs []string, opts AddOptions, added func(f File, src string) error) error {
+	for _, src := range srcs {
+		if err := CheckAdd(src, opts); err != nil {
+			return err
+		}
+	}
+	for _, src := range srcs {
+		f, err := Add(ctx, dir, src, opts)
+		if f.ID != 0 {
+			if aerr := added(f, src); aerr != nil {
+				return aerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CheckAdd checks, without changing anything, what Add checks before it starts: the options,
 // that src is a regular file (a symbolic link only when copying), its extension, and, when
 // moving, that its directory is writable. It returns the error Add would.

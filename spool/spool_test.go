@@ -513,3 +513,31 @@ func readText(t *testing.T, path string) string {
 	must(t, err)
 	return string(b)
 }
+
+// AddAll checks every file before it adds the first, and reports each file it spooled.
+func TestAddAllChecksEveryFileFirst(t *testing.T) {
+	dir := newSpool(t)
+	srcDir := t.TempDir()
+	a, b := writeSrc(t, srcDir, "a.csv", "a"), writeSrc(t, srcDir, "b.csv", "b")
+	missing := filepath.Join(srcDir, "missing.csv")
+	var added []string
+	each := func(f File, src string) error { added = append(added, src+" "+f.Name); return nil }
+	err := AddAll(bg, dir, []string{a, missing}, AddOptions{Dataset: "d"}, each)
+	wantKind(t, err, store.ErrNotExist, missing)
+	if len(added) != 0 || readText(t, a) != "a" {
+		t.Fatalf("a refused batch spooled %v", added)
+	}
+	must(t, AddAll(bg, dir, []string{a, b}, AddOptions{Dataset: "d"}, each))
+	if len(added) != 2 || !strings.HasPrefix(added[0], a+" ") || !strings.HasPrefix(added[1], b+" ") {
+		t.Errorf("added %v, want a then b", added)
+	}
+	stop := errors.New("stop")
+	c := writeSrc(t, srcDir, "c.csv", "c")
+	d := writeSrc(t, srcDir, "d.csv", "d")
+	if err := AddAll(bg, dir, []string{c, d}, AddOptions{Dataset: "d"}, func(File, string) error { return stop }); err != stop {
+		t.Errorf("an error of added: AddAll = %v", err)
+	}
+	if _, err := os.Stat(d); err != nil {
+		t.Errorf("the file after the one added stopped at was taken: %v", err)
+	}
+}

@@ -53,7 +53,7 @@ func TestE2ELeaseAcquireHeldRenewRelease(t *testing.T) {
 		t.Errorf("second acquisition printed fence %q, want 2", r.out)
 	}
 	r = w("host-b", "lease", "show", "nightly", "--store", url, "--format", "json").must(t, 0)
-	var st leaseState
+	var st lease.State
 	if err := json.Unmarshal([]byte(r.out), &st); err != nil || st.Lease.Holder != "host-b" || st.Pointer.Fence != 2 {
 		t.Errorf("show printed %q (%v)", r.out, err)
 	}

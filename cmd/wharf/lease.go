@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,8 +16,8 @@ import (
 	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 	"github.com/wharfdata/wharf/lease"
+	"github.com/wharfdata/wharf/lease/supervise"
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/driver"
 )
 
 type leaseFlags struct {
@@ -108,7 +109,7 @@ Every key of the config file's lease: section is also a flag:
 	run.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "after SIGTERM, how long the command may take to exit before SIGKILL")
 	watch := &cobra.Command{Use: "watch-group", Hidden: true, Args: cobra.NoArgs,
 		Short: "Kill a lease run's command group once the wharf that started it is gone (internal)",
-		RunE:  func(c *cobra.Command, _ []string) error { return watchGroup(a.in) }}
+		RunE:  func(c *cobra.Command, _ []string) error { return supervisedErr(supervise.Watch(a.in)) }}
 	cmd.AddCommand(acquire, renew, release, show, logCmd, run, watch)
 	return cmd
 }
@@ -138,20 +139,15 @@ func (a *app) leaseSection() (lease.Config, error) {
 	return cfg, err
 }
 
-// leaseStore opens --store.
-func (a *app) leaseStore(ctx context.Context, f leaseFlags) (*store.Store, error) {
+// leaseEnv is what the lease package opens --store with.
+func (a *app) leaseEnv(f leaseFlags) (lease.Env, error) {
 	if f.store == "" {
-		return nil, usageErr(fmt.Errorf("lease: --store URL is required (the store that holds the lease)"))
+		return lease.Env{}, usageErr(fmt.Errorf("lease: --store URL is required (the store that holds the lease)"))
 	}
-	loc, err := a.parseURL(f.store)
-	if err != nil {
-		return nil, err
+	if _, err := a.configFile(); err != nil {
+		return lease.Env{}, err
 	}
-	s, err := a.open(ctx, loc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.store, err)
-	}
-	return s, nil
+	return lease.Env{Store: a.storeConfig(nil), Verdicts: a.verdicts(), Logger: a.log}, nil
 }
 
 // leaser opens --store and the Leaser over it (probing the store).
@@ -160,16 +156,39 @@ func (a *app) leaser(ctx context.Context, fl *pflag.FlagSet, f leaseFlags) (*lea
 	if err != nil {
 		return nil, err
 	}
-	s, err := a.leaseStore(ctx, f)
+	env, err := a.leaseEnv(f)
 	if err != nil {
 		return nil, err
 	}
-	l, err := lease.Open(ctx, s, cfg, &lease.Options{Logger: a.log, Verdicts: a.verdicts()})
+	return lease.OpenURL(ctx, f.store, cfg, env)
+}
+
+// leaseRun is `lease run`: the lease held while argv runs (see package supervise).
+func (a *app) leaseRun(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, name string, argv []string) error {
+	l, err := a.leaser(ctx, fl, f)
 	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("%s: %w", f.store, err)
+		return err
 	}
-	return l, nil
+	defer l.Store().Close()
+	return supervisedErr(supervise.Run(ctx, l, name, argv, supervise.Options{Grace: f.grace, Stdin: a.in, Stdout: a.out,
+		Stderr: a.err, Watcher: []string{"lease", "watch-group"}, Logger: a.log}))
+}
+
+// supervisedErr makes supervise's usage errors the command line's.
+func supervisedErr(err error) error {
+	if errors.Is(err, supervise.ErrUsage) {
+		return usageErr(err)
+	}
+	return err
+}
+
+// leaseStore opens --store.
+func (a *app) leaseStore(ctx context.Context, f leaseFlags) (*store.Store, error) {
+	env, err := a.leaseEnv(f)
+	if err != nil {
+		return nil, err
+	}
+	return env.OpenStore(ctx, f.store)
 }
 
 // leaseOutcome is what acquire, renew and release print.
@@ -235,13 +254,6 @@ func (a *app) leaseReport(o leaseOutcome, line string) error {
 	return err
 }
 
-// leaseState is what show prints.
-type leaseState struct {
-	Name    string         `json:"name"`
-	Lease   *lease.Record  `json:"lease"`
-	Pointer *lease.Pointer `json:"pointer"`
-}
-
 func (a *app) leaseShow(ctx context.Context, f leaseFlags, name string) error {
 	s, err := a.leaseStore(ctx, f)
 	if err != nil {
@@ -251,21 +263,9 @@ func (a *app) leaseShow(ctx context.Context, f leaseFlags, name string) error {
 	if err := lease.CheckName(name); err != nil {
 		return usageErr(err)
 	}
-	g := lease.OpenLog(s, name)
-	st := leaseState{Name: name}
-	rec, _, found, err := g.Lease(ctx)
+	st, err := lease.OpenLog(s, name).State(ctx)
 	if err != nil {
 		return err
-	}
-	if found {
-		st.Lease = &rec
-	}
-	p, found, err := g.Pointer(ctx)
-	if err != nil {
-		return err
-	}
-	if found {
-		st.Pointer = &p
 	}
 	if a.format == "json" {
 		return writeJSON(a.out, st)
@@ -273,7 +273,7 @@ func (a *app) leaseShow(ctx context.Context, f leaseFlags, name string) error {
 	return writeLeaseState(a.out, st)
 }
 
-func writeLeaseState(w io.Writer, st leaseState) error {
+func writeLeaseState(w io.Writer, st lease.State) error {
 	var b strings.Builder
 	row := func(k, format string, v ...any) { fmt.Fprintf(&b, "%-10s %s\n", k+":", fmt.Sprintf(format, v...)) }
 	row("lease", "%s", st.Name)
@@ -339,23 +339,4 @@ func (a *app) leaseLog(ctx context.Context, f leaseFlags, name string) error {
 type logLine struct {
 	*lease.Entry
 	Key string `json:"key"`
-}
-
-// chainWraps applies each non-nil decorator in turn (the first innermost); nil when none.
-func chainWraps(ws ...func(driver.Bucket) driver.Bucket) func(driver.Bucket) driver.Bucket {
-	var set []func(driver.Bucket) driver.Bucket
-	for _, w := range ws {
-		if w != nil {
-			set = append(set, w)
-		}
-	}
-	if len(set) == 0 {
-		return nil
-	}
-	return func(b driver.Bucket) driver.Bucket {
-		for _, w := range set {
-			b = w(b)
-		}
-		return b
-	}
 }

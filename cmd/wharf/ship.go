@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/wharfdata/wharf/internal/yamlconf"
+	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 	"github.com/wharfdata/wharf/ship"
 )
 
@@ -70,7 +74,7 @@ file_id, dataset, key, size, sha256, outcome, duration and attempt.`,
 			return a.ship(cmd.Context(), cfg, newLogger(a.err, a.format, level))
 		},
 	}
-	registerShipFlags(cmd.Flags())
+	yamlflag.Add(cmd.Flags(), ship.DefaultConfig()) // a flag per key of the ship: section
 	// The service logs each upload at info: its own --log-level, whose default the help shows,
 	// stands in for the global one (same name, same values).
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
@@ -105,4 +109,36 @@ func (a *app) ship(ctx context.Context, cfg ship.Config, log *slog.Logger) error
 			state, time.Since(start).Round(time.Millisecond), st.Uploaded, st.Backlog.Files, humanSize(st.Backlog.Bytes))
 	}
 	return err
+}
+
+// shipConfig builds the service's config in the one order: the defaults, then the
+// environment (WHARF_NODE_ID), then the config file's ship: section, then the flags given.
+func (a *app) shipConfig(fl *pflag.FlagSet) (ship.Config, error) {
+	cfg := ship.DefaultConfig()
+	cfg.FromEnv(a.getenv)
+	where := "ship"
+	dec := &yamlconf.Decoder{Getenv: a.getenv}
+	if a.configPath != "" {
+		c, err := a.configFile()
+		if err != nil {
+			return ship.Config{}, err
+		}
+		if c.file.Ship == nil {
+			return ship.Config{}, configErr(&yamlconf.Error{File: c.path, Msg: "no ship: section"})
+		}
+		cfg = *c.file.Ship
+		cfg.Rebase(c.dir)
+		where = c.path + ": ship"
+	}
+	if err := yamlflag.Apply(fl, &cfg, dec); err != nil {
+		return ship.Config{}, usageErr(fmt.Errorf("ship: %w", err))
+	}
+	if wd, werr := os.Getwd(); werr == nil {
+		cfg.Rebase(wd) // paths given as flags are relative to the working directory
+	}
+	cfg.Store = *a.storeConfig(&cfg.Store)
+	if err := cfg.Check(); err != nil {
+		return ship.Config{}, fmt.Errorf("%s: %w", where, err)
+	}
+	return cfg, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
@@ -24,7 +25,7 @@ func loadShip(t *testing.T, body string, env map[string]string, flags ...string)
 	dir := t.TempDir()
 	a := newTestApp(env, "")
 	fs := pflag.NewFlagSet("ship", pflag.ContinueOnError)
-	registerShipFlags(fs)
+	yamlflag.Add(fs, ship.DefaultConfig())
 	if body != "" {
 		path := filepath.Join(dir, "wharf.yaml")
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {

@@ -187,23 +187,9 @@ func (a *app) spoolAdd(ctx context.Context, f spoolAddFlags, files []string) err
 		return err
 	}
 	opts.Logger = a.log
-	for _, src := range files { // every file is checked before the first is added
-		if err := spool.CheckAdd(src, opts); err != nil {
-			return err
-		}
-	}
-	for _, src := range files {
-		file, err := spool.Add(ctx, f.spool, src, opts)
-		if file.ID != 0 {
-			if werr := a.printAdded(file, src, f.copy); werr != nil {
-				return werr
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return spool.AddAll(ctx, f.spool, files, opts, func(file spool.File, src string) error {
+		return a.printAdded(file, src, f.copy)
+	})
 }
 
 // options checks the flags of `spool add`: a mistake in them is a usage error.

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// childAttr is how `wharf lease run` starts its command on Linux: in the process group group
+// childAttr is how Run starts its command on Linux: in the process group group
 // (the watcher's) when it is not 0, and with a parent-death signal (SIGKILL when the thread
 // that started it exits; startSupervised keeps that thread for the command's life).
 func childAttr(group int) *syscall.SysProcAttr {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package supervise
 
 import (
 	"errors"
@@ -13,16 +13,16 @@ import (
 
 func limitEvery(time.Duration) time.Duration { return time.Second }
 
-// supervised is the command of `wharf lease run` where there are no process groups: a
-// command started as any other, which wharf stops when it can, and which outlives a wharf
-// that is killed (docs/lease.md says so).
+// supervised is the command of Run where there are no process groups: a command started as
+// any other, which the supervisor stops when it can, and which outlives a supervisor that is
+// killed (docs/lease.md says so).
 type supervised struct {
 	cmd   *exec.Cmd
 	group int
 	done  chan error
 }
 
-func startSupervised(cmd *exec.Cmd, _ string, _ bool, _ func() (time.Duration, bool), _ time.Duration) (*supervised, error) {
+func startSupervised(cmd *exec.Cmd, _ string, _ []string, _ bool, _ func() (time.Duration, bool), _ time.Duration) (*supervised, error) {
 	s := &supervised{cmd: cmd, done: make(chan error, 1)}
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -41,7 +41,8 @@ func (s *supervised) signal(sig syscall.Signal) {
 
 func (s *supervised) finish() {}
 
-func watchGroup(io.Reader) error {
+// Watch has nothing to watch where there are no process groups.
+func Watch(io.Reader) error {
 	return errors.New("lease watch-group: no process groups on this system")
 }
 

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package main
+package supervise
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// childAttr is how `wharf lease run` starts its command where there is no parent-death
+// childAttr is how Run starts its command where there is no parent-death
 // signal: in the process group group (the watcher's, which covers wharf's death) when it is
 // not 0.
 func childAttr(group int) *syscall.SysProcAttr {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package supervise
 
 import (
 	"bufio"
@@ -18,9 +18,10 @@ import (
 	"github.com/wharfdata/wharf/internal/boottime"
 )
 
-// supervised is the command of `wharf lease run`, started so that it does not outlive wharf:
+// supervised is the command of Run, started so that it does not outlive the supervisor (the
+// process that called Run, "wharf" below):
 //
-//   - A watcher process (this binary again, `wharf lease watch-group`) leads a process group
+//   - A watcher process (this binary again, running Watch) leads a process group
 //     of its own, and the command joins that group (unless stdin is a terminal: an
 //     interactive command stays in wharf's group, so that it can read the terminal), so that
 //     stopping the group stops what the command started too.
@@ -50,13 +51,14 @@ func limitEvery(renewal time.Duration) time.Duration {
 	return min(max(renewal/4, 10*time.Millisecond), 250*time.Millisecond)
 }
 
-// startSupervised starts cmd as described on supervised; self is this binary. limit says how
-// much longer the command may run (false: no limit, a machine lease), and is sent to the
-// watcher before the command starts and every every after.
-func startSupervised(cmd *exec.Cmd, self string, interactive bool, limit func() (time.Duration, bool), every time.Duration) (*supervised, error) {
+// startSupervised starts cmd as described on supervised; self is this binary, which runs Watch
+// with the arguments watcher. limit says how much longer the command may run (false: no
+// limit, a machine lease), and is sent to the watcher before the command starts and every
+// every after.
+func startSupervised(cmd *exec.Cmd, self string, watcher []string, interactive bool, limit func() (time.Duration, bool), every time.Duration) (*supervised, error) {
 	s := &supervised{cmd: cmd, done: make(chan error, 1), quit: make(chan struct{})}
 	if !interactive {
-		w, pid, err := startWatcher(self)
+		w, pid, err := startWatcher(self, watcher)
 		if err != nil {
 			return nil, fmt.Errorf("starting the watcher that stops the command should wharf die: %w", err)
 		}
@@ -86,15 +88,16 @@ func startSupervised(cmd *exec.Cmd, self string, interactive bool, limit func() 
 	return s, nil
 }
 
-// startWatcher starts `self lease watch-group`, leading a process group of its own, with its
-// stdin the read end of a pipe; it returns the write end and the watcher's pid (its group).
-func startWatcher(self string) (*os.File, int, error) {
+// startWatcher starts self with the arguments watcher (which run Watch), leading a process
+// group of its own, with its stdin the read end of a pipe; it returns the write end and the
+// watcher's pid (its group).
+func startWatcher(self string, watcher []string) (*os.File, int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, 0, err
 	}
 	defer r.Close()
-	wc := exec.Command(self, "lease", "watch-group")
+	wc := exec.Command(self, watcher...)
 	wc.Stdin, wc.Env = r, []string{}
 	wc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := wc.Start(); err != nil {
@@ -153,16 +156,17 @@ func (s *supervised) finish() {
 	}
 }
 
-// watchGroup is `wharf lease watch-group`: it kills its own process group, the command's,
-// when in ends (the wharf that started it is gone, or has killed it), or when the last time
-// limit read from in has passed without a newer one (the wharf that started it was stopped
-// past its lease's deadline). Each line of in is a limit: a count of nanoseconds, from when
-// the line is read. It ignores the signals that stop the command gracefully, and those a
-// terminal or a service manager sends.
-func watchGroup(in io.Reader) error {
+// Watch is the watcher process (`wharf lease watch-group`, the arguments Options.Watcher
+// names): it kills its own process group, the command's, when in ends (the supervisor that
+// started it is gone, or has killed it), or when the last time limit read from in has passed
+// without a newer one (the supervisor was stopped past its lease's deadline). Each line of in
+// is a limit: a count of nanoseconds, from when the line is read. It ignores the signals that
+// stop the command gracefully, and those a terminal or a service manager sends. Run other
+// than by Run (not leading a process group), it fails ErrUsage.
+func Watch(in io.Reader) error {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	if syscall.Getpgrp() != syscall.Getpid() {
-		return usageErr(errors.New("lease watch-group: not a process group leader (it is started by `wharf lease run`)"))
+		return &usage{errors.New("lease watch-group: not a process group leader (it is started by `wharf lease run`)")}
 	}
 	limits := make(chan time.Duration)
 	go func() {
