@@ -125,18 +125,12 @@ func (l *Local) Get(ctx context.Context, key string, opts *store.GetOptions) (*s
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, LocalError("open", path, err)
+	f, fi, err := openFile(path)
+	if errors.Is(err, errIsDir) {
+		return nil, &store.Error{Op: "open", Key: path, Kind: store.ErrNotExist, Err: err}
 	}
-	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, LocalError("stat", path, err)
-	}
-	if fi.IsDir() {
-		f.Close()
-		return nil, &store.Error{Op: "open", Key: path, Kind: store.ErrNotExist, Err: errors.New("is a directory")}
+		return nil, err
 	}
 	info := store.ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime(), ContentType: ContentTypeOf(path)}
 	var rc io.ReadCloser = f
@@ -148,6 +142,28 @@ func (l *Local) Get(ctx context.Context, key string, opts *store.GetOptions) (*s
 		rc = rangeFile(f, opts.Offset, opts.Length, fi.Size())
 	}
 	return &store.Object{Info: info, ReadCloser: rc}, nil
+}
+
+// errIsDir is openFile's error for a directory.
+var errIsDir = errors.New("is a directory")
+
+// openFile opens the file at path to read and stats it; a directory is errIsDir.
+func openFile(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, LocalError("open", path, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.IsDir() {
+		err = errIsDir
+	} else if err != nil {
+		err = LocalError("stat", path, err)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // interruptible makes a blocked Read of a pipe return once ctx ends (a pipe's reads go

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/wharfdata/wharf/internal/atomicfile"
 	"github.com/wharfdata/wharf/store"
@@ -58,18 +57,12 @@ func (p *Plan) openSource(ctx context.Context) (*source, error) {
 }
 
 func openLocal(path string) (*source, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, LocalError("open", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, LocalError("stat", path, err)
-	}
-	if fi.IsDir() {
-		f.Close()
+	f, fi, err := openFile(path)
+	if errors.Is(err, errIsDir) {
 		return nil, usage("cp: %s is a directory: cp copies one file", path)
+	}
+	if err != nil {
+		return nil, err
 	}
 	info := store.ObjectInfo{Size: fi.Size(), ContentType: ContentTypeOf(path)}
 	return &source{Reader: f, info: info, close: f.Close}, nil
