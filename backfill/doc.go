@@ -96,6 +96,17 @@
 // and NewCAS (a cas.Store such as cas/natskv's NATS JetStream key-value, in NATSBucket(job);
 // its leases by lease.OpenCAS). The records are laid out as Coordinator's doc says.
 //
+// # Assembling a worker
+//
+// Open assembles a worker from its Config and an Env (the program's variables, standard
+// output, log and version, the options of the stores the Config gives none for, the probe's
+// remembered verdicts, and a test hook's wrap of the sink): it opens the source at its bucket's root,
+// the sink (Stdout over Env.Stdout, told apart as a pipe, a regular file or anything else, or
+// a StoreSink at Config.To), the coordinator Config.Coordinator names (the bucket's behind the
+// probe, or NATS with its credentials resolved), the Job, and the server of /metrics, /status
+// and /healthz on Config.Listen; Worker.Close closes them. ReadReport reads a job's records
+// the same way, for reading only. New takes what a program opened itself.
+//
 // # Errors
 //
 // Run returns nil, ErrQuarantined, ErrAlreadyComplete (the plan had finished; Options.Replan

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -96,31 +97,24 @@ func (a *app) backfillConfig(fl *pflag.FlagSet, argv []string) (backfill.Config,
 
 // backfill runs one worker of the job.
 func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) error {
-	w, err := a.openBackfill(ctx, &cfg)
+	env := a.backfillEnv()
+	env.Replan, env.WrapSink = replan, backfillTestSink(a.getenv)
+	cfg.Store.Wrap = backfillTestWrap(a.getenv)
+	w, err := backfill.Open(ctx, cfg, env)
 	if err != nil {
 		return err
 	}
-	defer w.close()
-	j, err := backfill.New(cfg, backfill.Options{Coordinator: w.coord, Source: w.src, Prefix: w.prefix,
-		Sink: w.sink, Logger: a.log, Replan: replan})
-	if err != nil {
-		return err
-	}
-	stop, err := a.serveBackfill(cfg, j)
-	if err != nil {
-		return err
-	}
-	defer stop()
+	defer w.Close()
 	defer a.limitMemory(cfg.MemoryBound())()
-	bar := a.backfillProgress(j, w.stdout)
-	err = j.Run(ctx)
+	bar := a.backfillProgress(w.Job)
+	err = w.Run(ctx)
 	bar.finish(err == nil)
-	st := j.Status()
+	st := w.Status()
 	if err != nil || a.quiet {
 		return err
 	}
 	out := a.out
-	if w.stdout {
+	if w.Stdout() {
 		out = os.Stderr // the records own standard output
 		if a.format != "pretty" {
 			return nil
@@ -133,6 +127,57 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 	fmt.Fprintf(out, "backfill %s: %s; %d split(s) of plan %s, %d object(s), %s; %d record(s) by this worker (%s)\n",
 		st.Job, st.State, st.Splits.Planned, shortID(st.Plan), st.Objects, humanSize(st.Bytes), st.Records, st.Node)
 	return nil
+}
+
+// backfillEnv is what a backfill takes from the process: its variables, standard output, the
+// log, the version, the global store options and the probe's remembered verdicts.
+func (a *app) backfillEnv() backfill.Env {
+	return backfill.Env{Getenv: a.getenv, Stdout: a.out, Logger: a.log, Version: buildVersion().Version,
+		Store: a.storeConfig(nil), Verdicts: a.verdicts()}
+}
+
+func (a *app) backfillStatusCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [URL] --job NAME [--coordinator bucket|nats://HOST:PORT]",
+		Short: "Show a backfill job from any machine: splits planned, leased, done, quarantined; who holds what",
+		Long: `Read a backfill job's records from its coordinator and show its plan, how many splits are
+pending, leased, done and quarantined, which worker holds which split and how far it got,
+and every quarantined split with the objects and reasons that failed it. With the bucket
+coordinator give the source URL (its bucket holds the job); with NATS, --coordinator. It
+reads only. Exit 0 unless the job failed (1, naming what was quarantined).`,
+		Example: `  wharf backfill status --job app-2026 s3://logs/app/2026/
+  wharf backfill status --job app-2026 --coordinator nats://10.0.0.5:4222 --format json`,
+		Args: args(0, 1, "the source prefix URL (for the bucket coordinator)"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			cfg, err := a.backfillConfig(cmd.Flags(), argv)
+			if err != nil && !errors.Is(err, backfill.ErrConfig) {
+				return err
+			}
+			if cfg.Job == "" {
+				return usageErr(errors.New("backfill status: --job is required (or job: in the backfill: section)"))
+			}
+			if !cfg.IsNATS() && cfg.CoordinatorStore == "" && cfg.Source == "" {
+				return usageErr(errors.New("backfill status: give the source URL (its bucket holds the job) or --coordinator"))
+			}
+			r, err := backfill.ReadReport(cmd.Context(), cfg, a.backfillEnv())
+			if err != nil {
+				return err
+			}
+			if a.format == "json" {
+				if err := writeJSON(a.out, r); err != nil {
+					return err
+				}
+			} else {
+				printReport(a.out, r)
+			}
+			return r.Err()
+		},
+	}
+	fl := cmd.Flags()
+	yamlflag.Add(fl, backfill.DefaultConfig(), "job", "coordinator", "coordinator_store")
+	fl.Lookup("job").Usage = "the job's name (required, here or as job: in the backfill: section)"
+	fl.Lookup("coordinator").Usage = "bucket or nats://HOST:PORT (several separated by commas)"
+	return cmd
 }
 
 func shortID(id string) string {

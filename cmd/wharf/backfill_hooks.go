@@ -139,13 +139,14 @@ func (s *slowSource) first(key string) bool {
 	return len(s.leased) > 1
 }
 
-// backfillTestSink wraps a store sink so that, with envTestBackfillCrash=after-part, the
-// worker is SIGKILLed as soon as a part is written.
-func backfillTestSink(getenv func(string) string, s backfill.Sink) backfill.Sink {
+// backfillTestSink returns a decorator of a store sink that, with
+// envTestBackfillCrash=after-part, SIGKILLs the worker as soon as a part is written; nil
+// without it.
+func backfillTestSink(getenv func(string) string) func(backfill.Sink) backfill.Sink {
 	if getenv(envTestBackfillCrash) != "after-part" {
-		return s
+		return nil
 	}
-	return crashingSink{s}
+	return func(s backfill.Sink) backfill.Sink { return crashingSink{s} }
 }
 
 type crashingSink struct{ backfill.Sink }

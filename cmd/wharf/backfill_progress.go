@@ -22,7 +22,7 @@ type bfProgress struct {
 
 // backfillProgress returns the bar of j on stderr when it is a terminal and output is for
 // people, else one that draws nothing.
-func (a *app) backfillProgress(j *backfill.Job, _ bool) *bfProgress {
+func (a *app) backfillProgress(j *backfill.Job) *bfProgress {
 	b := &bfProgress{j: j}
 	if a.quiet || a.format != "pretty" || !progress.IsTerminal(a.err) {
 		return b

@@ -11,9 +11,9 @@
 // is the one blank import of each store backend; exit.go maps every error to its code's exit
 // status and prints it; output.go holds the shared formatting; verdicts.go remembers probe
 // verdicts in the user's cache directory. Each command has its file (ls.go, export.go…), and
-// a command that needs more has files named after it (cp_*.go, backfill_*.go, lease_*.go;
-// backfill_run.go opens backfill's source, sink and coordinator). The test hooks
-// (testhooks.go, backfill_hooks.go, lease_testhooks.go) are built only with the wharftest tag.
+// a command that needs more has files named after it (cp_*.go, backfill_*.go, lease_*.go).
+// The test hooks (testhooks.go, backfill_hooks.go, lease_testhooks.go) are built only with
+// the wharftest tag.
 //
 // Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 5 already complete, 75 a lease
 // held by another node, 130 interrupted; `wharf lease run` exits with its command's status.

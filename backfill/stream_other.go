@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package backfill
 
 import (
 	"io"
@@ -9,9 +9,9 @@ import (
 	"syscall"
 )
 
-// recordStream is what the backfill's standard output sink writes to: a regular file is
-// synced before each commit; anything else is written to as it is (only Linux tells how much
-// of a pipe its reader has not read yet). A closed pipe becomes an error of the next write
+// recordStream is what the standard output sink writes to: a regular file is synced before
+// each commit; anything else is written to as it is (only Linux tells how much of a pipe its
+// reader has not read yet). A closed pipe becomes an error of the next write
 // (EPIPE) rather than a SIGPIPE.
 func recordStream(w io.Writer) io.Writer {
 	f, ok := w.(*os.File)

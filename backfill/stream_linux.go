@@ -1,4 +1,4 @@
-package main
+package backfill
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// backfillPipeSize is the capacity asked for when the records go to a pipe.
-const backfillPipeSize = 1 << 20
+// pipeSize is the capacity asked for when the records go to a pipe.
+const pipeSize = 1 << 20
 
-// recordStream is what the backfill's standard output sink writes to, told apart by what w
-// is: a pipe reports how many bytes its reader has not read yet (FIONREAD on the write end
-// counts what is still in the pipe), so that only records the reader took out are counted
+// recordStream is what the standard output sink writes to, told apart by what w is: a
+// pipe reports how many bytes its reader has not read yet (FIONREAD on the write end counts
+// what is still in the pipe), so that only records the reader took out are counted
 // delivered; a regular file is synced before each commit; anything else (a terminal, a
 // socket, /dev/null) is written to as it is. A reader that closes the pipe becomes an error
 // of the next write (EPIPE) rather than a SIGPIPE that would kill the worker before it hands
@@ -48,13 +48,15 @@ func widenPipe(f *os.File) {
 	if err != nil {
 		return
 	}
-	_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, backfillPipeSize) })
+	_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
 }
 
 // pipeStream is the write end of a pipe.
 type pipeStream struct{ f *os.File }
 
 func (p pipeStream) Write(b []byte) (int, error) { return p.f.Write(b) }
+
+var _ Unreader = pipeStream{}
 
 // Unread returns how many bytes are in the pipe, not yet read; with bytes left in it and no
 // reader (the write end polls POLLERR), the reader is gone: EPIPE.
