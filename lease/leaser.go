@@ -86,7 +86,7 @@ func Open(ctx context.Context, s *store.Store, cfg Config, opts *Options) (*Leas
 	if err := l.decide(res); err != nil {
 		return nil, err
 	}
-	if _, local := s.LocalPath(""); o.Verdicts != nil && res.Coordination == probe.CAS && !local {
+	if o.Verdicts != nil && res.Coordination == probe.CAS && !s.Describe().Local() {
 		l.check.verdicts, l.check.desc = o.Verdicts, s.Describe()
 	}
 	return l, nil
@@ -139,7 +139,7 @@ func (l *Leaser) decide(res *probe.Result) error {
 	switch {
 	case res.Coordination == probe.CAS:
 		l.mode = ModeBucket
-	case l.cfg.Coordination == CoordinationAuto && res.Store.MountType != "": // a local directory
+	case l.cfg.Coordination == CoordinationAuto && res.Store.Local() && res.Store.MountType != "":
 		l.mode = ModeMachine
 		l.log.Warn("lease: the store is single-writer: taking machine leases (a lock file on this machine), which do not exclude other machines",
 			"store", res.Store.Location, "mount_type", res.Store.MountType)

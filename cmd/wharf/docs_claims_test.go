@@ -210,3 +210,37 @@ func TestArchitectureDocBackendAndDriverImports(t *testing.T) {
 			strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }
+
+// No code outside the backends asks which backend it holds (docs/architecture.md, "Where a
+// new backend goes"): no comparison of a scheme with a backend's name, and no switch on one.
+// What differs between backends the store says of itself (LocalPath, CreateDir, BucketNoun…).
+func TestNoCodeOutsideTheBackendsAsksWhichBackendItHolds(t *testing.T) {
+	asks := regexp.MustCompile(`Scheme\s*(==|!=)\s*"(file|s3|r2|gs|az|mem|stdout)"|case "(file|s3|r2|gs|az|mem|stdout)"`)
+	var got []string
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel, _ := filepath.Rel(repoRoot, path)
+		rel = filepath.ToSlash(rel)
+		if parts := strings.Split(rel, "/"); len(parts) > 2 && parts[0] == "store" && parts[1] != "probe" {
+			return nil // a backend (or driver, upload, storetest): their own business
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if asks.MatchString(line) {
+				got = append(got, rel+":"+strconv.Itoa(i+1)+": "+strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > 0 {
+		t.Errorf("code outside store/<backend> asks which backend it holds:\n  %s", strings.Join(got, "\n  "))
+	}
+}

@@ -282,6 +282,13 @@ func (d Description) BucketNoun() string {
 	return "bucket"
 }
 
+// Local reports whether the store's backend keeps its objects as files of this machine's
+// file system (Backend.Local: the file store).
+func (d Description) Local() bool {
+	b, ok := Lookup(d.Scheme)
+	return ok && b.Local
+}
+
 // Metadata keys that wharf itself writes.
 const (
 	MetaPutID  = "wharf-put-id" // random per conditional put, to resolve ErrOutcomeUnknown

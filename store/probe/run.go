@@ -47,7 +47,7 @@ func Run(ctx context.Context, s *store.Store, opts *Options) (*Result, error) {
 	}
 	start := p.now()
 	defer func() { p.res.Duration = p.now().Sub(start) }()
-	if d := p.res.Store; d.Scheme == "file" && d.MountType != "" && !localMountTypes[d.MountType] {
+	if d := p.res.Store; d.Local() && d.MountType != "" && !localMountTypes[d.MountType] {
 		why := fmt.Sprintf("file store on mount type %s: a network share, where another client's writes cannot be observed; no sentinel written", d.MountType)
 		for _, c := range Capabilities {
 			p.res.Capabilities[c] = CapabilityResult{Verdict: Inconclusive, Evidence: why, Code: ErrInconclusive.Code()}

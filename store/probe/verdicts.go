@@ -260,7 +260,7 @@ func (v *Verdicts) RequireCreate(ctx context.Context, s, at *store.Store) (probe
 // request, and its mount can change. A nil v always probes and remembers nothing.
 func (v *Verdicts) Coordination(ctx context.Context, s *store.Store) (*Result, error) {
 	d := s.Describe()
-	if v != nil && d.Scheme != "file" {
+	if v != nil && !d.Local() {
 		if e, ok := v.Lookup(d); ok && e.Coordination == CAS {
 			return &Result{Store: d, Coordination: CAS, Reason: e.Reason, Remembered: e.ProbedAt}, nil
 		}
