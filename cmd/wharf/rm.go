@@ -9,10 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/transfer"
 )
-
-// rmBatch is how many keys rm hands the store at once (S3 DeleteObjects takes up to 1,000).
-const rmBatch = 1000
 
 func (a *app) rmCommand() *cobra.Command {
 	var recursive, dryRun bool
@@ -87,7 +85,7 @@ func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
-	n, err := a.rmWalk(ctx, s, loc, dryRun)
+	n, err := transfer.Remove(ctx, s, loc.Key, dryRun, func(key string) error { return a.rmListed(rmURL(loc, key), dryRun) })
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
@@ -95,42 +93,6 @@ func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
 		return &store.Error{Op: "rm", Key: raw, Kind: store.ErrNotExist, Err: errors.New("nothing under it")}
 	}
 	return a.rmReport(rmResult{Removed: n, DryRun: dryRun})
-}
-
-// rmWalk deletes (or lists) every key under loc's key, a batch at a time as the listing
-// goes, and names each key once its batch is deleted. It returns how many keys it removed.
-func (a *app) rmWalk(ctx context.Context, s *store.Store, loc store.Location, dryRun bool) (int, error) {
-	var batch []string
-	n := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if !dryRun {
-			if err := s.DeleteMany(ctx, batch); err != nil {
-				return err
-			}
-		}
-		for _, k := range batch {
-			if err := a.rmListed(rmURL(loc, k), dryRun); err != nil {
-				return err
-			}
-		}
-		n += len(batch)
-		batch = batch[:0]
-		return nil
-	}
-	for o, err := range s.Walk(ctx, loc.Key) {
-		if err != nil {
-			return n, err
-		}
-		if batch = append(batch, o.Key); len(batch) == rmBatch {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	return n, flush()
 }
 
 func rmURL(loc store.Location, key string) string {
