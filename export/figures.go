@@ -1,0 +1,119 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/wharfdata/wharf/dataset"
+)
+
+// ColumnFigures are one column's figures over one chunk's rows in the source.
+type ColumnFigures struct {
+	Name string
+	// Found is false when the source has no column of this name any more.
+	Found   bool
+	NonNull int64
+	// Ordered is set for a column whose Min and Max were asked: an integer column (not
+	// PostgreSQL money), whose values are written as they are and compare exactly with a
+	// Parquet part's statistics. Min and Max are nil when the chunk has no non-null value.
+	Ordered  bool
+	Min, Max *int64
+}
+
+// ChunkFigures are the source's figures for the rows one chunk of a run read.
+type ChunkFigures struct {
+	Chunk   int
+	Rows    int64
+	Columns []ColumnFigures // in the manifest's schema order
+}
+
+// Fingerprint is the fingerprint of e's definition as a run records it in its manifest
+// (Manifest.Definition): two runs with one fingerprint read the same rows the same way.
+func (e *Export) Fingerprint() string { return definitionOf(e).Fingerprint }
+
+// Figures queries e's source once per part of m, with the WHERE clause that read the part's
+// chunk (its range of the chunking key, within the run's cursor window for a delta run):
+// the row count and, for every column of m's schema, its non-null count and, for an ordered
+// column, its min and max. It reads the source as it is now, outside any snapshot.
+func Figures(ctx context.Context, e *Export, m *dataset.Manifest, getenv func(string) string) ([]ChunkFigures, error) {
+	s, err := openSource(ctx, e, 1, getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	cols, err := s.columns(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	var w window
+	if m.Cursor != nil {
+		w = window{Column: m.Cursor.Column, After: m.Cursor.From, UpTo: m.Cursor.To, Empty: m.Cursor.To.IsZero()}
+	}
+	out := make([]ChunkFigures, 0, len(m.Parts))
+	for _, p := range m.Parts {
+		f, err := s.figures(ctx, e, cols, m.Schema, p, w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema []SchemaColumn, p Part, w window) (ChunkFigures, error) {
+	f := ChunkFigures{Chunk: p.Chunk, Columns: make([]ColumnFigures, len(schema))}
+	exprs := []string{"COUNT(*)"}
+	dest := []any{&f.Rows}
+	mins := make([]sql.NullInt64, len(schema))
+	maxs := make([]sql.NullInt64, len(schema))
+	for i, sc := range schema {
+		cf := &f.Columns[i]
+		cf.Name = sc.Name
+		j := -1
+		for k := range cols {
+			if cols[k].Name == sc.Name {
+				j = k
+			}
+		}
+		if j < 0 {
+			continue
+		}
+		cf.Found = true
+		q := quoteIdent(sc.Name)
+		exprs = append(exprs, "COUNT("+q+")")
+		dest = append(dest, &cf.NonNull)
+		if ordered(cols[j]) {
+			cf.Ordered = true
+			exprs = append(exprs, "MIN("+q+")", "MAX("+q+")")
+			dest = append(dest, &mins[i], &maxs[i])
+		}
+	}
+	clause, args := s.chunkWhere(e, p.Range, w)
+	q := fmt.Sprintf("SELECT %s FROM %s%s", strings.Join(exprs, ", "), relation(e), clause)
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(dest...); err != nil {
+		return f, s.d.classify(err, s.what(e))
+	}
+	for i := range f.Columns {
+		if mins[i].Valid {
+			f.Columns[i].Min = &mins[i].Int64
+		}
+		if maxs[i].Valid {
+			f.Columns[i].Max = &maxs[i].Int64
+		}
+	}
+	return f, nil
+}
+
+// ordered reports whether c's min and max in the source compare exactly with a Parquet
+// part's statistics: an integer column written as it is read.
+func ordered(c Column) bool {
+	switch c.Type.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
+		return !c.money && !c.rawBytes
+	}
+	return false
+}
