@@ -1,0 +1,164 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/wharfdata/wharf/internal/testenv"
+	"github.com/wharfdata/wharf/reconcile"
+)
+
+func decodeReconcile(t *testing.T, r result) reconcile.Report {
+	t.Helper()
+	var rep reconcile.Report
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("reconcile output %q (stderr %q): %v", r.out, r.err, err)
+	}
+	return rep
+}
+
+// statuses returns each chunk's status, in chunk order, and each chunk's differing figures.
+func statuses(rep reconcile.Report) ([]string, map[int][]string) {
+	var got []string
+	figs := map[int][]string{}
+	for _, c := range rep.Chunks {
+		got = append(got, c.Status)
+		for _, d := range c.Differences {
+			figs[c.Chunk] = append(figs[c.Chunk], d.Figure)
+		}
+	}
+	return got, figs
+}
+
+// TestE2EReconcileSQLite: a certified export of the quickstart reconciles to four matching
+// chunks; a row deleted from one chunk, a value nulled in another and a row inserted in a
+// third make exactly those three chunks mismatch, each naming its figure; a part deleted
+// from the prefix makes its chunk unknown.
+func TestE2EReconcileSQLite(t *testing.T) {
+	cfg := quickstart(t)
+	dir := filepath.Dir(cfg)
+	src := filepath.Join(dir, "quickstart.db")
+	exec := func(qs ...string) {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+src)
+		must(t, err)
+		defer db.Close()
+		for _, q := range qs {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	wharf(t, "export", "-c", cfg).must(t, 0)
+	r := wharf(t, "reconcile", "-c", cfg).must(t, 0)
+	for _, want := range []string{"chunks:", "4: 4 match, 0 mismatch, 0 unknown", "CHUNK", "not compared:"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("reconcile output lacks %q:\n%s", want, r.out)
+		}
+	}
+	// A run without id 600, so that inserting it later lands inside chunk 2's range.
+	exec(`DELETE FROM orders WHERE id = 600`)
+	wharf(t, "export", "-c", cfg).must(t, 0)
+	rep := decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 0))
+	if got, _ := statuses(rep); !slices.Equal(got, []string{"match", "match", "match", "match"}) || rep.Matched != 4 || rep.Mode != "full" {
+		t.Fatalf("after the second run: %v %+v", got, rep)
+	}
+
+	exec(`DELETE FROM orders WHERE id = 1`, `UPDATE orders SET note = NULL WHERE id = 300`,
+		`INSERT INTO orders VALUES (600, 'acme', '1.00', '2024-01-05 09:00:00', 1, NULL)`)
+	r = wharf(t, "reconcile", "-c", cfg, "--format", "json")
+	r.must(t, 1)
+	if !strings.Contains(r.err, "WHARF_RECONCILE_MISMATCH") {
+		t.Errorf("stderr %q lacks WHARF_RECONCILE_MISMATCH", r.err)
+	}
+	rep = decodeReconcile(t, r)
+	got, figs := statuses(rep)
+	if !slices.Equal(got, []string{"mismatch", "mismatch", "mismatch", "match"}) || rep.Mismatched != 3 {
+		t.Fatalf("after the source changed: %v", got)
+	}
+	for chunk, want := range map[int][]string{0: {"rows", "column id min"}, 1: {"column note non-null"}, 2: {"rows", "column id non-null"}} {
+		for _, w := range want {
+			if !slices.Contains(figs[chunk], w) {
+				t.Errorf("chunk %d differs in %v, want %q among them", chunk, figs[chunk], w)
+			}
+		}
+	}
+	if !slices.Equal(figs[1], []string{"column note non-null"}) {
+		t.Errorf("chunk 1 differs in %v, want only its note's non-null count", figs[1])
+	}
+	r = wharf(t, "reconcile", "-c", cfg).must(t, 1)
+	for _, want := range []string{"3 mismatch", "rows: source 249, part 250", "column note non-null: source", "expected cause of a mismatch"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("reconcile text lacks %q:\n%s", want, r.out)
+		}
+	}
+
+	must(t, os.Remove(filepath.Join(rep.Prefix, rep.Chunks[3].Part)))
+	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
+	if c := rep.Chunks[3]; c.Status != "unknown" || !strings.Contains(c.Reason, "part_missing") || rep.Unknown != 1 {
+		t.Errorf("chunk 3 after its part was deleted: %+v", c)
+	}
+}
+
+// TestE2EReconcileJSONSchema: the keys of --format json, the stable schema docs/export.md
+// documents.
+func TestE2EReconcileJSONSchema(t *testing.T) {
+	cfg := quickstart(t)
+	wharf(t, "export", "-c", cfg).must(t, 0)
+	var top map[string]json.RawMessage
+	must(t, json.Unmarshal([]byte(wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 0).out), &top))
+	for _, k := range []string{"prefix", "export", "run_id", "mode", "consistency", "matched", "mismatched", "unknown", "chunks"} {
+		if _, ok := top[k]; !ok {
+			t.Errorf("reconcile JSON lacks %q: %v", k, top)
+		}
+	}
+	var chunks []map[string]json.RawMessage
+	must(t, json.Unmarshal(top["chunks"], &chunks))
+	if len(chunks) != 4 {
+		t.Fatalf("%d chunks, want 4", len(chunks))
+	}
+	for _, k := range []string{"chunk", "part", "status", "source_rows", "part_rows", "differences", "not_compared"} {
+		if _, ok := chunks[0][k]; !ok {
+			t.Errorf("a chunk lacks %q: %v", k, chunks[0])
+		}
+	}
+	wharf(t, "reconcile", "-c", cfg, "extra").must(t, 2)
+	wharf(t, "reconcile", "-c", cfg, "--date", "yesterday").must(t, 2)
+}
+
+// TestE2EReconcilePostgres: every type the export maps reconciles to matching chunks; a value
+// changed in one chunk makes exactly that chunk mismatch in its column's max.
+func TestE2EReconcilePostgres(t *testing.T) {
+	srv := testenv.Postgres(t)
+	table := pgMixedTable(t, srv)
+	dir := t.TempDir()
+	pwFile := filepath.Join(t.TempDir(), "pg-password")
+	must(t, os.WriteFile(pwFile, []byte(srv.Password+"\n"), 0o600))
+	cfg := pgConfig(t, dir, srv.URL, pwFile, table)
+	wharf(t, "export", "-c", cfg).must(t, 0)
+	rep := decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 0))
+	if got, _ := statuses(rep); !slices.Equal(got, []string{"match", "match", "match", "match"}) {
+		t.Fatalf("reconcile of a fresh export: %v %+v", got, rep)
+	}
+	pc, err := pgx.ParseConfig(srv.URL)
+	must(t, err)
+	pc.Password = srv.Password
+	db := stdlib.OpenDB(*pc)
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE ` + table + ` SET i = 1000000 WHERE id = 150`); err != nil {
+		t.Fatal(err)
+	}
+	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
+	got, figs := statuses(rep)
+	if !slices.Equal(got, []string{"match", "mismatch", "match", "match"}) || !slices.Equal(figs[1], []string{"column i max"}) {
+		t.Errorf("after one value changed in chunk 1: %v %v", got, figs)
+	}
+}
