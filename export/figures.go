@@ -17,6 +17,9 @@ type ColumnFigures struct {
 	// Found is false when the source has no column of this name any more.
 	Found   bool
 	NonNull int64
+	// NonNullInexact, when set, is why NonNull is not the part's non-null count even for
+	// unchanged rows: under infinity: null an infinite date or timestamp is written as NULL.
+	NonNullInexact string
 	// Ordered is set for a column whose Min and Max were asked: an integer column (not
 	// PostgreSQL money), whose values are written as they are and compare exactly with a
 	// Parquet part's statistics. Min and Max are nil when the chunk has no non-null value.
@@ -83,6 +86,9 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 			continue
 		}
 		cf.Found = true
+		if e.Infinity == InfinityNull && keyKindOf(cols[j].Type) == keyTime {
+			cf.NonNullInexact = "infinity: null writes an infinite value as NULL"
+		}
 		q := quoteIdent(sc.Name)
 		exprs = append(exprs, "COUNT("+q+")")
 		dest = append(dest, &cf.NonNull)

@@ -53,6 +53,8 @@ func Classify(p dataset.Part, src *export.ChunkFigures, pf *PartFigures, reason 
 		case cs.Nested:
 			c.NotCompared = append(c.NotCompared, col+": a nested column, whose Parquet null counts are its leaves'")
 			continue
+		case sc.NonNullInexact != "":
+			c.NotCompared = append(c.NotCompared, col+" non-null: "+sc.NonNullInexact)
 		case !cs.HasNulls:
 			missing = append(missing, col+" non-null: "+cs.MissingStat)
 		default:

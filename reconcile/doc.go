@@ -21,8 +21,9 @@
 // A figure that cannot be compared exactly is not compared and is named in the chunk's
 // NotCompared: min and max of every column that is not an integer (floats, decimals, text
 // under a collation, dates and timestamps whose units differ between the source and
-// Parquet), and every column figure of a part that is not Parquet (its row count comes from
-// the manifest). A delta run whose manifest records no cursor window is not queried: every
+// Parquet), the figures of a nested column, the non-null count of a date or timestamp
+// column under infinity: null, and every column figure of a part that is not Parquet (its
+// row count comes from the manifest). A delta run whose manifest records no cursor window is not queried: every
 // chunk is unknown, and the report says why.
 //
 // Run never writes: not to the prefix, not to the journal. It reads the source as it is now,
