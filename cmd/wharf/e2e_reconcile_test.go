@@ -162,3 +162,47 @@ func TestE2EReconcilePostgres(t *testing.T) {
 		t.Errorf("after one value changed in chunk 1: %v %v", got, figs)
 	}
 }
+
+// TestE2EReconcileDelta: a delta run is reconciled within its cursor window, which the
+// output names: rows changed outside the window do not touch it, a row deleted within it is a
+// mismatch of its chunk; --run-id picks the earlier run, whose window still matches.
+func TestE2EReconcileDelta(t *testing.T) {
+	cfg := quickstart(t, "    mode: full                  # or: delta, with cursor_column", "    mode: delta\n    cursor_column: id",
+		"./out/{export}/{date}/", "./out/{export}/{run_id}/")
+	src := filepath.Join(filepath.Dir(cfg), "quickstart.db")
+	exec := func(qs ...string) {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+src)
+		must(t, err)
+		defer db.Close()
+		for _, q := range qs {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	first := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
+	exec(`INSERT INTO orders SELECT id + 1000, customer, amount, placed_at, shipped, note FROM orders WHERE id <= 100`)
+	second := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
+	if second.Rows != 100 {
+		t.Fatalf("the second delta run exported %d rows, want 100", second.Rows)
+	}
+	r := wharf(t, "reconcile", "-c", cfg).must(t, 0)
+	if !strings.Contains(r.out, "window:      id > 1000 and <= 1100") || !strings.Contains(r.out, "1: 1 match") {
+		t.Errorf("reconcile of the second run:\n%s", r.out)
+	}
+	exec(`DELETE FROM orders WHERE id = 5`)
+	rep := decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 0))
+	if rep.RunID != second.RunID || rep.Mode != "delta" || rep.Cursor == nil || rep.Matched != 1 {
+		t.Errorf("a row deleted outside the window: %+v", rep)
+	}
+	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--run-id", first.RunID, "--format", "json").must(t, 1))
+	if got, figs := statuses(rep); !slices.Equal(got, []string{"mismatch", "match", "match", "match"}) || !slices.Contains(figs[0], "rows") {
+		t.Errorf("the first run after id 5 was deleted: %v %v", got, figs)
+	}
+	exec(`DELETE FROM orders WHERE id = 1050`)
+	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
+	if got, figs := statuses(rep); !slices.Equal(got, []string{"mismatch"}) || !slices.Contains(figs[0], "rows") {
+		t.Errorf("a row deleted within the window: %v %v", got, figs)
+	}
+}
