@@ -122,7 +122,11 @@ func reconcileText(r *reconcile.Report) string {
 	for _, c := range r.Chunks {
 		notCompared += len(c.NotCompared)
 		var detail []string
-		for _, d := range c.Differences {
+		for i, d := range c.Differences {
+			if i == 3 { // the rest are in --format json
+				detail = append(detail, fmt.Sprintf("%d more", len(c.Differences)-i))
+				break
+			}
 			detail = append(detail, fmt.Sprintf("%s: source %s, part %s", d.Figure, figure(d.Source), figure(d.Part)))
 		}
 		if c.Reason != "" {
