@@ -134,6 +134,28 @@ func TestE2EReconcileJSONSchema(t *testing.T) {
 	wharf(t, "reconcile", "-c", cfg, "--date", "yesterday").must(t, 2)
 }
 
+// TestE2EReconcileRefused: an export whose definition changed since the run, and a prefix
+// that is not certified, are refused by name before the source is queried.
+func TestE2EReconcileRefused(t *testing.T) {
+	cfg := quickstart(t)
+	wharf(t, "export", "-c", cfg).must(t, 0)
+	changed := filepath.Join(filepath.Dir(cfg), "changed.yaml")
+	must(t, os.WriteFile(changed, []byte(strings.Replace(readFile(t, cfg), "format: parquet", "format: csv", 1)), 0o644))
+	r := wharf(t, "reconcile", "-c", changed).must(t, 1)
+	if !strings.Contains(r.err, "WHARF_RECONCILE_REFUSED") || !strings.Contains(r.err, "definition") {
+		t.Errorf("a changed definition: %q", r.err)
+	}
+	var top map[string]json.RawMessage
+	must(t, json.Unmarshal([]byte(wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 0).out), &top))
+	var prefix string
+	must(t, json.Unmarshal(top["prefix"], &prefix))
+	must(t, os.Remove(filepath.Join(prefix, "_SUCCESS")))
+	r = wharf(t, "reconcile", "-c", cfg).must(t, 1)
+	if !strings.Contains(r.err, "WHARF_RECONCILE_REFUSED") || !strings.Contains(r.err, "success_missing") || r.out != "" {
+		t.Errorf("a prefix without _SUCCESS: out %q, err %q", r.out, r.err)
+	}
+}
+
 // TestE2EReconcilePostgres: every type the export maps reconciles to matching chunks; a value
 // changed in one chunk makes exactly that chunk mismatch in its column's max.
 func TestE2EReconcilePostgres(t *testing.T) {
