@@ -83,25 +83,9 @@ var partProblems = []string{dataset.ProblemPartMissing, dataset.ProblemPartSize,
 
 // Run reconciles the run at o.Prefix with o.Export's source (see the package documentation).
 func Run(ctx context.Context, o Options) (*Report, error) {
-	e := o.Export
-	v, err := dataset.ValidateURL(ctx, o.Prefix, o.Store, false)
+	m, broken, err := certified(ctx, o)
 	if err != nil {
 		return nil, err
-	}
-	broken := map[string]string{}
-	for _, p := range v.Problems {
-		if !slices.Contains(partProblems, p.Code) || v.Manifest == nil {
-			return nil, errcode.E("reconcile", o.Prefix, ErrRefused, fmt.Errorf("not a certified run: %w", v.NotCertified()))
-		}
-		broken[p.Key] = p.Code + ": " + p.Message
-	}
-	m := v.Manifest
-	switch {
-	case m.Export != e.Name:
-		return nil, errcode.E("reconcile", o.Prefix, ErrRefused, fmt.Errorf("the run there is of export %q, not %q", m.Export, e.Name))
-	case m.Definition != "" && m.Definition != e.Fingerprint():
-		return nil, errcode.E("reconcile", o.Prefix, ErrRefused,
-			fmt.Errorf("the definition of export %s is not the one run %s was made to (source, table or query, chunk key, mode, cursor column, format or value options changed): its chunks' SQL is not known", e.Name, m.RunID))
 	}
 	r := &Report{Prefix: o.Prefix, Export: m.Export, RunID: m.RunID, Mode: m.Mode, Cursor: m.Cursor, Chunks: []Chunk{}}
 	if m.Consistency != nil {
@@ -110,7 +94,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var figs []export.ChunkFigures
 	if m.Mode == dataset.ModeDelta && m.Cursor == nil {
 		r.Note = "the manifest of this delta run records no cursor window, so its chunks' rows cannot be selected again"
-	} else if figs, err = export.Figures(ctx, e, m, o.Getenv); err != nil {
+	} else if figs, err = export.Figures(ctx, o.Export, m, o.Getenv); err != nil {
 		return nil, err
 	}
 	s, err := store.Open(ctx, o.Prefix, o.Store)
@@ -123,35 +107,71 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if figs != nil {
 			src = &figs[i]
 		}
-		var pf *PartFigures
-		reason := broken[p.Key]
-		switch {
-		case reason != "":
-		case m.Format != dataset.FormatParquet && m.Format != "":
-			pf = &PartFigures{Rows: p.Rows, NoColumns: "the part is " + string(m.Format) + ", which keeps no column statistics (its rows are the manifest's)"}
-		default:
-			if pf, err = Footer(ctx, s, p); err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				reason = "its footer cannot be read: " + err.Error()
-			}
+		pf, reason, err := partFigures(ctx, s, m, p, broken[p.Key])
+		if err != nil {
+			return nil, err
 		}
 		if src == nil && reason == "" {
 			reason = r.Note
 		}
-		c := Classify(p, src, pf, reason)
-		r.Chunks = append(r.Chunks, c)
-		switch c.Status {
-		case Match:
-			r.Matched++
-		case Mismatch:
-			r.Mismatched++
-		default:
-			r.Unknown++
-		}
+		r.add(Classify(p, src, pf, reason))
 	}
 	return r, nil
+}
+
+// certified returns the manifest of the run at o.Prefix, which must be certified but for
+// problems with single parts (returned by key), of o.Export as it is defined now.
+func certified(ctx context.Context, o Options) (*dataset.Manifest, map[string]string, error) {
+	v, err := dataset.ValidateURL(ctx, o.Prefix, o.Store, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	broken := map[string]string{}
+	for _, p := range v.Problems {
+		if !slices.Contains(partProblems, p.Code) || v.Manifest == nil {
+			return nil, nil, errcode.E("reconcile", o.Prefix, ErrRefused, fmt.Errorf("not a certified run: %w", v.NotCertified()))
+		}
+		broken[p.Key] = p.Code + ": " + p.Message
+	}
+	m, e := v.Manifest, o.Export
+	switch {
+	case m.Export != e.Name:
+		return nil, nil, errcode.E("reconcile", o.Prefix, ErrRefused, fmt.Errorf("the run there is of export %q, not %q", m.Export, e.Name))
+	case m.Definition != "" && m.Definition != e.Fingerprint():
+		return nil, nil, errcode.E("reconcile", o.Prefix, ErrRefused,
+			fmt.Errorf("the definition of export %s is not the one run %s was made to (source, table or query, chunk key, mode, cursor column, format or value options changed): its chunks' SQL is not known", e.Name, m.RunID))
+	}
+	return m, broken, nil
+}
+
+// partFigures reads p's figures, or says why they cannot be read (reason).
+func partFigures(ctx context.Context, s *store.Store, m *dataset.Manifest, p dataset.Part, broken string) (pf *PartFigures, reason string, err error) {
+	switch {
+	case broken != "":
+		return nil, broken, nil
+	case m.Format != dataset.FormatParquet && m.Format != "":
+		return &PartFigures{Rows: p.Rows, NoColumns: "the part is " + string(m.Format) + ", which keeps no column statistics (its rows are the manifest's)"}, "", nil
+	}
+	pf, err = Footer(ctx, s, p)
+	switch {
+	case ctx.Err() != nil:
+		return nil, "", ctx.Err()
+	case err != nil:
+		return nil, "its footer cannot be read: " + err.Error(), nil
+	}
+	return pf, "", nil
+}
+
+func (r *Report) add(c Chunk) {
+	r.Chunks = append(r.Chunks, c)
+	switch c.Status {
+	case Match:
+		r.Matched++
+	case Mismatch:
+		r.Mismatched++
+	default:
+		r.Unknown++
+	}
 }
 
 // PartFigures are a part's figures as its footer states them.
