@@ -20,9 +20,10 @@ type ColumnFigures struct {
 	// NonNullInexact, when set, is why NonNull is not the part's non-null count even for
 	// unchanged rows: under infinity: null an infinite date or timestamp is written as NULL.
 	NonNullInexact string
-	// Ordered is set for a column whose Min and Max were asked: an integer column (not
-	// PostgreSQL money), whose values are written as they are and compare exactly with a
-	// Parquet part's statistics. Min and Max are nil when the chunk has no non-null value.
+	// Ordered is set for a column whose Min and Max were asked, as the integers a Parquet
+	// part's statistics hold (minMax): an integer column (not PostgreSQL money), or a
+	// PostgreSQL date or timestamp under infinity: refuse. Min and Max are nil when the chunk
+	// has no non-null value.
 	Ordered  bool
 	Min, Max *int64
 }
@@ -92,9 +93,9 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 		q := quoteIdent(sc.Name)
 		exprs = append(exprs, "COUNT("+q+")")
 		dest = append(dest, &cf.NonNull)
-		if ordered(cols[j]) {
+		if lo, hi, ok := s.minMax(e, cols[j], q); ok {
 			cf.Ordered = true
-			exprs = append(exprs, "MIN("+q+")", "MAX("+q+")")
+			exprs = append(exprs, lo, hi)
 			dest = append(dest, &mins[i], &maxs[i])
 		}
 	}
@@ -114,12 +115,31 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 	return f, nil
 }
 
-// ordered reports whether c's min and max in the source compare exactly with a Parquet
-// part's statistics: an integer column written as it is read.
-func ordered(c Column) bool {
+// minMax returns the expressions of c's min and max as the integers a Parquet part's
+// statistics hold, and whether they compare exactly: an integer column written as it is
+// read; and on PostgreSQL, under infinity: refuse, a date (days since 1970-01-01) or a
+// timestamp (microseconds since 1970-01-01 00:00, UTC for timestamptz), whose infinite
+// extreme, had one been added since the run, is NULL.
+func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, ok bool) {
 	switch c.Type.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
-		return !c.money && !c.rawBytes
+		return "MIN(" + q + ")", "MAX(" + q + ")", !c.money && !c.rawBytes
+	case arrow.DATE32, arrow.TIMESTAMP:
+		if s.pg == nil || e.Infinity != InfinityRefuse {
+			return "", "", false
+		}
+		if t, isTS := c.Type.(*arrow.TimestampType); isTS && t.Unit != arrow.Microsecond {
+			return "", "", false
+		}
+	default:
+		return "", "", false
 	}
-	return false
+	f := func(agg string) string {
+		v := agg + "(" + q + ")"
+		if c.Type.ID() == arrow.DATE32 {
+			return "CASE WHEN isfinite(" + v + ") THEN " + v + " - DATE '1970-01-01' END"
+		}
+		return "CASE WHEN isfinite(" + v + ") THEN (EXTRACT(EPOCH FROM " + v + ") * 1000000)::bigint END"
+	}
+	return f("MIN"), f("MAX"), true
 }

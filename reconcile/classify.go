@@ -62,7 +62,7 @@ func Classify(p dataset.Part, src *export.ChunkFigures, pf *PartFigures, reason 
 		}
 		switch {
 		case !sc.Ordered:
-			c.NotCompared = append(c.NotCompared, col+" min, max: not an integer column, so not compared exactly")
+			c.NotCompared = append(c.NotCompared, col+" min, max: its type's do not compare exactly with Parquet's")
 		case !cs.Integer:
 			c.NotCompared = append(c.NotCompared, col+" min, max: the part does not store it as an integer")
 		case !cs.HasMinMax:

@@ -156,8 +156,11 @@ func TestE2EReconcileRefused(t *testing.T) {
 	}
 }
 
-// TestE2EReconcilePostgres: every type the export maps reconciles to matching chunks; a value
-// changed in one chunk makes exactly that chunk mismatch in its column's max.
+// TestE2EReconcilePostgres: every type the export maps reconciles to matching chunks, with
+// the min and max of its integers, dates and timestamps compared; a value changed in one
+// chunk makes exactly that chunk mismatch in its column's max, a timestamp moved by one
+// microsecond and a date made infinite in another make it mismatch in the timestamp's min
+// and the date's min and max (an infinite extreme is no value).
 func TestE2EReconcilePostgres(t *testing.T) {
 	srv := testenv.Postgres(t)
 	table := pgMixedTable(t, srv)
@@ -175,13 +178,24 @@ func TestE2EReconcilePostgres(t *testing.T) {
 	pc.Password = srv.Password
 	db := stdlib.OpenDB(*pc)
 	defer db.Close()
+	for _, c := range rep.Chunks[0].NotCompared {
+		for _, col := range []string{"column id ", "column small ", "column i ", "column d ", "column ts ", "column tz "} {
+			if strings.HasPrefix(c, col) {
+				t.Errorf("%q: its min and max compare exactly", c)
+			}
+		}
+	}
 	if _, err := db.Exec(`UPDATE ` + table + ` SET i = 1000000 WHERE id = 150`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE ` + table + ` SET ts = ts - interval '1 microsecond', d = 'infinity' WHERE id = 201`); err != nil {
 		t.Fatal(err)
 	}
 	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
 	got, figs := statuses(rep)
-	if !slices.Equal(got, []string{"match", "mismatch", "match", "match"}) || !slices.Equal(figs[1], []string{"column i max"}) {
-		t.Errorf("after one value changed in chunk 1: %v %v", got, figs)
+	if !slices.Equal(got, []string{"match", "mismatch", "mismatch", "match"}) || !slices.Equal(figs[1], []string{"column i max"}) ||
+		!slices.Equal(figs[2], []string{"column d min", "column d max", "column ts min"}) {
+		t.Errorf("after values changed in chunks 1 and 2: %v %v", got, figs)
 	}
 }
 

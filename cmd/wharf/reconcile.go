@@ -25,7 +25,8 @@ rewritten), whose chunks are then unknown.
 
 For every chunk the source is queried once, with the WHERE clause that read the chunk (its
 range of the chunk key and, for a delta run, the run's cursor window): COUNT(*) and, for
-every column, its non-null count and, for an integer column, its MIN and MAX. They are
+every column, its non-null count and, for an integer column (and a PostgreSQL date or
+timestamp), its MIN and MAX. They are
 compared with the part's Parquet footer only (its row count, each column's null count, min
 and max; no data page is read). Each chunk is:
 
@@ -33,7 +34,7 @@ and max; no data page is read). Each chunk is:
   mismatch  a figure differs: each is named (rows, column X non-null, column X min/max)
   unknown   its part is missing or unreadable, or its footer lacks a statistic
 
-Figures that cannot be compared exactly (min and max of columns that are not integers;
+Figures that cannot be compared exactly (min and max of any other column;
 every column figure of an NDJSON or CSV part) are listed as not compared. The source is
 read as it is now: a source changed since the run is the expected cause of a mismatch.
 Nothing is written. Exit 0: every chunk matches; 1: a chunk does not match
