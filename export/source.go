@@ -286,8 +286,9 @@ func (s *source) hasNullKeys(ctx context.Context, e *Export, w window) (bool, er
 	return n > 0, nil
 }
 
-// query returns the statement and arguments that read the rows of r within w.
-func (s *source) query(e *Export, cols []Column, r Range, w window) (string, []any) {
+// chunkWhere returns the WHERE clause and arguments that select the rows of r within w: the
+// one a chunk is read with, and reconciled with (Figures).
+func (s *source) chunkWhere(e *Export, r Range, w window) (string, []any) {
 	k := quoteIdent(e.ChunkKey)
 	var conds []string
 	var args []any
@@ -297,7 +298,13 @@ func (s *source) query(e *Export, cols []Column, r Range, w window) (string, []a
 		args = []any{r.Lo.Value(), r.Hi.Value()}
 		conds = []string{fmt.Sprintf("%s >= %s", k, s.d.param(1)), fmt.Sprintf("%s <= %s", k, s.d.param(2))}
 	}
-	clause, args := s.where(w, conds, args)
+	return s.where(w, conds, args)
+}
+
+// query returns the statement and arguments that read the rows of r within w.
+func (s *source) query(e *Export, cols []Column, r Range, w window) (string, []any) {
+	k := quoteIdent(e.ChunkKey)
+	clause, args := s.chunkWhere(e, r, w)
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = s.d.selectExpr(quoteIdent(c.Name))

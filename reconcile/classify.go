@@ -1,0 +1,93 @@
+package reconcile
+
+import (
+	"strings"
+
+	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/export"
+)
+
+// Classify compares the source's figures for part p's chunk with the part's own, and returns
+// the chunk's verdict. reason, when set, is why the part cannot be read (the chunk is
+// unknown); src is nil when the source was not queried, pf nil when the part was not read.
+func Classify(p dataset.Part, src *export.ChunkFigures, pf *PartFigures, reason string) Chunk {
+	c := Chunk{Chunk: p.Chunk, Part: p.Key, Differences: []Difference{}, NotCompared: []string{}}
+	if src != nil {
+		c.SourceRows = ptr(src.Rows)
+	}
+	if pf != nil {
+		c.PartRows = ptr(pf.Rows)
+	}
+	switch {
+	case reason != "":
+		c.Status, c.Reason = Unknown, reason
+		return c
+	case src == nil || pf == nil:
+		c.Status, c.Reason = Unknown, "nothing to compare"
+		return c
+	}
+	differ := func(figure string, s, p *int64) {
+		if !same(s, p) {
+			c.Differences = append(c.Differences, Difference{Figure: figure, Source: s, Part: p})
+		}
+	}
+	differ("rows", ptr(src.Rows), ptr(pf.Rows))
+	if pf.NoColumns != "" {
+		c.NotCompared = append(c.NotCompared, "every column figure: "+pf.NoColumns)
+	}
+	var missing []string
+	for _, sc := range src.Columns {
+		col := "column " + sc.Name
+		if !sc.Found {
+			c.Differences = append(c.Differences, Difference{Figure: col + ": not in the source"})
+			continue
+		}
+		if pf.NoColumns != "" {
+			continue
+		}
+		cs := pf.Columns[sc.Name]
+		switch {
+		case cs == nil:
+			missing = append(missing, col+": not in the part's footer")
+			continue
+		case cs.Nested:
+			c.NotCompared = append(c.NotCompared, col+": a nested column, whose Parquet null counts are its leaves'")
+			continue
+		case sc.NonNullInexact != "":
+			c.NotCompared = append(c.NotCompared, col+" non-null: "+sc.NonNullInexact)
+		case !cs.HasNulls:
+			missing = append(missing, col+" non-null: "+cs.MissingStat)
+		default:
+			differ(col+" non-null", ptr(sc.NonNull), ptr(pf.Rows-cs.Nulls))
+		}
+		switch {
+		case !sc.Ordered:
+			c.NotCompared = append(c.NotCompared, col+" min, max: its type's do not compare exactly with Parquet's")
+		case !cs.Integer:
+			c.NotCompared = append(c.NotCompared, col+" min, max: the part does not store it as an integer")
+		case !cs.HasMinMax:
+			missing = append(missing, col+" min, max: "+cs.MissingStat)
+		default:
+			differ(col+" min", sc.Min, cs.Min)
+			differ(col+" max", sc.Max, cs.Max)
+		}
+	}
+	switch {
+	case len(c.Differences) > 0:
+		c.Status = Mismatch
+	case len(missing) > 0:
+		c.Status, c.Reason = Unknown, strings.Join(missing, "; ")
+	default:
+		c.Status = Match
+	}
+	return c
+}
+
+func ptr(v int64) *int64 { return &v }
+
+func same(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}

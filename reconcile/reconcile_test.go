@@ -1,0 +1,179 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/store"
+	_ "github.com/wharfdata/wharf/store/mem"
+)
+
+func i64(v int64) *int64 { return &v }
+
+// source is the figures of a chunk of 10 rows: id 1..10 (integer, no nulls), note text with
+// 4 nulls.
+func source() *export.ChunkFigures {
+	return &export.ChunkFigures{Chunk: 2, Rows: 10, Columns: []export.ColumnFigures{
+		{Name: "id", Found: true, NonNull: 10, Ordered: true, Min: i64(1), Max: i64(10)},
+		{Name: "note", Found: true, NonNull: 6},
+	}}
+}
+
+func part() *PartFigures {
+	return &PartFigures{Rows: 10, Columns: map[string]*ColumnStats{
+		"id":   {HasNulls: true, HasMinMax: true, Integer: true, Min: i64(1), Max: i64(10)},
+		"note": {HasNulls: true, Nulls: 4, HasMinMax: true},
+	}}
+}
+
+func figures(c Chunk) []string {
+	var out []string
+	for _, d := range c.Differences {
+		out = append(out, d.Figure)
+	}
+	return out
+}
+
+func TestClassify(t *testing.T) {
+	p := dataset.Part{Key: "part-x-00002.parquet", Chunk: 2, Rows: 10}
+	for _, tc := range []struct {
+		name    string
+		src     func(*export.ChunkFigures)
+		part    func(*PartFigures)
+		reason  string
+		status  string
+		figures []string
+	}{
+		{name: "equal", status: Match},
+		{name: "a row deleted", src: func(s *export.ChunkFigures) { s.Rows, s.Columns[0].NonNull, s.Columns[0].Max = 9, 9, i64(9) },
+			status: Mismatch, figures: []string{"rows", "column id non-null", "column id max"}},
+		{name: "a value nulled", src: func(s *export.ChunkFigures) { s.Columns[1].NonNull = 5 },
+			status: Mismatch, figures: []string{"column note non-null"}},
+		{name: "a min changed", src: func(s *export.ChunkFigures) { s.Columns[0].Min = i64(0) },
+			status: Mismatch, figures: []string{"column id min"}},
+		{name: "every row gone", src: func(s *export.ChunkFigures) {
+			s.Rows, s.Columns[0].NonNull, s.Columns[1].NonNull, s.Columns[0].Min, s.Columns[0].Max = 0, 0, 0, nil, nil
+		}, status: Mismatch, figures: []string{"rows", "column id non-null", "column id min", "column id max", "column note non-null"}},
+		{name: "a column dropped", src: func(s *export.ChunkFigures) { s.Columns[1] = export.ColumnFigures{Name: "note"} },
+			status: Mismatch, figures: []string{"column note: not in the source"}},
+		{name: "no null count", part: func(pf *PartFigures) { pf.Columns["note"].HasNulls, pf.Columns["note"].MissingStat = false, "none" },
+			status: Unknown},
+		{name: "no min and max", part: func(pf *PartFigures) { pf.Columns["id"].HasMinMax = false }, status: Unknown},
+		{name: "a difference wins over a missing statistic", src: func(s *export.ChunkFigures) { s.Rows = 11 },
+			part: func(pf *PartFigures) { pf.Columns["id"].HasMinMax = false }, status: Mismatch, figures: []string{"rows"}},
+		{name: "part missing", reason: "part_missing: gone", status: Unknown},
+		{name: "inexact non-null count", src: func(s *export.ChunkFigures) { s.Columns[1].NonNull, s.Columns[1].NonNullInexact = 9, "infinity" },
+			status: Match},
+		{name: "not parquet", part: func(pf *PartFigures) { pf.Columns, pf.NoColumns = nil, "csv" }, status: Match},
+		{name: "nested", src: func(s *export.ChunkFigures) { s.Columns[1].NonNull = 1 },
+			part: func(pf *PartFigures) { pf.Columns["note"].Nested = true }, status: Match},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, pf := source(), part()
+			if tc.src != nil {
+				tc.src(src)
+			}
+			if tc.part != nil {
+				tc.part(pf)
+			}
+			c := Classify(p, src, pf, tc.reason)
+			if c.Status != tc.status || !slices.Equal(figures(c), tc.figures) {
+				t.Errorf("got %s %v, want %s %v (%+v)", c.Status, figures(c), tc.status, tc.figures, c)
+			}
+			if c.Status == Unknown && c.Reason == "" {
+				t.Error("an unknown chunk without a reason")
+			}
+			if !slices.ContainsFunc(c.NotCompared, func(s string) bool { return strings.HasPrefix(s, "column note min, max") }) && tc.part == nil && tc.reason == "" && tc.name != "a column dropped" {
+				t.Errorf("note's min and max are not listed as not compared: %v", c.NotCompared)
+			}
+		})
+	}
+	if c := Classify(p, nil, part(), ""); c.Status != Unknown || c.SourceRows != nil {
+		t.Errorf("no source figures: %+v", c)
+	}
+}
+
+func TestReportErr(t *testing.T) {
+	if err := (&Report{Matched: 2}).Err(); err != nil {
+		t.Errorf("every chunk matched: %v", err)
+	}
+	for _, r := range []*Report{{Mismatched: 1}, {Unknown: 1}} {
+		if err := r.Err(); err == nil || !strings.Contains(err.Error(), ErrMismatch.Error()) {
+			t.Errorf("%+v: %v", r, err)
+		}
+	}
+}
+
+// TestFooterReadsOnlyTheFooter: the statistics of a part of two row groups are summed, and
+// reading them reads a small fraction of the part.
+func TestFooterReadsOnlyTheFooter(t *testing.T) {
+	ctx := context.Background()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "small", Type: arrow.PrimitiveTypes.Int16, Nullable: true},
+		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	const n = 20000
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := int64(1); i <= n; i++ {
+		if i%7 == 0 {
+			b.Field(0).AppendNull()
+		} else {
+			b.Field(0).(*array.Int64Builder).Append(i * 3)
+		}
+		b.Field(1).(*array.Int16Builder).Append(int16(i%100 - 50))
+		b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("note %d with some text to weigh the pages", i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(n/2), parquet.WithDictionaryDefault(false)),
+		pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(ctx, "mem://reconcile-footer/p/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	info, err := s.Put(ctx, "part.parquet", bytes.NewReader(buf.Bytes()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra := &readerAt{ctx: ctx, s: s, key: "part.parquet", size: int64(buf.Len()), etag: info.ETag}
+	pf, err := footer(ra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, small := pf.Columns["id"], pf.Columns["small"]
+	if pf.Rows != n || id == nil || id.Nulls != n/7 || *id.Min != 3 || *id.Max != n*3 || !id.Integer || !id.HasMinMax {
+		t.Errorf("id: rows %d, %+v", pf.Rows, id)
+	}
+	if small == nil || *small.Min != -50 || *small.Max != 49 || small.Nulls != 0 || !small.Integer {
+		t.Errorf("small: %+v", small)
+	}
+	if note := pf.Columns["note"]; note == nil || note.Integer || note.Nulls != 0 {
+		t.Errorf("note: %+v", note)
+	}
+	if ra.read*4 > int64(buf.Len()) {
+		t.Errorf("read %d of the part's %d bytes: more than its footer", ra.read, buf.Len())
+	}
+}
