@@ -5,10 +5,10 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/reconcile"
 )
 
@@ -58,30 +58,8 @@ Nothing is written. Exit 0: every chunk matches; 1: a chunk does not match
 
 func (a *app) reconcile(cmd *cobra.Command, f validateFlags) error {
 	ctx := cmd.Context()
-	cfg, err := a.exportsConfig()
-	if err != nil {
-		return err
-	}
-	exports, err := cfg.pick(f.export)
-	if err != nil {
-		return err
-	}
-	if f.prefix != "" && len(exports) > 1 {
-		return usageErr(fmt.Errorf("reconcile: --prefix names one prefix, and %s has %d exports: add --export NAME", cfg.path, len(exports)))
-	}
-	day := time.Now().UTC()
-	if f.date != "" {
-		if day, err = time.Parse(time.DateOnly, f.date); err != nil {
-			return usageErr(fmt.Errorf("reconcile: --date %q: want YYYY-MM-DD", f.date))
-		}
-	}
 	var failed error
-	for i := range exports {
-		e := &exports[i]
-		prefix, err := a.resolveValidatePrefix(ctx, cfg, *e, day, f)
-		if err != nil {
-			return err
-		}
+	err := a.eachPrefix(ctx, "reconcile", f, func(e *export.Export, prefix string) error {
 		r, err := reconcile.Run(ctx, reconcile.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv})
 		if err != nil {
 			return fmt.Errorf("reconcile %s: %w", e.Name, err)
@@ -97,6 +75,10 @@ func (a *app) reconcile(cmd *cobra.Command, f validateFlags) error {
 		if err := r.Err(); err != nil && failed == nil {
 			failed = err
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return failed
 }

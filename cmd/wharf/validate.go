@@ -110,6 +110,28 @@ func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, dee
 }
 
 func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, report func(*dataset.Validation) error) error {
+	var failed error
+	err := a.eachPrefix(ctx, verb, f, func(e *export.Export, prefix string) error {
+		v, err := a.validateAt(ctx, prefix, &e.Store, f.deep)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", verb, e.Name, err)
+		}
+		if err := report(v); err != nil && failed == nil {
+			failed = err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return failed
+}
+
+// eachPrefix resolves, for each export of the config file that f selects, the prefix to
+// check (--prefix, or the destination for --date and --run-id, whose default for a {run_id}
+// destination is the export's last run) and hands it to check. It goes through every export
+// unless one fails to resolve or check fails.
+func (a *app) eachPrefix(ctx context.Context, verb string, f validateFlags, check func(e *export.Export, prefix string) error) error {
 	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
@@ -127,46 +149,37 @@ func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, 
 			return usageErr(fmt.Errorf("%s: --date %q: want YYYY-MM-DD", verb, f.date))
 		}
 	}
-	var failed error
-	for _, e := range exports {
-		prefix, err := a.resolveValidatePrefix(ctx, cfg, e, day, f)
-		if err != nil {
+	for i := range exports {
+		e := &exports[i]
+		prefix := f.prefix
+		if prefix == "" {
+			if prefix, err = resolvePrefix(ctx, verb, cfg, e, day, f.runID); err != nil {
+				return err
+			}
+		}
+		if err := check(e, prefix); err != nil {
 			return err
 		}
-		v, err := a.validateExport(ctx, e, prefix, f.deep)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", verb, e.Name, err)
-		}
-		if err := report(v); err != nil && failed == nil {
-			failed = err
-		}
 	}
-	return failed
+	return nil
 }
 
-func (a *app) validateExport(ctx context.Context, e export.Export, prefix string, deep bool) (*dataset.Validation, error) {
-	return a.validateAt(ctx, prefix, &e.Store, deep)
-}
-
-// resolveValidatePrefix is --prefix, or the export's destination for day and the run id.
-func (a *app) resolveValidatePrefix(ctx context.Context, cfg *config, e export.Export, day time.Time, f validateFlags) (string, error) {
-	if f.prefix != "" {
-		return f.prefix, nil
-	}
-	runID := f.runID
+// resolvePrefix is the export's destination for day and runID (default for a {run_id}
+// destination: the export's last run).
+func resolvePrefix(ctx context.Context, verb string, cfg *config, e *export.Export, day time.Time, runID string) (string, error) {
 	if runID == "" && export.UsesRunID(e.Destination) {
-		last, err := cfg.history().LastRun(ctx, &e)
+		last, err := cfg.history().LastRun(ctx, e)
 		if err != nil {
 			return "", err
 		}
 		if last == nil {
-			return "", usageErr(fmt.Errorf("validate: the destination of %s has {run_id} and the journal has no run of it: give --run-id", e.Name))
+			return "", usageErr(fmt.Errorf("%s: the destination of %s has {run_id} and the journal has no run of it: give --run-id", verb, e.Name))
 		}
 		runID = last.RunID
 	}
-	p, err := export.ResolvePrefix(&e, day, runID)
+	p, err := export.ResolvePrefix(e, day, runID)
 	if err != nil {
-		return "", usageErr(fmt.Errorf("validate %s: %w", e.Name, err))
+		return "", usageErr(fmt.Errorf("%s %s: %w", verb, e.Name, err))
 	}
 	return p, nil
 }
