@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/testenv"
 
 	"github.com/vbauerster/mpb/v8"
 
@@ -15,29 +16,11 @@ import (
 	"github.com/wharfdata/wharf/transfer"
 )
 
-// syncBuffer is a bytes.Buffer the bar's goroutine and the test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestCopyProgressBar draws the bar into a buffer as it would on a terminal: its last frame
 // shows the files done of all, the bytes moved of the total, and a rate.
 func TestCopyProgressBar(t *testing.T) {
 	tasks := []transfer.Task{{Src: "a", Dst: "a", Size: 2 << 20}, {Src: "b", Dst: "b", Size: 1 << 20}}
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	c := &cpProgress{totalFiles: len(tasks)}
 	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
 	c.Bytes(2 << 20)
@@ -61,7 +44,7 @@ func TestCopyProgressBar(t *testing.T) {
 // frame then (it showed "0/1 files" once the copy had finished).
 func TestCopyProgressBarLastFrameCountsTheLastFile(t *testing.T) {
 	tasks := []transfer.Task{{Src: "a", Dst: "a", Size: 1 << 20}}
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	c := &cpProgress{totalFiles: len(tasks)}
 	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
 	c.Bytes(1 << 20)
@@ -78,7 +61,7 @@ func TestCopyProgressBarLastFrameCountsTheLastFile(t *testing.T) {
 // A failed file is not counted done, and a failed copy's bar stops short of its total.
 func TestCopyProgressBarFailure(t *testing.T) {
 	tasks := []transfer.Task{{Src: "a", Dst: "a", Size: 1 << 20}, {Src: "b", Dst: "b", Size: 1 << 20}}
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	c := &cpProgress{totalFiles: len(tasks)}
 	c.start(&out, tasks, 100, mpb.WithAutoRefresh())
 	c.Bytes(1 << 20)

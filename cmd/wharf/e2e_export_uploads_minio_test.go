@@ -57,7 +57,7 @@ func startMidPart(t *testing.T, c cli, cfg string, s *store.Store, prefix string
 	t.Helper()
 	c.env = append(slices.Clone(c.env), envTestPause+"=part-body:250ms")
 	cmd := c.command("export", "-c", cfg)
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd.Stderr = &stderr
 	must(t, cmd.Start())
 	deadline := time.Now().Add(30 * time.Second)

@@ -46,17 +46,7 @@ func TestE2EReconcileSQLite(t *testing.T) {
 	cfg := quickstart(t)
 	dir := filepath.Dir(cfg)
 	src := filepath.Join(dir, "quickstart.db")
-	exec := func(qs ...string) {
-		t.Helper()
-		db, err := sql.Open("sqlite", "file:"+src)
-		must(t, err)
-		defer db.Close()
-		for _, q := range qs {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { t.Helper(); execSQLite(t, src, qs...) }
 	wharf(t, "export", "-c", cfg).must(t, 0)
 	r := wharf(t, "reconcile", "-c", cfg).must(t, 0)
 	for _, want := range []string{"chunks:", "4: 4 match, 0 mismatch, 0 unknown", "CHUNK", "not compared:"} {
@@ -206,17 +196,7 @@ func TestE2EReconcileDelta(t *testing.T) {
 	cfg := quickstart(t, "    mode: full                  # or: delta, with cursor_column", "    mode: delta\n    cursor_column: id",
 		"./out/{export}/{date}/", "./out/{export}/{run_id}/")
 	src := filepath.Join(filepath.Dir(cfg), "quickstart.db")
-	exec := func(qs ...string) {
-		t.Helper()
-		db, err := sql.Open("sqlite", "file:"+src)
-		must(t, err)
-		defer db.Close()
-		for _, q := range qs {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { t.Helper(); execSQLite(t, src, qs...) }
 	first := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
 	exec(`INSERT INTO orders SELECT id + 1000, customer, amount, placed_at, shipped, note FROM orders WHERE id <= 100`)
 	second := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
@@ -240,5 +220,18 @@ func TestE2EReconcileDelta(t *testing.T) {
 	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
 	if got, figs := statuses(rep); !slices.Equal(got, []string{"mismatch"}) || !slices.Contains(figs[0], "rows") {
 		t.Errorf("a row deleted within the window: %v %v", got, figs)
+	}
+}
+
+// execSQLite runs qs, in order, on the SQLite database at path.
+func execSQLite(t *testing.T, path string, qs ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	must(t, err)
+	defer db.Close()
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }

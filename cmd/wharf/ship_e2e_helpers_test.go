@@ -24,8 +24,8 @@ type shipService struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	port int
-	out  *syncBuffer
-	err  *syncBuffer
+	out  *testenv.SyncBuffer
+	err  *testenv.SyncBuffer
 	done chan struct{}
 }
 
@@ -35,7 +35,7 @@ func startShip(t *testing.T, c cli, args ...string) *shipService {
 	t.Helper()
 	port := testenv.FreeLoopbackPort(t)
 	cmd := c.command(append(args, "--listen", fmt.Sprintf("127.0.0.1:%d", port))...)
-	s := &shipService{t: t, cmd: cmd, port: port, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan struct{})}
+	s := &shipService{t: t, cmd: cmd, port: port, out: &testenv.SyncBuffer{}, err: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.err
 	must(t, cmd.Start())
 	go func() { _ = cmd.Wait(); close(s.done) }()

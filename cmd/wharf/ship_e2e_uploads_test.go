@@ -48,7 +48,7 @@ func (d shipDest) killMidUpload(t *testing.T, sp *shipSpool) {
 	c := d.c
 	c.env = append(slices.Clone(c.env), envTestShip+"=kill-mid-body:16777216")
 	cmd := c.command(d.shipArgs(sp, "--drain")...)
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd.Stderr = &stderr
 	must(t, cmd.Start())
 	waitKilled(t, cmd)

@@ -1,32 +1,16 @@
 package progress
 
 import (
-	"bytes"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/testenv"
+
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A nil bar is what a command holds off a terminal: every method does nothing.
 func TestNilBarDrawsNothing(t *testing.T) {
@@ -43,7 +27,7 @@ func TestNilBarDrawsNothing(t *testing.T) {
 // The ticks carry the command's counter onto the bar, lines print above it, and Done's
 // last frame is complete; after Done no tick runs.
 func TestBarTicksPrintsAndCompletes(t *testing.T) {
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	var mu sync.Mutex
 	count, ticks := int64(0), 0
 	b := Start(&out, Options{Width: 60, Extra: []mpb.ContainerOption{mpb.WithAutoRefresh()},

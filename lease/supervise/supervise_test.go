@@ -11,10 +11,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/testenv"
 
 	"github.com/wharfdata/wharf/cas"
 	"github.com/wharfdata/wharf/lease"
@@ -126,7 +127,7 @@ func TestRunStopsWhatTheCommandLeftRunning(t *testing.T) {
 func TestRunLostLeaseStopsTheCommand(t *testing.T) {
 	kv := cas.NewMemory()
 	l, byName := leaser(t, kv, "host-a", 100*time.Millisecond), leaser(t, kv, "host-a", 0)
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	ctx := context.Background()
 	go func() {
 		for !strings.Contains(out.String(), "started") {
@@ -144,24 +145,6 @@ func TestRunLostLeaseStopsTheCommand(t *testing.T) {
 	if !strings.Contains(out.String(), "got-term") {
 		t.Errorf("the command printed %q: it was not sent SIGTERM", out.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Watch started other than by Run (not a process group leader) is ErrUsage.
