@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wharfdata/wharf/backfill"
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 )
@@ -106,9 +107,9 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 	}
 	defer w.Close()
 	defer a.limitMemory(cfg.MemoryBound())()
-	bar := a.backfillProgress(w.Job)
+	bar := a.backfillBar(w.Job)
 	err = w.Run(ctx)
-	bar.finish(err == nil)
+	bar.Finish(err == nil, false)
 	st := w.Status()
 	if err != nil || a.quiet {
 		return err
@@ -125,7 +126,7 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 		return writeJSON(out, st)
 	}
 	fmt.Fprintf(out, "backfill %s: %s; %d split(s) of plan %s, %d object(s), %s; %d record(s) by this worker (%s)\n",
-		st.Job, st.State, st.Splits.Planned, shortID(st.Plan), st.Objects, humanSize(st.Bytes), st.Records, st.Node)
+		st.Job, st.State, st.Splits.Planned, backfill.ShortID(st.Plan), st.Objects, textfmt.Size(st.Bytes), st.Records, st.Node)
 	return nil
 }
 
@@ -163,12 +164,8 @@ reads only. Exit 0 unless the job failed (1, naming what was quarantined).`,
 			if err != nil {
 				return err
 			}
-			if a.format == "json" {
-				if err := writeJSON(a.out, r); err != nil {
-					return err
-				}
-			} else {
-				printReport(a.out, r)
+			if err := a.show(r, r.WriteText); err != nil {
+				return err
 			}
 			return r.Err()
 		},
@@ -178,11 +175,4 @@ reads only. Exit 0 unless the job failed (1, naming what was quarantined).`,
 	fl.Lookup("job").Usage = "the job's name (required, here or as job: in the backfill: section)"
 	fl.Lookup("coordinator").Usage = "bucket or nats://HOST:PORT (several separated by commas)"
 	return cmd
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }

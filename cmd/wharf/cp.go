@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wharfdata/wharf/internal/bytesize"
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/transfer"
 )
@@ -207,16 +208,10 @@ func shown(s string) string {
 
 // reportOne prints what a copy of one object copied (nil: its bytes were the output).
 func (a *app) reportOne(res *transfer.Copied) error {
-	switch {
-	case res == nil:
-		return nil
-	case a.format == "json":
-		return writeJSON(a.out, res)
-	case a.quiet:
+	if res == nil {
 		return nil
 	}
-	_, err := fmt.Fprintf(a.out, "copied %s -> %s (%d bytes)\n", res.Source, res.Destination, res.Size)
-	return err
+	return a.say(res, "copied %s -> %s (%d bytes)", res.Source, res.Destination, res.Size)
 }
 
 func (a *app) reportSummary(sum transfer.Summary) error {
@@ -226,15 +221,8 @@ func (a *app) reportSummary(sum transfer.Summary) error {
 		s.MiBPerS = round3(float64(sum.Bytes) / (1 << 20) / secs)
 		s.FilesPer = round3(float64(sum.Files) / secs)
 	}
-	switch {
-	case a.format == "json":
-		return writeJSON(a.out, s)
-	case a.quiet:
-		return nil
-	}
-	_, err := fmt.Fprintf(a.out, "copied %d files, %s (%d bytes) in %.2fs: %.1f MiB/s, %.0f files/s\n",
-		s.Files, humanSize(s.Bytes), s.Bytes, secs, s.MiBPerS, s.FilesPer)
-	return err
+	return a.say(s, "copied %d files, %s (%d bytes) in %.2fs: %.1f MiB/s, %.0f files/s",
+		s.Files, textfmt.Size(s.Bytes), s.Bytes, secs, s.MiBPerS, s.FilesPer)
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
@@ -267,7 +255,7 @@ func (a *app) reportDryRun(p *transfer.Plan) error {
 		}
 	}
 	if a.format != "json" && !a.quiet {
-		if _, err := fmt.Fprintf(a.out, "dry run: would copy %d files, %s; nothing was copied\n", len(p.Tasks), humanSize(total)); err != nil {
+		if _, err := fmt.Fprintf(a.out, "dry run: would copy %d files, %s; nothing was copied\n", len(p.Tasks), textfmt.Size(total)); err != nil {
 			return err
 		}
 	}

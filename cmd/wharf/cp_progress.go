@@ -37,7 +37,7 @@ type cpProgress struct {
 // for people, else a counter that draws nothing (and for a stream, which reports none).
 func (a *app) newProgress(p *transfer.Plan, recursive bool) *cpProgress {
 	c := &cpProgress{totalFiles: len(p.Tasks), line: a.copiedLine(p, recursive), out: a.out}
-	if a.quiet || a.format != "pretty" || !progress.IsTerminal(a.err) || p.Stream() {
+	if !a.drawsBars() || p.Stream() {
 		return c
 	}
 	c.viaBar = progress.IsTerminal(a.out)

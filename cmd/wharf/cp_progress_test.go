@@ -94,13 +94,11 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	}
 }
 
-func TestExportBarStats(t *testing.T) {
-	b := &exportBar{start: time.Now().Add(-2 * time.Second)}
-	b.last = export.Progress{Chunks: 4, ChunksDone: 3, Rows: 1500, Bytes: 4 << 20}
-	got := b.stats()
-	for _, want := range []string{"3/4 chunks", "1500 rows", "4.0 MiB"} {
+func TestExportBarFigures(t *testing.T) {
+	got := exportFigures(export.Progress{Chunks: 4, ChunksDone: 3, Rows: 1500, Bytes: 4 << 20}, 2*time.Second)
+	for _, want := range []string{"3/4 chunks", "1500 rows", "4.0 MiB", "2.0 MiB/s"} {
 		if !strings.Contains(got, want) {
-			t.Errorf("stats %q lacks %q", got, want)
+			t.Errorf("figures %q lack %q", got, want)
 		}
 	}
 }

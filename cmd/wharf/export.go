@@ -12,6 +12,7 @@ import (
 
 	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -115,7 +116,7 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 	}
 	opts.Lease, opts.Verdicts = &lc, a.verdicts()
 	res, err := export.Run(ctx, e, opts)
-	bar.finish(err == nil)
+	bar.bar.Finish(err == nil, true)
 	if err != nil {
 		if res != nil { // one line: the run, where, and why
 			return fmt.Errorf("export %s: run %s %s at %s: %w", e.Name, res.RunID, res.Status, shortPrefix(res.Prefix), err)
@@ -155,7 +156,7 @@ func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error 
 	if r.Resumed {
 		resumed = fmt.Sprintf(" (resumed: %d part(s) kept, %d quarantined)", len(r.Skipped), len(r.Quarantined))
 	}
-	row("rows", "%d in %d part(s), %s, %s%s", r.Rows, len(r.Parts), humanSize(r.Bytes),
+	row("rows", "%d in %d part(s), %s, %s%s", r.Rows, len(r.Parts), textfmt.Size(r.Bytes),
 		r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond), resumed)
 	row("dataset", "%s", shortPrefix(r.Prefix))
 	if v := o.Validation; v != nil {

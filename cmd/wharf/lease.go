@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 	"github.com/wharfdata/wharf/lease"
@@ -267,31 +266,7 @@ func (a *app) leaseShow(ctx context.Context, f leaseFlags, name string) error {
 	if err != nil {
 		return err
 	}
-	if a.format == "json" {
-		return writeJSON(a.out, st)
-	}
-	return writeLeaseState(a.out, st)
-}
-
-func writeLeaseState(w io.Writer, st lease.State) error {
-	var b strings.Builder
-	row := func(k, format string, v ...any) { fmt.Fprintf(&b, "%-10s %s\n", k+":", fmt.Sprintf(format, v...)) }
-	row("lease", "%s", st.Name)
-	switch r := st.Lease; {
-	case r == nil:
-		row("holder", "none (never acquired here, or a machine lease)")
-	case r.Released:
-		row("holder", "none: released by %s under fence %d", r.Holder, r.Fence)
-	default:
-		row("holder", "%s, fence %d, TTL %s", r.Holder, r.Fence, r.TTL())
-		row("renewed", "%s UTC by the holder's clock (expiry is judged by each contender's own clock)", formatTime(r.RenewedAt))
-	}
-	if p := st.Pointer; p != nil {
-		row("pointer", "fence %d, %d entr%s, kind %s", p.Fence, p.Seq, map[bool]string{true: "y", false: "ies"}[p.Seq == 1], orDash(p.Kind))
-		row("head", "%s", orDash(p.Head))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return a.show(st, st.WriteText)
 }
 
 func (a *app) leaseLog(ctx context.Context, f leaseFlags, name string) error {
@@ -326,7 +301,7 @@ func (a *app) leaseLog(ctx context.Context, f leaseFlags, name string) error {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Fence, e.Node, e.Kind, formatTime(e.Time),
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Fence, e.Node, e.Kind, textfmt.Time(e.Time),
 			strconv.Itoa(len(e.Data)), e.Key)
 	}
 	if tw != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 )
@@ -142,7 +143,7 @@ func (a *app) lsBuckets(ctx context.Context, raw string, at store.Location) erro
 		if a.format == "json" {
 			err = writeJSON(w, b)
 		} else {
-			_, err = fmt.Fprintf(w, "%19s %s\n", formatTime(b.Created), b.Name)
+			_, err = fmt.Fprintf(w, "%19s %s\n", textfmt.Time(b.Created), b.Name)
 		}
 		if err != nil {
 			return err

@@ -7,14 +7,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/store"
 )
-
-// timeLayout is how pretty output shows times: UTC, to the second, like `aws s3 ls` but
-// unambiguous about the zone.
-const timeLayout = "2006-01-02 15:04:05"
 
 // writeJSON writes v as one line of JSON.
 func writeJSON(w io.Writer, v any) error {
@@ -33,7 +29,7 @@ type lsPrefix struct {
 
 // lsLine formats one object of a pretty listing: last-modified (UTC), size, name.
 func lsLine(o store.ObjectInfo, name string) string {
-	return fmt.Sprintf("%19s %10d %s", formatTime(o.LastModified), o.Size, name)
+	return fmt.Sprintf("%19s %10d %s", textfmt.Time(o.LastModified), o.Size, name)
 }
 
 // lsPrefixLine formats one common prefix of a pretty listing, as `aws s3 ls` does.
@@ -41,42 +37,19 @@ func lsPrefixLine(name string) string {
 	return fmt.Sprintf("%19s %10s %s", "", "PRE", name)
 }
 
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(timeLayout)
-}
-
-// humanSize formats n bytes in binary units: "0 B", "1.5 KiB", "2.0 GiB".
-func humanSize(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	f, units := float64(n), []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	var u string
-	for _, u = range units {
-		f /= 1024
-		if f < 1024 {
-			break
-		}
-	}
-	return fmt.Sprintf("%.1f %s", f, u)
-}
-
 // writeStat writes an object's metadata as aligned "field: value" lines.
 func writeStat(w io.Writer, url string, o store.ObjectInfo) error {
 	var b strings.Builder
 	row := func(k, v string) { fmt.Fprintf(&b, "%-14s %s\n", k+":", v) }
-	modified := formatTime(o.LastModified)
+	modified := textfmt.Time(o.LastModified)
 	if !o.LastModified.IsZero() {
 		modified += " UTC"
 	}
 	row("url", url)
-	row("size", fmt.Sprintf("%d (%s)", o.Size, humanSize(o.Size)))
-	row("etag", orDash(o.ETag))
+	row("size", fmt.Sprintf("%d (%s)", o.Size, textfmt.Size(o.Size)))
+	row("etag", textfmt.Dash(o.ETag))
 	row("last-modified", modified)
-	row("content-type", orDash(o.ContentType))
+	row("content-type", textfmt.Dash(o.ContentType))
 	writeHeaders(&b, o.Headers)
 	writeMetadata(&b, o.Metadata)
 	_, err := io.WriteString(w, b.String())
@@ -112,9 +85,31 @@ func writeMetadata(b *strings.Builder, md map[string]string) {
 	}
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+// show writes v as JSON with --format json, else text for people (with --quiet too: what a
+// command was asked to show is its output).
+func (a *app) show(v any, text func(io.Writer) error) error {
+	if a.format == "json" {
+		return writeJSON(a.out, v)
 	}
-	return s
+	return text(a.out)
+}
+
+// say writes v as JSON with --format json, nothing with --quiet, else one line for people.
+func (a *app) say(v any, format string, args ...any) error {
+	switch {
+	case a.format == "json":
+		return writeJSON(a.out, v)
+	case a.quiet:
+		return nil
+	}
+	_, err := fmt.Fprintf(a.out, format+"\n", args...)
+	return err
+}
+
+// textOf is a report's text as show's writer.
+func textOf(s func() string) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := io.WriteString(w, s())
+		return err
+	}
 }

@@ -7,16 +7,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/store"
-	"github.com/wharfdata/wharf/store/probe"
 )
-
-func TestHumanSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 30: "5.0 GiB"} {
-		if got := humanSize(n); got != want {
-			t.Errorf("humanSize(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
 
 func TestLsLines(t *testing.T) {
 	mod := time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
@@ -83,41 +74,6 @@ func TestWriteStat(t *testing.T) {
 	_ = writeStat(&b, "x", store.ObjectInfo{Key: "k"})
 	if !strings.Contains(b.String(), "last-modified: -\n") || !strings.Contains(b.String(), "metadata:      -\n") {
 		t.Errorf("empty fields not shown as '-':\n%s", b.String())
-	}
-}
-
-func TestWriteProbe(t *testing.T) {
-	r := &probe.Result{
-		Store:        store.Description{Scheme: "s3", Location: "s3://b", Endpoint: "http://127.0.0.1:9000"},
-		Coordination: probe.SingleWriter,
-		Reason:       "conditional replace not proven",
-		Capabilities: map[string]probe.CapabilityResult{
-			probe.CapConditionalCreate:  {Verdict: probe.Yes, Evidence: "second create refused"},
-			probe.CapConditionalReplace: {Verdict: probe.Inconclusive, Evidence: "HTTP 501\nfrom the store", Code: "WHARF_PROBE_INCONCLUSIVE"},
-			"extra_thing":               {Verdict: probe.No, Evidence: "n/a"},
-		},
-		ClockSkewSeconds: 400,
-		ClockSkewWarning: "store clock is 400s ahead: sync the local clock",
-	}
-	var b bytes.Buffer
-	if err := writeProbe(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{
-		"store:         s3://b (s3, endpoint http://127.0.0.1:9000)\n",
-		"coordination:  single-writer\n",
-		"clock skew:    +400.0s",
-		"WARNING:       store clock is 400s ahead",
-		"conditional_replace  inconclusive [WHARF_PROBE_INCONCLUSIVE]  HTTP 501 from the store\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("probe output lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Index(out, "conditional_create") > strings.Index(out, "conditional_replace") ||
-		strings.Index(out, "conditional_replace") > strings.Index(out, "extra_thing") {
-		t.Errorf("capabilities not in report order:\n%s", out)
 	}
 }
 

@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
 )
 
@@ -84,7 +80,7 @@ func (a *app) probe(ctx context.Context, raw string) error {
 		return writeJSON(a.out, res)
 	}
 	res.Store.Location = asTyped(raw, res.Store.Location)
-	return writeProbe(a.out, res)
+	return res.WriteText(a.out)
 }
 
 // asTyped is how a report for people names a store: a local path as the user typed it
@@ -95,73 +91,3 @@ func asTyped(raw, location string) string {
 	}
 	return raw
 }
-
-// writeProbe writes a probe result for people: the store, the mode and why, a table of
-// capabilities, and the clock skew.
-func writeProbe(w io.Writer, r *probe.Result) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "store:         %s\n", describe(r.Store))
-	fmt.Fprintf(&b, "coordination:  %s\n", r.Coordination)
-	if r.Reason != "" {
-		fmt.Fprintf(&b, "reason:        %s\n", r.Reason)
-	}
-	fmt.Fprintf(&b, "clock skew:    %+.1fs (store clock minus local clock)\n", r.ClockSkewSeconds)
-	if r.ClockSkewWarning != "" {
-		fmt.Fprintf(&b, "WARNING:       %s\n", r.ClockSkewWarning)
-	}
-	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CAPABILITY\tVERDICT\tEVIDENCE")
-	for _, name := range capabilityOrder(r) {
-		c := r.Capabilities[name]
-		verdict := c.Verdict
-		if c.Code != "" {
-			verdict += " [" + c.Code + "]"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, verdict, oneLine(c.Evidence))
-	}
-	tw.Flush()
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// capabilityOrder lists the known capabilities in report order, then any others the result
-// has, sorted.
-func capabilityOrder(r *probe.Result) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range probe.Capabilities {
-		if _, ok := r.Capabilities[c]; ok {
-			out = append(out, c)
-			seen[c] = true
-		}
-	}
-	var rest []string
-	for c := range r.Capabilities {
-		if !seen[c] {
-			rest = append(rest, c)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
-}
-
-func describe(d store.Description) string {
-	s := d.Location
-	var extra []string
-	if d.Scheme != "" {
-		extra = append(extra, d.Scheme)
-	}
-	if d.Endpoint != "" {
-		extra = append(extra, "endpoint "+d.Endpoint)
-	}
-	if d.MountType != "" {
-		extra = append(extra, "mount "+d.MountType)
-	}
-	if len(extra) > 0 {
-		s += " (" + strings.Join(extra, ", ") + ")"
-	}
-	return s
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/internal/textfmt"
 )
 
 type runsFlags struct {
@@ -85,7 +86,7 @@ func writeRuns(a *app, cfg *config, runs []export.RunRecord) error {
 	fmt.Fprintln(tw, "RUN ID\tEXPORT\tSTATUS\tROWS\tPARTS\tBYTES\tSTARTED (UTC)\tTOOK\tPREFIX\tERROR")
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Export, r.Status, r.Rows,
-			r.Parts, humanSize(r.Bytes), formatTime(r.StartedAt), took(r), shortPrefix(r.Prefix), orDash(firstLine(r.Error, 120)))
+			r.Parts, textfmt.Size(r.Bytes), textfmt.Time(r.StartedAt), took(r), shortPrefix(r.Prefix), textfmt.Dash(firstLine(r.Error, 120)))
 	}
 	return tw.Flush()
 }

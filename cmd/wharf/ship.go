@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
 	"github.com/wharfdata/wharf/ship"
@@ -106,7 +107,7 @@ func (a *app) ship(ctx context.Context, cfg ship.Config, log *slog.Logger) error
 			state = "fatal"
 		}
 		fmt.Fprintf(a.out, "ship: %s after %s; %d file(s) uploaded; backlog %d file(s), %s\n",
-			state, time.Since(start).Round(time.Millisecond), st.Uploaded, st.Backlog.Files, humanSize(st.Backlog.Bytes))
+			state, time.Since(start).Round(time.Millisecond), st.Uploaded, st.Backlog.Files, textfmt.Size(st.Backlog.Bytes))
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 func azuriteShipDest(t *testing.T) shipDest {
@@ -27,12 +28,12 @@ func azuriteShipDest(t *testing.T) shipDest {
 }
 
 // uploadsAt lists the incomplete uploads at url with `wharf uploads ls`.
-func (d shipDest) uploadsAt(t *testing.T, url string) []uploadLine {
+func (d shipDest) uploadsAt(t *testing.T, url string) []transfer.Pending {
 	t.Helper()
 	r := d.c.run(t, append(slices.Clone(d.args), "uploads", "ls", "--format", "json", url)...).must(t, 0)
-	var out []uploadLine
+	var out []transfer.Pending
 	for line := range strings.Lines(r.out) {
-		var u uploadLine
+		var u transfer.Pending
 		if err := json.Unmarshal([]byte(line), &u); err != nil {
 			t.Fatalf("uploads ls: %q: %v", line, err)
 		}

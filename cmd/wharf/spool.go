@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/spool"
 )
 
@@ -228,23 +227,15 @@ func (f spoolAddFlags) options() (spool.AddOptions, error) {
 }
 
 func (a *app) printAdded(f spool.File, src string, copied bool) error {
-	switch {
-	case a.format == "json":
-		return writeJSON(a.out, spoolAdded{File: f, Source: src})
-	case a.quiet:
-		return nil
-	}
-	how := "moved"
+	how, clock := "moved", ""
 	if copied {
 		how = "copied"
 	}
-	clock := ""
 	if f.Clock == spool.ClockUnsynced {
 		clock = ", clock unsynced: ships under unsynced/"
 	}
-	_, err := fmt.Fprintf(a.out, "%s %s -> %s (%s, sequence %d-%d, sha256 %s…%s)\n",
-		how, src, f.Name, humanSize(f.Size), f.First, f.Last, f.SHA256[:12], clock)
-	return err
+	return a.say(spoolAdded{File: f, Source: src}, "%s %s -> %s (%s, sequence %d-%d, sha256 %s…%s)",
+		how, src, f.Name, textfmt.Size(f.Size), f.First, f.Last, f.SHA256[:12], clock)
 }
 
 func (a *app) spoolStatusCommand() *cobra.Command {
@@ -284,46 +275,5 @@ func (a *app) spoolStatus(dir string) error {
 	if err != nil {
 		return err
 	}
-	if a.format == "json" {
-		return writeJSON(a.out, st)
-	}
-	return writeSpoolStatus(a.out, st)
-}
-
-func writeSpoolStatus(w io.Writer, st spool.Status) error {
-	var b strings.Builder
-	row := func(k, format string, v ...any) { fmt.Fprintf(&b, "%-15s %s\n", k+":", fmt.Sprintf(format, v...)) }
-	row("spool", "%s", st.Dir)
-	row("epoch", "%s", st.Epoch)
-	row("created", "%s UTC", formatTime(st.Created))
-	if st.Replay != "" {
-		row("replay", "%s (ships only with --replay %s, under wharf/replays/%s/)", st.Replay, st.Replay, st.Replay)
-	}
-	row("next sequence", "%d", st.Next)
-	if st.Owner.Held {
-		row("owner", "PID %d (holds %s)", st.Owner.PID, st.Owner.Lock)
-	} else {
-		row("owner", "none")
-	}
-	if o := st.Oldest; o != nil {
-		row("oldest pending", "%s, added %s UTC (%s ago)", o.Name, formatTime(o.Added), st.OldestAge.Round(time.Second))
-	} else {
-		row("oldest pending", "-")
-	}
-	row("catalog", "%d records", st.Records)
-	for _, warn := range st.Warnings {
-		row("warning", "%s", warn)
-	}
-	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATE\tFILES\tBYTES")
-	for _, s := range spool.States {
-		c := st.Files.Of(s)
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", s, c.Files, humanSize(c.Bytes))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return a.show(st, st.WriteText)
 }

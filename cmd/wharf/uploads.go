@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wharfdata/wharf/internal/textfmt"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 func (a *app) uploadsCommand() *cobra.Command {
@@ -95,15 +97,6 @@ command then exits with its error.`,
 	return cmd
 }
 
-// uploadLine is one upload in the commands' JSON output.
-type uploadLine struct {
-	URL       string    `json:"url"`
-	Key       string    `json:"key"`
-	ID        string    `json:"id,omitempty"`
-	Initiated time.Time `json:"initiated,omitzero"`
-	Age       float64   `json:"age_seconds"`
-}
-
 // uploadsResult is abort's summary.
 type uploadsResult struct {
 	Aborted int  `json:"aborted"`
@@ -119,47 +112,20 @@ func (a *app) uploads(ctx context.Context, raw string, olderThan time.Duration, 
 		return err
 	}
 	defer s.Close()
-	ups, err := s.ListUploads(ctx, loc.Key)
+	o := transfer.UploadsOptions{OlderThan: olderThan, Abort: abort, DryRun: dryRun, Logger: a.log}
+	res, err := transfer.Uploads(ctx, s, loc, o, func(u transfer.Pending) error { return a.uploadPrint(u, abort, dryRun) })
 	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
-	}
-	now := time.Now()
-	var first error
-	done := 0
-	for _, u := range ups {
-		if olderThan > 0 && (u.Initiated.IsZero() || now.Sub(u.Initiated) <= olderThan) {
-			continue
-		}
-		l := loc
-		l.Key = u.Key
-		line := uploadLine{URL: l.String(), Key: u.Key, ID: u.ID, Initiated: u.Initiated}
-		if !u.Initiated.IsZero() {
-			line.Age = max(now.Sub(u.Initiated), 0).Round(time.Second).Seconds()
-		}
-		if abort && !dryRun {
-			if err := s.AbortUpload(ctx, u); err != nil {
-				err = fmt.Errorf("%s (upload %s): %w", line.URL, u.ID, err)
-				a.log.Error("aborting an incomplete upload failed", "url", line.URL, "upload_id", u.ID, "error", err)
-				if first == nil {
-					first = err
-				}
-				continue
-			}
-		}
-		done++
-		if err := a.uploadPrint(line, abort, dryRun); err != nil {
-			return err
-		}
+		return err
 	}
 	if abort {
-		if err := a.uploadsReport(uploadsResult{Aborted: done, DryRun: dryRun}); err != nil {
+		if err := a.uploadsReport(uploadsResult{Aborted: res.Taken, DryRun: dryRun}); err != nil {
 			return err
 		}
 	}
-	return first
+	return res.Failed
 }
 
-func (a *app) uploadPrint(l uploadLine, abort, dryRun bool) error {
+func (a *app) uploadPrint(l transfer.Pending, abort, dryRun bool) error {
 	switch {
 	case a.format == "json":
 		return writeJSON(a.out, l)
@@ -177,7 +143,7 @@ func (a *app) uploadPrint(l uploadLine, abort, dryRun bool) error {
 	case abort:
 		verb = "aborted "
 	}
-	_, err := fmt.Fprintf(a.out, "%s%19s %10s %s %s\n", verb, formatTime(l.Initiated), age, l.URL, l.ID)
+	_, err := fmt.Fprintf(a.out, "%s%19s %10s %s %s\n", verb, textfmt.Time(l.Initiated), age, l.URL, l.ID)
 	return err
 }
 

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -188,56 +186,11 @@ func resolvePrefix(ctx context.Context, verb string, cfg *config, e *export.Expo
 // a legacy run, which the contract (M6) reports without certifying and without failing,
 // unless strict.
 func (a *app) reportValidation(v *dataset.Validation, strict bool) error {
-	var err error
-	if a.format == "json" {
-		err = writeJSON(a.out, v)
-	} else {
-		_, err = io.WriteString(a.out, validationText(v))
-	}
-	if err != nil {
+	if err := a.show(v, textOf(v.Text)); err != nil {
 		return err
 	}
 	if v.LegacyRun && !strict {
 		return nil
 	}
 	return v.NotCertified()
-}
-
-func validationText(v *dataset.Validation) string {
-	var b strings.Builder
-	row := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-16s %s\n", k+":", fmt.Sprintf(format, a...)) }
-	row("resolved_prefix", "%s", v.ResolvedPrefix)
-	row("certified", "%s", yesNo(v.Certified))
-	row("legacy_run", "%t", v.LegacyRun)
-	if v.RunID != "" {
-		row("run", "%s (export %s, %s)", v.RunID, v.Export, v.Status)
-		row("parts", "%d (%d rows)", v.Parts, v.Rows)
-	}
-	switch {
-	case v.Deep:
-		row("checked", "_SUCCESS, manifest.json, every part re-hashed and decoded: rows, schema, UTF-8 (--deep)")
-	case v.Hashed:
-		row("checked", "_SUCCESS, manifest.json, every part's size, ETag and sha256 (a local directory: its ETags do not prove content)")
-	default:
-		row("checked", "_SUCCESS, manifest.json, one HEAD per part (size, ETag)")
-	}
-	if v.LegacyRun {
-		row("verdict", "a legacy run: no manifest.json, so nothing is certified; not a failure (exit 0; --strict exits 1)")
-	}
-	if len(v.Problems) == 0 {
-		row("problems", "none")
-		return b.String()
-	}
-	row("problems", "%d", len(v.Problems))
-	for _, p := range v.Problems {
-		fmt.Fprintf(&b, "  %-22s %s: %s\n", p.Code, p.Key, p.Message)
-	}
-	return b.String()
-}
-
-func yesNo(ok bool) string {
-	if ok {
-		return "yes"
-	}
-	return "no"
 }

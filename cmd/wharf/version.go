@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"github.com/wharfdata/wharf/internal/textfmt"
 )
 
 // Set at build time: go build -ldflags "-X main.version=v1.2.3 -X main.commit=abc123".
@@ -35,7 +36,7 @@ release that built it. A binary built from a git checkout without a version stam
 			if a.format == "json" {
 				return writeJSON(a.out, v)
 			}
-			_, err := fmt.Fprintf(a.out, "wharf %s (commit %s, %s)\n", v.Version, orDash(v.Commit), v.Go)
+			_, err := fmt.Fprintf(a.out, "wharf %s (commit %s, %s)\n", v.Version, textfmt.Dash(v.Commit), v.Go)
 			return err
 		},
 	}

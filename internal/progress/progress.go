@@ -31,6 +31,8 @@ type Bar struct {
 	stop chan struct{}
 	once sync.Once
 	done sync.WaitGroup
+	// refresh, when set, brings the bar up to date before its last frame (StartFigures).
+	refresh func()
 }
 
 // Start draws a bar to w. Made with no total, it never completes by itself (a command's
@@ -96,6 +98,9 @@ func (b *Bar) Done(total int64) {
 		return
 	}
 	b.Stop()
+	if b.refresh != nil {
+		b.refresh()
+	}
 	b.bar.SetTotal(total, true)
 	b.p.Wait()
 }
@@ -118,4 +123,13 @@ func IsTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Finish ends the bar of a command: complete at its count when ok, else Abort(drop).
+func (b *Bar) Finish(ok, drop bool) {
+	if ok {
+		b.Done(-1)
+	} else {
+		b.Abort(drop)
+	}
 }

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -59,5 +60,29 @@ func TestBarTicksPrintsAndCompletes(t *testing.T) {
 	}
 	if after == 0 || ticks != after {
 		t.Errorf("ticks: %d before Done, %d after", after, ticks)
+	}
+}
+
+// A figures bar shows what its job reports at each tick, and its last frame the job's end,
+// even when the end came between two ticks.
+func TestFiguresBarShowsTheLastFigures(t *testing.T) {
+	var out testenv.SyncBuffer
+	var mu sync.Mutex
+	done := int64(1)
+	b := StartFigures(&out, 80, true, func(time.Duration) Figures {
+		mu.Lock()
+		defer mu.Unlock()
+		return Figures{Label: "orders", Text: fmt.Sprintf("%d/4 chunks", done), Done: done, Total: 4}
+	}, mpb.WithAutoRefresh())
+	time.Sleep(3 * Tick)
+	mu.Lock()
+	done = 4
+	mu.Unlock()
+	b.Done(-1)
+	got := out.String()
+	for _, want := range []string{"orders", "1/4 chunks", "25 %", "4/4 chunks", "100 %"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%q", want, got)
+		}
 	}
 }
