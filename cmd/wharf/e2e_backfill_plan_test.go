@@ -215,15 +215,23 @@ func (b *bfJob) waitPlanned(d time.Duration) error {
 		return err
 	}
 	defer closeKV()
+	last := "nothing read"
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		var rec struct {
-			State struct{ Plan string } `json:"state"`
+			Holder string
+			State  struct{ Plan string } `json:"state"`
 		}
-		if err := getRecord(ctx, kv, "_wharf/leases/leader.json", &rec); err == nil && rec.State.Plan != "" {
+		err := getRecord(ctx, kv, "_wharf/leases/leader.json", &rec)
+		switch {
+		case err == nil && rec.State.Plan != "":
 			return nil
+		case err != nil:
+			last = "the last read failed: " + err.Error()
+		default:
+			last = fmt.Sprintf("the last read found the leader record held by %q without a plan", rec.Holder)
 		}
 	}
-	return fmt.Errorf("no plan after %s", d)
+	return fmt.Errorf("no plan after %s (%s)", d, last)
 }
 
 func getRecord(ctx context.Context, kv cas.Store, key string, v any) error {

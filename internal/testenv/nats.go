@@ -51,6 +51,14 @@ func (c NATSCluster) KillNode(t testing.TB, i int) (restart func()) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatalf("testenv: nats lock: %v", err)
 	}
+	// A node killed while its cluster is still forming (a fresh meta group, a stream just
+	// created and not yet on every peer) can leave the survivors without a JetStream leader
+	// for minutes: kill only a cluster whose every node is healthy, assets included.
+	for j := range 3 {
+		if !c.waitHealthy(c.node(j), "", 30*time.Second) {
+			t.Logf("testenv: nats node %d is not healthy 30s before a kill; killing node %d anyway", j, i)
+		}
+	}
 	dir := c.node(i)
 	pid := readPID(t, dir)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -118,24 +126,38 @@ func (c NATSCluster) start(t testing.TB, dir string) {
 	}
 	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600)
 	go func() { _ = cmd.Wait() }() // reap it if it exits while the test runs
+	// A node catching up with its cluster on a loaded machine (the whole suite on 2 cores)
+	// can take tens of seconds to report JetStream ready.
+	if !c.waitHealthy(dir, "?js-enabled-only=true", time.Minute) {
+		t.Errorf("testenv: the nats node in %s is not ready a minute after its restart", dir)
+	}
+}
+
+// waitHealthy waits up to d for the /healthz (with query) of the node of dir to answer 200.
+func (c NATSCluster) waitHealthy(dir, query string, d time.Duration) bool {
+	args, err := os.ReadFile(filepath.Join(dir, "args"))
+	if err != nil {
+		return false
+	}
 	monitor := ""
+	argv := strings.Split(strings.TrimRight(string(args), "\n"), "\n")
 	for i, a := range argv {
 		if a == "-m" && i+1 < len(argv) {
 			monitor = argv[i+1]
 		}
 	}
-	url := "http://127.0.0.1:" + monitor + "/healthz?js-enabled-only=true"
-	// A node catching up with its cluster on a loaded machine (the whole suite on 2 cores)
-	// can take tens of seconds to report JetStream ready.
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	url := "http://127.0.0.1:" + monitor + "/healthz" + query
+	for deadline := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
 		if resp, err := http.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return true
 			}
 		}
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
-	t.Errorf("testenv: the nats node in %s is not ready a minute after its restart", dir)
 }
 
 // PrivateNATS starts a three-node JetStream cluster of the test's own on loopback, with the
@@ -164,15 +186,24 @@ func PrivateNATS(t testing.TB) NATSCluster {
 		for i := range 3 {
 			c.stopNode(t, c.node(i))
 		}
+		if t.Failed() { // what the servers saw is the first thing to read when a test fails here
+			for i := range 3 {
+				logTail(t, filepath.Join(c.node(i), "log"), 60)
+			}
+		}
 		_ = os.RemoveAll(dir)
 	})
+	// Each private cluster has a name and server names of its own: should a port a killed node
+	// freed be taken by another test's cluster, the routes between the two are refused rather
+	// than merged into one cluster with two servers of each name.
+	name := "wharf-" + filepath.Base(dir)
 	for i := range 3 {
 		d := c.node(i)
 		if err := os.MkdirAll(filepath.Join(d, "data"), 0o700); err != nil {
 			t.Fatalf("testenv: %v", err)
 		}
 		args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(ports[i*3]), "-m", strconv.Itoa(ports[i*3+1]), "-js",
-			"-sd", filepath.Join(d, "data"), "-n", fmt.Sprintf("private-n%d", i), "--cluster_name", "wharf-private",
+			"-sd", filepath.Join(d, "data"), "-n", fmt.Sprintf("%s-n%d", name, i), "--cluster_name", name,
 			"--cluster", fmt.Sprintf("nats://127.0.0.1:%d", ports[i*3+2]), "--routes", routes}
 		if err := os.WriteFile(filepath.Join(d, "bin"), bin, 0o600); err != nil {
 			t.Fatalf("testenv: %v", err)
@@ -186,17 +217,8 @@ func PrivateNATS(t testing.TB) NATSCluster {
 		c.start(t, c.node(i))
 	}
 	for i := range 3 { // a fresh cluster elects its JetStream meta leader: wait for it
-		url := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[i*3+1])
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			if resp, err := http.Get(url); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("testenv: the private nats node %d is not healthy 30s after its start", i)
-			}
+		if !c.waitHealthy(c.node(i), "", 30*time.Second) {
+			t.Fatalf("testenv: the private nats node %d is not healthy 30s after its start", i)
 		}
 	}
 	if t.Failed() {
@@ -222,4 +244,18 @@ func (c NATSCluster) stopNode(t testing.TB, dir string) {
 	if alive(pid) {
 		t.Errorf("testenv: the private nats node %d outlived its SIGKILL", pid)
 	}
+}
+
+// logTail logs the last n lines of the file at path (a private node's log) to t.
+func logTail(t testing.TB, path string, n int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("testenv: %v", err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	t.Logf("testenv: the last %d lines of %s:\n%s", len(lines), path, strings.Join(lines, "\n"))
 }
