@@ -35,6 +35,12 @@ func TestParseURL(t *testing.T) {
 		{"file:///tmp/wharf-no-such-dir/data", "file", "/tmp/wharf-no-such-dir/data", "", ""},
 		{"/tmp/wharf-no-such-dir/data", "file", "/tmp/wharf-no-such-dir/data", "", ""},
 		{"./rel/dir", "file", filepath.Join(wd, "rel/dir"), "", ""},
+		// Written ./…, a path that reads like a URL is a local path; so are a drive letter's
+		// and a colon elsewhere.
+		{"./s3:/bkt/x", "file", filepath.Join(wd, "s3:/bkt/x"), "", ""},
+		{"C:/data", "file", filepath.Join(wd, "C:/data"), "", ""},
+		{"rel/a:/b", "file", filepath.Join(wd, "rel/a:/b"), "", ""},
+		{"report:2024.csv", "file", filepath.Join(wd, "report:2024.csv"), "", ""},
 		{"-", "stdout", "", "", ""},
 		{"stdout://", "stdout", "", "", ""},
 		// A key is what the user typed, byte for byte.
@@ -67,6 +73,11 @@ func TestParseURL(t *testing.T) {
 		"file://relative/dir":                     store.ErrConfig,
 		"s3://bkt?endpoint=http://127.0.0.1:9000": store.ErrConfig,
 		"stdout://x":                              store.ErrConfig,
+		// One slash short of a URL: refused, not taken for ./s3:/bkt/x.
+		"s3:/bkt/x":   store.ErrConfig,
+		"gs:/b/":      store.ErrConfig,
+		"S3:/b":       store.ErrConfig,
+		"minio+s3:/b": store.ErrConfig,
 	} {
 		_, err := store.ParseURL(in)
 		if !errors.Is(err, kind) {

@@ -155,6 +155,10 @@ func ParseURL(raw string) (Location, error) {
 	}
 	scheme, rest, ok := SplitScheme(raw)
 	if !ok {
+		if word, ok := urlLike(raw); ok {
+			return Location{}, &Error{Op: "parse-url", Key: RedactURL(raw), Kind: ErrConfig,
+				Err: fmt.Errorf("a local path that reads like a store URL with one slash: write %s://… for a store, or ./%s for a local path", word, raw)}
+		}
 		b, found := find(func(b *Backend) bool { return b.Path != nil })
 		if !found {
 			return Location{}, &Error{Op: "parse-url", Key: raw, Kind: ErrEndpointUnsupported,
@@ -168,6 +172,25 @@ func ParseURL(raw string) (Location, error) {
 			Err: fmt.Errorf("scheme %q is not one of %s", scheme, strings.Join(Schemes(), ", "))}
 	}
 	return b.Parse(rest)
+}
+
+// urlLike reports whether raw, a path with no "://", begins as a URL would with one slash
+// missing (s3:/bucket/key, gs:/b/): a word of two or more letters, digits, '+', '-' or '.'
+// that begins with a letter, then ":/". Taken for a local path, it would write ./s3:/bucket/key
+// (and rm -r would delete there), so it is refused; ./s3:/… is the local path. One letter
+// (C:/) is a Windows drive, not a scheme.
+func urlLike(raw string) (word string, ok bool) {
+	word, _, ok = strings.Cut(raw, ":/")
+	if !ok || len(word) < 2 {
+		return "", false
+	}
+	for i, r := range word {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return "", false
+		}
+	}
+	return strings.ToLower(word), true
 }
 
 func contains(list []string, s string) bool {
