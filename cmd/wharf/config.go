@@ -202,6 +202,9 @@ func (a *app) storeFlags() []store.Setting {
 	if a.region != "" {
 		out = append(out, store.Setting{Name: "region", Value: a.region, Source: "--region"})
 	}
+	if a.profile != "" {
+		out = append(out, store.Setting{Name: "profile", Value: a.profile, Source: "--profile"})
+	}
 	if a.anonymous {
 		out = append(out, store.Setting{Name: "anonymous", Value: "true", Source: "--anonymous"})
 	}

@@ -39,9 +39,32 @@ endpoint_url = http://admin:planted-password-123@127.0.0.1:1
 			t.Errorf("profile %s: exit %d, stderr %q: want a listing from the profile's endpoint %s", profile, r.code, r.err, srv.Endpoint)
 		}
 	}
+	// --profile chooses the profile as AWS_PROFILE does (and wins over it), and, as aws-cli's,
+	// reads that profile's keys, not the environment's; --endpoint-url is --endpoint.
+	creds := filepath.Join(dir, "credentials")
+	must(t, os.WriteFile(creds, []byte("[svc]\naws_access_key_id = "+srv.AccessKey+"\naws_secret_access_key = "+srv.SecretKey+"\n"), 0o600))
+	files := []string{"AWS_CONFIG_FILE=" + config, "AWS_SHARED_CREDENTIALS_FILE=" + creds, "AWS_PROFILE=leaky", "AWS_REGION=" + srv.Region}
+	for _, args := range [][]string{{"--profile", "svc"}, {"--endpoint-url", srv.Endpoint, "--profile", "svc"}} {
+		r := cli{env: files}.run(t, append(args, "--log-level", "debug", "ls", bucket)...)
+		if r.code != 0 || !strings.Contains(r.err, srv.Endpoint) {
+			t.Errorf("%v with AWS_PROFILE=leaky: exit %d, stderr %q: want a listing from %s", args, r.code, r.err, srv.Endpoint)
+		}
+	}
+	if r := (cli{env: keys}).run(t, "--endpoint-url", srv.Endpoint, "ls", bucket); r.code != 0 {
+		t.Errorf("--endpoint-url: exit %d, stderr %q", r.code, r.err)
+	}
+	// The profile "default" has no keys: the error names the profile it read, and says the
+	// environment's keys were passed over.
+	r := cli{env: append(keys, files...)}.run(t, "--profile", "default", "ls", bucket).must(t, 2)
+	if !strings.Contains(r.err, `profile "default" (given as the profile option`) || !strings.Contains(r.err, "[WHARF_CREDENTIALS_MISSING]") {
+		t.Errorf("--profile default without keys: %q", r.err)
+	}
+	if r := (cli{env: keys}).run(t, "--profile", "svc", "ls", t.TempDir()); r.code != 2 || !strings.Contains(r.err, "--profile") {
+		t.Errorf("--profile on a local path: exit %d, stderr %q: want exit 2 naming --profile", r.code, r.err)
+	}
 	// An endpoint with a password in a profile is refused before any connection, redacted.
 	leaky := cli{env: append(keys, "AWS_CONFIG_FILE="+config, "AWS_PROFILE=leaky")}
-	r := leaky.run(t, "ls", bucket).must(t, 2)
+	r = leaky.run(t, "ls", bucket).must(t, 2)
 	if !strings.Contains(r.err, "[WHARF_CREDENTIAL_LITERAL]") || strings.Contains(r.out+r.err, "planted-password-123") {
 		t.Errorf("a profile endpoint with a password: %q", r.err)
 	}

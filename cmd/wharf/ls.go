@@ -15,7 +15,7 @@ import (
 )
 
 func (a *app) lsCommand() *cobra.Command {
-	var recursive bool
+	var recursive, human bool
 	cmd := &cobra.Command{
 		Use:   "ls URL",
 		Short: "List objects and prefixes under a URL",
@@ -26,7 +26,8 @@ each such common prefix is shown as "PRE name/". Names are shown relative to the
 of the URL's path, so 's3://b/logs/' shows "2024/" and 's3://b/logs' shows "logs/".
 With -r (--recursive), ls shows every key under the URL, each as its full key.
 
-Pretty output has one line per entry: last-modified (UTC), size in bytes, name.
+Pretty output has one line per entry: last-modified (UTC), size in bytes (with -H, in
+KiB, MiB, GiB…), name.
 JSON output (--format json) is NDJSON, one JSON object per line, so a long listing
 streams: an object is {"key":…,"size":…,"etag":…,"last_modified":…}, a common prefix
 is {"prefix":"name/"}.
@@ -39,19 +40,21 @@ A URL whose bucket does not exist fails with WHARF_BUCKET_MISSING: it is never s
 empty. A prefix with nothing under it prints nothing and exits 0.`,
 		Example: `  wharf ls ./examples/data
   wharf ls -r ./examples/data
+  wharf ls -rH ./examples/data
   wharf ls s3://
   wharf ls s3://my-bucket/logs/2024/
   wharf ls -r --format json s3://my-bucket/logs/ | jq -r .key`,
 		Args: args(1, 1, "one URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.ls(cmd.Context(), argv[0], recursive)
+			return a.ls(cmd.Context(), argv[0], recursive, human)
 		},
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "list every key under the URL, not one level")
+	cmd.Flags().BoolVarP(&human, "human-readable", "H", false, "sizes in KiB, MiB, GiB… instead of bytes (pretty output)")
 	return cmd
 }
 
-func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
+func (a *app) ls(ctx context.Context, raw string, recursive, human bool) error {
 	if at, ok := a.bucketsAt(raw); ok {
 		return a.lsBuckets(ctx, raw, at)
 	}
@@ -72,7 +75,7 @@ func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", raw, err)
 		}
-		if err := a.writePage(w, page, base); err != nil {
+		if err := a.writePage(w, page, base, human); err != nil {
 			return err
 		}
 		if err := w.Flush(); err != nil || page.Next == "" {
@@ -84,7 +87,7 @@ func (a *app) ls(ctx context.Context, raw string, recursive bool) error {
 
 // writePage writes one page of a listing: its common prefixes, then its objects, with base
 // trimmed from every name.
-func (a *app) writePage(w io.Writer, page store.Page, base string) error {
+func (a *app) writePage(w io.Writer, page store.Page, base string, human bool) error {
 	for _, p := range page.Prefixes {
 		var err error
 		if a.format == "json" {
@@ -101,7 +104,7 @@ func (a *app) writePage(w io.Writer, page store.Page, base string) error {
 		if a.format == "json" {
 			err = writeJSON(w, o)
 		} else {
-			_, err = fmt.Fprintln(w, lsLine(o, strings.TrimPrefix(o.Key, base)))
+			_, err = fmt.Fprintln(w, lsLine(o, strings.TrimPrefix(o.Key, base), human))
 		}
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wharfdata/wharf/internal/textfmt"
@@ -28,8 +29,12 @@ type lsPrefix struct {
 }
 
 // lsLine formats one object of a pretty listing: last-modified (UTC), size, name.
-func lsLine(o store.ObjectInfo, name string) string {
-	return fmt.Sprintf("%19s %10d %s", textfmt.Time(o.LastModified), o.Size, name)
+func lsLine(o store.ObjectInfo, name string, human bool) string {
+	size := strconv.FormatInt(o.Size, 10)
+	if human {
+		size = textfmt.Size(o.Size)
+	}
+	return fmt.Sprintf("%19s %10s %s", textfmt.Time(o.LastModified), size, name)
 }
 
 // lsPrefixLine formats one common prefix of a pretty listing, as `aws s3 ls` does.

@@ -11,9 +11,13 @@ import (
 
 func TestLsLines(t *testing.T) {
 	mod := time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
-	got := lsLine(store.ObjectInfo{Key: "a/b.csv", Size: 1234, LastModified: mod}, "b.csv")
+	got := lsLine(store.ObjectInfo{Key: "a/b.csv", Size: 1234, LastModified: mod}, "b.csv", false)
 	if want := "2024-01-02 02:04:05       1234 b.csv"; got != want {
 		t.Errorf("lsLine = %q, want %q", got, want)
+	}
+	big := store.ObjectInfo{Key: "a/big", Size: 5 << 20, LastModified: mod}
+	if got, want := lsLine(big, "big", true), "2024-01-02 02:04:05    5.0 MiB big"; got != want {
+		t.Errorf("lsLine -H = %q, want %q", got, want)
 	}
 	if got, want := lsPrefixLine("sub/"), strings.Repeat(" ", 19)+"        PRE sub/"; got != want {
 		t.Errorf("lsPrefixLine = %q, want %q", got, want)
@@ -24,7 +28,7 @@ func TestWritePageJSONIsNDJSON(t *testing.T) {
 	a := &app{format: "json"}
 	var b bytes.Buffer
 	page := store.Page{Prefixes: []string{"logs/sub/"}, Objects: []store.ObjectInfo{{Key: "logs/a", Size: 3, ETag: "e1"}}}
-	if err := a.writePage(&b, page, "logs/"); err != nil {
+	if err := a.writePage(&b, page, "logs/", false); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"prefix":"logs/sub/"}` + "\n" + `{"key":"logs/a","size":3,"etag":"e1"}` + "\n"
@@ -37,7 +41,7 @@ func TestWritePagePrettyTrimsBase(t *testing.T) {
 	a := &app{format: "pretty"}
 	var b bytes.Buffer
 	page := store.Page{Prefixes: []string{"logs/sub/"}, Objects: []store.ObjectInfo{{Key: "logs/a", Size: 3}}}
-	if err := a.writePage(&b, page, "logs/"); err != nil {
+	if err := a.writePage(&b, page, "logs/", false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")

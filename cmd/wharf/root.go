@@ -26,6 +26,7 @@ type app struct {
 	quiet      bool
 	logLevel   string
 	endpoint   string
+	profile    string
 	region     string
 	anonymous  bool
 	configPath string // --config
@@ -114,11 +115,16 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 		return usageErr(fmt.Errorf("%s%w (see '%s --help')", subcommand(c), err, c.CommandPath()))
 	})
 	root.CompletionOptions.HiddenDefaultCmd = false
+	root.Version = buildVersion().text() // wharf --version, as wharf version prints it
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().BoolP("version", "v", false, "print wharf's version, commit and Go version (as 'wharf version')")
 	f := root.PersistentFlags()
 	f.StringVar(&a.format, "format", "pretty", "output format: pretty or json")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "print only what was asked for (no progress or confirmations)")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	f.StringVar(&a.endpoint, "endpoint", "", "store endpoint URL (https://host:port; http only on loopback)")
+	f.StringVar(&a.endpoint, "endpoint-url", "", "the same as --endpoint, as aws-cli spells it")
+	f.StringVar(&a.profile, "profile", "", "the AWS configuration profile an S3 store reads (default: AWS_PROFILE, else default)")
 	f.StringVar(&a.region, "region", "", "store region (default: AWS_REGION, AWS_DEFAULT_REGION)")
 	f.BoolVar(&a.anonymous, "anonymous", false, "send no credentials (public buckets, emulators)")
 	f.StringVarP(&a.configPath, "config", "c", "", "the config file: its stores and endpoint_allowlist serve every command (export, validate and runs read wharf.yaml without it)")

@@ -36,10 +36,15 @@ release that built it. A binary built from a git checkout without a version stam
 			if a.format == "json" {
 				return writeJSON(a.out, v)
 			}
-			_, err := fmt.Fprintf(a.out, "wharf %s (commit %s, %s)\n", v.Version, textfmt.Dash(v.Commit), v.Go)
+			_, err := fmt.Fprintln(a.out, v.text())
 			return err
 		},
 	}
+}
+
+// text is the line `wharf version` and `wharf --version` print.
+func (v versionInfo) text() string {
+	return fmt.Sprintf("wharf %s (commit %s, %s)", v.Version, textfmt.Dash(v.Commit), v.Go)
 }
 
 func buildVersion() versionInfo {

@@ -50,7 +50,7 @@ func targetFor(loc driver.Location, o *Options) target {
 // checksums beyond what an operation requires.
 func newClient(ctx context.Context, loc driver.Location, o *Options, c *driver.Common) (*s3.Client, target, error) {
 	t := targetFor(loc, o)
-	awsCfg, err := loadAWSConfig(ctx, t.region, c.Log())
+	awsCfg, err := loadAWSConfig(ctx, t.region, o.Profile, c.Log())
 	if err != nil {
 		return nil, t, &driver.Error{Op: "open", Key: loc.String(), Kind: driver.ErrConfig,
 			Err: fmt.Errorf("loading the AWS SDK configuration: %w", err)}
@@ -101,7 +101,7 @@ func newClient(ctx context.Context, loc driver.Location, o *Options, c *driver.C
 
 // loadAWSConfig reads the SDK's environment (region, profile, default credential chain). Its
 // HTTP client serves only credential sources (STS, IMDS, SSO); S3 requests use httpClient.
-func loadAWSConfig(ctx context.Context, region string, log *slog.Logger) (aws.Config, error) {
+func loadAWSConfig(ctx context.Context, region, profile string, log *slog.Logger) (aws.Config, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
 		// The SDK's own notices (an IMDSv1 fallback, say) go through wharf's logger, not
@@ -118,6 +118,9 @@ func loadAWSConfig(ctx context.Context, region string, log *slog.Logger) (aws.Co
 	}
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
+	}
+	if profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(profile))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
@@ -159,7 +162,7 @@ func credentialsFor(o *Options, c *driver.Common, awsCfg aws.Config) (aws.Creden
 	case o.AccessKeyID != "" || o.SecretAccessKey != "":
 		return staticCredentials(o, c)
 	}
-	return &defaultChain{next: awsCfg.Credentials, getenv: c.Env}, nil
+	return &defaultChain{next: awsCfg.Credentials, getenv: c.Env, profile: o.Profile}, nil
 }
 
 // defaultChain is the AWS SDK's default credential chain, which names every source it tried
@@ -167,8 +170,9 @@ func credentialsFor(o *Options, c *driver.Common, awsCfg aws.Config) (aws.Creden
 // sent, instead of the SDK's last source's answer (an instance-metadata 403 reads as if the
 // store had refused).
 type defaultChain struct {
-	next   aws.CredentialsProvider
-	getenv func(string) string
+	next    aws.CredentialsProvider
+	getenv  func(string) string
+	profile string // the profile option, when one was given
 }
 
 func (d *defaultChain) Retrieve(ctx context.Context) (aws.Credentials, error) {
@@ -194,9 +198,14 @@ func (d *defaultChain) tried() []string {
 	if set("AWS_ACCESS_KEY_ID") {
 		out[0] = "the environment (AWS_ACCESS_KEY_ID without AWS_SECRET_ACCESS_KEY)"
 	}
-	profile := cmp.Or(d.getenv("AWS_PROFILE"), "default")
+	profile := cmp.Or(d.profile, d.getenv("AWS_PROFILE"), "default")
 	files := cmp.Or(d.getenv("AWS_CONFIG_FILE"), "~/.aws/config") + " and " +
 		cmp.Or(d.getenv("AWS_SHARED_CREDENTIALS_FILE"), "~/.aws/credentials")
+	if d.profile != "" {
+		// A profile given as an option is read first and alone, as aws-cli's --profile: the
+		// SDK passes over the environment's keys.
+		return []string{fmt.Sprintf("profile %q (given as the profile option, so the environment's keys are not read) in %s", profile, files)}
+	}
 	out = append(out, fmt.Sprintf("profile %q in %s", profile, files))
 	if set("AWS_WEB_IDENTITY_TOKEN_FILE") {
 		out = append(out, "web identity (AWS_WEB_IDENTITY_TOKEN_FILE)")

@@ -32,6 +32,9 @@ type Options struct {
 	// Region defaults to AWS_REGION, AWS_DEFAULT_REGION, the profile's, else us-east-1 (auto
 	// for R2).
 	Region string `yaml:"region"`
+	// Profile is the AWS configuration profile whose region, endpoint_url and credentials are
+	// read (as aws-cli's --profile); default AWS_PROFILE, else "default".
+	Profile string `yaml:"profile"`
 	// Credentials is "" (the keys below, else the AWS SDK's default chain) or "role"
 	// (workload-role credentials only). With Anonymous, none are sent.
 	Credentials string `yaml:"credentials"`

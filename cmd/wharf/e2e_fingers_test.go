@@ -38,3 +38,21 @@ func TestE2EOneSlashURLIsRefusedNotTakenForALocalPath(t *testing.T) {
 		t.Fatalf("./s3:/b/x holds %q", got)
 	}
 }
+
+// What aws-cli's users type: wharf --version prints what wharf version prints, and ls -H
+// shows sizes as people read them.
+func TestE2EVersionFlagAndHumanSizes(t *testing.T) {
+	v, flag := wharf(t, "version").must(t, 0), wharf(t, "--version").must(t, 0)
+	if v.out == "" || flag.out != v.out {
+		t.Fatalf("wharf --version printed %q, wharf version %q", flag.out, v.out)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"big.bin": strings.Repeat("x", 3<<20/2), "small.txt": "hello"})
+	r := wharf(t, "ls", "-H", dir).must(t, 0)
+	if !strings.Contains(r.out, " 1.5 MiB big.bin") || !strings.Contains(r.out, " 5 B small.txt") {
+		t.Fatalf("ls -H printed %q", r.out)
+	}
+	if r := wharf(t, "ls", dir).must(t, 0); !strings.Contains(r.out, " 1572864 big.bin") {
+		t.Fatalf("ls printed %q", r.out)
+	}
+}
