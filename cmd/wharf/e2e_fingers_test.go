@@ -56,3 +56,32 @@ func TestE2EVersionFlagAndHumanSizes(t *testing.T) {
 		t.Fatalf("ls printed %q", r.out)
 	}
 }
+
+// wharf du counts what rm -r would remove: every key under logs/, never logs-old/.
+func TestE2EMinIODuCountsThePrefix(t *testing.T) {
+	c, ep := minioCLI(t)
+	bucket := "s3://" + randomBucket(t)
+	c.run(t, append(ep, "mb", bucket)...).must(t, 0)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a": "12345", "b": "678", "old": "xxxxxxxx"})
+	for src, key := range map[string]string{"a": "logs/a", "b": "logs/sub/b", "old": "logs-old/c"} {
+		c.run(t, append(ep, "cp", filepath.Join(dir, src), bucket+"/"+key)...).must(t, 0)
+	}
+	for url, want := range map[string]string{
+		bucket + "/logs":  "2 object(s), 8 bytes (8 B) under " + bucket + "/logs/\n",
+		bucket + "/logs/": "2 object(s), 8 bytes (8 B) under " + bucket + "/logs/\n",
+		bucket:            "3 object(s), 16 bytes (16 B) under " + bucket + "\n",
+		bucket + "/none/": "0 object(s), 0 bytes (0 B) under " + bucket + "/none/\n",
+	} {
+		if r := c.run(t, append(ep, "du", url)...).must(t, 0); r.out != want {
+			t.Errorf("du %s printed %q, want %q", url, r.out, want)
+		}
+	}
+	r := c.run(t, append(ep, "--format", "json", "du", bucket+"/logs")...).must(t, 0)
+	if want := `{"url":"` + bucket + `/logs/","objects":2,"bytes":8}` + "\n"; r.out != want {
+		t.Errorf("du --format json printed %q, want %q", r.out, want)
+	}
+	if r := c.run(t, append(ep, "du", "s3://"+randomBucket(t)+"/x/")...); r.code == 0 || !strings.Contains(r.err, "WHARF_BUCKET_MISSING") {
+		t.Errorf("du of a missing bucket: exit %d, stderr %q", r.code, r.err)
+	}
+}
