@@ -115,9 +115,17 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 		return usageErr(fmt.Errorf("%s%w (see '%s --help')", subcommand(c), err, c.CommandPath()))
 	})
 	root.CompletionOptions.HiddenDefaultCmd = false
-	root.Version = buildVersion().text() // wharf --version, as wharf version prints it
-	root.SetVersionTemplate("{{.Version}}\n")
-	root.Flags().BoolP("version", "v", false, "print wharf's version, commit and Go version (as 'wharf version')")
+	// wharf --version prints what wharf version prints. Not cobra's Version: its custom
+	// template would link text/template's method lookup, which costs the binary 15 MiB.
+	var showVersion bool
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print wharf's version, commit and Go version (as 'wharf version')")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			_, err := fmt.Fprintln(a.out, buildVersion().text())
+			return err
+		}
+		return cmd.Help()
+	}
 	f := root.PersistentFlags()
 	f.StringVar(&a.format, "format", "pretty", "output format: pretty or json")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "print only what was asked for (no progress or confirmations)")
