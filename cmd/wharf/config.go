@@ -288,3 +288,13 @@ func (a *app) openList(ctx context.Context, raw string) (store.Location, *store.
 	}
 	return loc, s, nil
 }
+
+// openPrefix is openList of raw read as a directory, as rm -r and du read it: s3://b/logs is
+// every key under logs/, never logs-old/.
+func (a *app) openPrefix(ctx context.Context, raw string) (store.Location, *store.Store, error) {
+	loc, s, err := a.openList(ctx, raw)
+	if err == nil && loc.Key != "" && !strings.HasSuffix(loc.Key, "/") {
+		loc.Key += "/"
+	}
+	return loc, s, err
+}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,19 +39,9 @@ MiB, GiB…; with --format json, {"url":…,"objects":N,"bytes":B}.`,
 }
 
 func (a *app) du(ctx context.Context, raw string, human bool) error {
-	loc, err := a.parseURL(raw)
+	loc, s, err := a.openPrefix(ctx, raw)
 	if err != nil {
 		return err
-	}
-	if loc.Bucket == "" {
-		return usageErr(errors.New("du: the URL names no bucket; give s3://bucket/prefix/ or a directory"))
-	}
-	if loc.Key != "" && !strings.HasSuffix(loc.Key, "/") {
-		loc.Key += "/"
-	}
-	s, err := a.open(ctx, loc.Root())
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
 	u, err := transfer.Sum(ctx, s, loc.Key)

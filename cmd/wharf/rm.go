@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -73,16 +72,9 @@ func (a *app) rmOne(ctx context.Context, raw string, dryRun bool) error {
 }
 
 func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
-	loc, err := a.parseURL(raw)
+	loc, s, err := a.openPrefix(ctx, raw)
 	if err != nil {
 		return err
-	}
-	if loc.Key != "" && !strings.HasSuffix(loc.Key, "/") {
-		loc.Key += "/"
-	}
-	s, err := a.open(ctx, loc.Root())
-	if err != nil {
-		return fmt.Errorf("%s: %w", raw, err)
 	}
 	defer s.Close()
 	n, err := transfer.Remove(ctx, s, loc.Key, dryRun, func(key string) error { return a.rmListed(rmURL(loc, key), dryRun) })
