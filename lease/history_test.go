@@ -532,3 +532,29 @@ func TestHistoryCheckerCatchesUnconditionalAcquisition(t *testing.T) {
 		t.Fatalf("the checker found the history of unconditional acquisitions %s, want illegal: %s", res, summary)
 	}
 }
+
+// The model takes an op that failed ErrMayHaveLanded for one that happened or did not, at
+// any time after its call (the write it cut may land later, while its condition holds): a
+// read may find its commit or not; but it cannot land under a fence taken over.
+func TestHistoryModelOfAWriteThatMayHaveLanded(t *testing.T) {
+	acquire := porcupine.Operation{ClientId: 0, Input: hInput{kind: opAcquire}, Output: hOutput{ok: true, fence: 1}, Call: 0, Return: 1}
+	commit := porcupine.Operation{ClientId: 0, Input: hInput{kind: opCommit, fence: 1, value: "v"}, Output: hOutput{unknown: true}, Call: 2, Return: math.MaxInt64}
+	read := func(seq int64, value string, at int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: 1, Input: hInput{kind: opRead, client: 1}, Output: hOutput{seq: seq, value: value}, Call: at, Return: at + 1}
+	}
+	takeover := porcupine.Operation{ClientId: 2, Input: hInput{kind: opAcquire, client: 2}, Output: hOutput{ok: true, fence: 2}, Call: 10, Return: 11}
+	for _, c := range []struct {
+		name string
+		ops  []porcupine.Operation
+		want bool // linearizable
+	}{
+		{"not landed", []porcupine.Operation{acquire, commit, read(0, "", 5)}, true},
+		{"landed", []porcupine.Operation{acquire, commit, read(1, "v", 5)}, true},
+		{"landed late", []porcupine.Operation{acquire, commit, read(0, "", 5), read(1, "v", 7)}, true},
+		{"landed after a takeover", []porcupine.Operation{acquire, commit, takeover, read(0, "", 12), read(1, "v", 14)}, false},
+	} {
+		if ok := porcupine.CheckOperations(leaseModel, c.ops); ok != c.want {
+			t.Errorf("%s: linearizable %v, want %v", c.name, ok, c.want)
+		}
+	}
+}
