@@ -231,7 +231,7 @@ func (h *Lease) renew(ctx context.Context, op string) error {
 		return err
 	}
 	now := h.l.clock.Now()
-	return h.replace(ctx, op, ErrNotHeld, "", func(r *Record) { r.RenewedAt = now })
+	return h.replace(ctx, op, ErrNotHeld, "", func(r *Record) { r.RenewedAt = now }, nil)
 }
 
 // replace writes the lease record as change makes it from this holder's, under the revision
@@ -239,8 +239,10 @@ func (h *Lease) renew(ctx context.Context, op string) error {
 // deadline. A failed condition reads the record: one this node's `wharf lease renew` wrote
 // (still this fence and node, not released, the log as this holder left it) is adopted and
 // the write made again on it; anything else loses the lease with an error of kind, which
-// what (the entry a commit wrote) completes.
-func (h *Lease) replace(ctx context.Context, op string, kind *errcode.Code, what string, change func(*Record)) error {
+// what (the entry a commit wrote) completes. A write cut at the deadline, or whose answer
+// was lost, is settled by s (nil: a renewal, whose outcome no reader sees, is not): replace
+// then returns nil only when it landed, and ErrMayHaveLanded when that is unknown.
+func (h *Lease) replace(ctx context.Context, op string, kind *errcode.Code, what string, change func(*Record), s *settler) error {
 	bctx, done, err := h.bound(ctx)
 	if err != nil {
 		return fenceKind(err, kind)
@@ -253,7 +255,14 @@ func (h *Lease) replace(ctx context.Context, op string, kind *errcode.Code, what
 		sent := h.l.clock.Mono()
 		rev, _, conflict, err := writeRecord(bctx, h.l.kv, &rec, h.rev)
 		if err != nil {
-			return fenceKind(h.deadlineErr(bctx, ctx, err), kind)
+			err = fenceKind(h.deadlineErr(bctx, ctx, err), kind)
+			switch {
+			case s == nil:
+				return err
+			case ctx.Err() != nil: // the caller's own cancellation cut it: not settled
+				return h.unsettled(op, err, ctx.Err())
+			}
+			return h.settle(ctx, op, kind, what, err, rec, s)
 		}
 		if !conflict {
 			h.rec, h.rev = rec, rev
@@ -343,7 +352,7 @@ func (h *Lease) release(ctx context.Context, state json.RawMessage) error {
 	}
 	if h.machine != nil && state != nil {
 		now := h.l.clock.Now()
-		if err := h.replace(ctx, "release", ErrNotHeld, "", func(r *Record) { r.State, r.RenewedAt = state, now }); err != nil {
+		if err := h.replace(ctx, "release", ErrNotHeld, "", func(r *Record) { r.State, r.RenewedAt = state, now }, h.savedAs(state)); err != nil {
 			return err
 		}
 	}
@@ -361,7 +370,7 @@ func (h *Lease) release(ctx context.Context, state json.RawMessage) error {
 		if state != nil {
 			r.State = state
 		}
-	})
+	}, h.releasedAs(state))
 	if err != nil {
 		return err
 	}
