@@ -157,7 +157,7 @@ func ParseURL(raw string) (Location, error) {
 	if !ok {
 		if word, ok := urlLike(raw); ok {
 			return Location{}, &Error{Op: "parse-url", Key: RedactURL(raw), Kind: ErrConfig,
-				Err: fmt.Errorf("a local path that reads like a store URL with one slash: write %s://… for a store, or ./%s for a local path", word, raw)}
+				Err: fmt.Errorf("a local path that reads like a store URL with one slash: write %s://… for a store, or ./%s:/… for a local path", word, raw[:len(word)])}
 		}
 		b, found := find(func(b *Backend) bool { return b.Path != nil })
 		if !found {
