@@ -261,6 +261,23 @@ wait_ready() {
   servers_log "$name ready after $((SECONDS - start))s (pid $pid)"
 }
 
+# retake_port RUN NAME: a single-port server (minio, seaweedfs, fakegcs, azurite) that exited
+# because its free port was taken between free_ports and its bind (another process on this
+# machine) is started again on a new port, up to 3 times; anything else fails as it was.
+retake_port() {
+  local run=$1 name=$2 try
+  case $name in minio | seaweedfs | fakegcs | azurite) ;; *) return 1 ;; esac
+  for try in 1 2 3; do
+    grep -qE 'EADDRINUSE|address already in use' "$run/$name/log" 2>/dev/null || return 1
+    servers_log "$name: its port was taken before it could bind; starting it again on another (try $try)"
+    stop_one "$run/$name" 3
+    mv "$run/$name/log" "$run/$name/log.$try"
+    "start_$name" "$run/$name"
+    wait_ready "$run/$name" "$name" && return 0
+  done
+  return 1
+}
+
 servers_start() {
   local run=$1 name
   mkdir -p "$run/minio" "$run/seaweedfs" "$run/fakegcs" "$run/azurite" "$run/nats" "$run/postgres"
@@ -272,7 +289,8 @@ servers_start() {
   start_nats "$run/nats"
   start_postgres "$run/postgres" || return 1
   for name in minio seaweedfs fakegcs azurite "${NATS_NODES[@]/#/nats/}" postgres; do
-    wait_ready "$run/$name" "$name" || return 1
+    wait_ready "$run/$name" "$name" && continue
+    retake_port "$run" "$name" || return 1
   done
   { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env" "$run/fakegcs/env" \
     "$run/azurite/env" "$run/nats/env" "$run/postgres/env"; } >"$run/env"
