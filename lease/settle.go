@@ -100,12 +100,11 @@ func (h *Lease) settleBound(ctx context.Context) (context.Context, func()) {
 	return sctx, func() { stop(); cancel() }
 }
 
-// unsettled is cut with ErrMayHaveLanded, why op's outcome is unknown. The lease is lost, as
-// ErrNotHeld (its holder no longer knows its record): a later write of this holder is refused
-// ErrFenced, as one past its deadline is.
+// unsettled is cut with ErrMayHaveLanded, why op's outcome is unknown; the lease is lost (its
+// holder no longer knows its record).
 func (h *Lease) unsettled(op string, cut, why error) error {
 	err := errors.Join(cut, fmt.Errorf("%s lease %q: %w (settling it: %v)", op, h.name, ErrMayHaveLanded, why))
-	h.markLost(errors.Join(fail(op, h.name, ErrNotHeld, "the outcome of a cut write is unknown"), err))
+	h.markLost(err)
 	return err
 }
 
