@@ -35,10 +35,9 @@ func (h *Lease) Head(ctx context.Context, kind string) (*Entry, error) {
 // readable; the replace also renews the lease. A record replaced by a later acquisition fails
 // ErrFenced, and the entry written stays unreadable; so does a holder past its deadline. A
 // replace cut at the deadline, or whose answer was lost beyond the store's settling, is
-// settled before Commit answers (see settle): a commit that landed returns its entry (the
-// lease may be lost by then), one that did not fails, and one whose outcome could not be
-// settled fails ErrMayHaveLanded. A log of another kind fails ErrCursorKindMismatch before
-// anything is written.
+// settled by reading the record: a commit that landed returns its entry (the lease may be
+// lost by then). A log of another kind fails ErrCursorKindMismatch before anything is
+// written.
 func (h *Lease) Commit(ctx context.Context, kind string, data any) (*Entry, error) {
 	if kind == "" {
 		return nil, &store.Error{Op: "commit", Key: h.name, Kind: store.ErrConfig, Err: errors.New("no entry kind")}
@@ -66,11 +65,31 @@ func (h *Lease) Commit(ctx context.Context, kind string, data any) (*Entry, erro
 	what := fmt.Sprintf("; entry %s (seq %d) is not readable", e.Key, e.Seq)
 	err = h.replace(ctx, "commit", ErrFenced, what, func(r *Record) {
 		r.Kind, r.Seq, r.Head, r.HeadEntry, r.RenewedAt = kind, e.Seq, e.Key, inline(e, len(b)), now
-	}, h.committedAs(e))
-	if err != nil {
+	})
+	if err != nil && !h.landed(ctx, e) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// landed settles a commit whose replace of the record failed: one cut at the holder's
+// deadline, or whose answer was lost and not settled by the store, may have landed all the
+// same. The log holding e (only this holder writes e's key) means it did: the commit is
+// made, whatever became of the lease since.
+func (h *Lease) landed(ctx context.Context, e *Entry) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	st, err := readRecord(ctx, h.l.kv, h.name)
+	switch {
+	case err != nil || st.rec.Seq < e.Seq:
+		return false
+	case st.rec.Head == e.Key && st.rec.Fence == h.fence:
+		h.rec, h.rev = st.rec, st.rev
+		return true
+	}
+	_, ok, err := h.l.Log(h.name).Committed(ctx, e.Seq, e.Fence)
+	return err == nil && ok
 }
 
 // createEntry writes e at its key, create-if-absent, before the holder's deadline.
@@ -95,8 +114,7 @@ func (h *Lease) createEntry(ctx context.Context, e *Entry) error {
 // Save keeps state in the lease record itself, fenced and renewing like a commit, in one
 // request: a job's small state that needs no history (a split's watermark). A record replaced
 // by a later acquisition fails ErrFenced; the next holder finds the state in the record it
-// takes over (Lease.State). A save cut at the deadline, or whose answer was lost, is settled
-// as a commit is: nil only when the state landed, ErrMayHaveLanded when that is unknown.
+// takes over (Lease.State).
 func (h *Lease) Save(ctx context.Context, state any) error {
 	raw, err := json.Marshal(state)
 	if err != nil {
@@ -108,7 +126,7 @@ func (h *Lease) Save(ctx context.Context, state any) error {
 		return err
 	}
 	now := h.l.clock.Now()
-	return h.replace(ctx, "save", ErrFenced, "", func(r *Record) { r.State, r.RenewedAt = raw, now }, h.savedAs(raw))
+	return h.replace(ctx, "save", ErrFenced, "", func(r *Record) { r.State, r.RenewedAt = raw, now })
 }
 
 // State is the state the lease record holds (Save), as this holder last wrote or read it.

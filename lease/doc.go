@@ -36,22 +36,8 @@
 //     conditional delete is relied on.
 //   - A conditional write whose answer was lost is settled inside the cas store (the bucket
 //     reads back the random wharf-put-id it carried), never by sending it blindly again. A
-//     commit, save or release whose record write is cut at the holder's deadline, or whose
-//     answer the store could not settle, may still reach the store and land later, after
-//     any read. It is settled before the holder is answered: a settling write replaces the
-//     record at the revision the cut write was conditional on (the record as it was, with a
-//     fresh nonce; a release sends the release again), under a bound of its own, min(Skew,
-//     5 s). That write landing takes the cut write's revision, so the cut write never lands:
-//     the op changed nothing (a release is then made). Its failed condition means the
-//     revision is gone, and the record read after it shows whether the cut write landed
-//     (the commit's entry in the log, the saved state, the release under this fence):
-//     landed, the op succeeds (a commit returns its entry), though a lease past its deadline
-//     stays lost. Otherwise it did not land. Neither the settling write nor the read
-//     answered, or a later acquisition's record that does not show a save or release (a
-//     released record is free at once), leaves the outcome unknown: the error is joined to
-//     ErrMayHaveLanded and the lease is lost. A settle of a commit or save never releases
-//     the lease; its write after the deadline is the holder's only one, changes nothing a
-//     reader sees, and restarts contenders' TTL + Skew (a delay, never a second holder).
+//     commit whose replace is cut at the holder's deadline before that settles is settled by
+//     reading the record: one that landed returns its entry.
 //   - A holder may keep state in the record (Save: one request, fenced and renewing like a
 //     commit; ReleaseWith: saved and released in the same write). The next holder finds it in
 //     the record it takes over (Lease.State); a fenced holder's save never lands. AcquireIf
@@ -86,8 +72,7 @@
 // (a holder that commits or saves more often sends no renewal on top). Its deadline is TTL −
 // Skew after the send of its last successful write: a timer of its own, independent of any
 // request in flight, loses the lease there (Lost closes, with ErrNotHeld joined to
-// ErrDeadlinePassed), and every request a holder makes is cancelled at its deadline (only a
-// settling write, above, is sent after it, and within Skew of it). A lease
+// ErrDeadlinePassed), and every request a holder makes is cancelled at its deadline. A lease
 // lost is lost for good: acquire again. A contender that saw the holder's last write cannot
 // take over before 2 × Skew after that deadline. TTLs are at most MaxTTL (7 days) and every
 // sum of times saturates instead of wrapping round.
@@ -123,10 +108,8 @@
 //
 // ErrHeld (exit 75: skipped, try later; a *HeldError names the holder and this machine's
 // expiry), ErrFenced, ErrNotHeld (the record is left untouched; joined to ErrDeadlinePassed
-// when the holder's deadline passed), ErrMayHaveLanded (joined to a commit's, save's or
-// release's error when its cut write could not be settled, or when the caller's own
-// cancellation cut it: read the lease before relying on the outcome either way),
-// ErrNodeIDLocal, ErrCursorKindMismatch (an entry of another kind than its log's),
-// ErrCoordinationUnproven, and store.ErrConfig for a config or name that does not check.
-// Store failures keep their own kind. A cancelled context passes through (errors.Is).
+// when the holder's deadline passed), ErrNodeIDLocal, ErrCursorKindMismatch (an entry of
+// another kind than its log's), ErrCoordinationUnproven, and store.ErrConfig for a config or
+// name that does not check. Store failures keep their own kind. A cancelled context passes
+// through.
 package lease

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -56,9 +55,6 @@ type hOutput struct {
 	// expired: a commit or release refused because the holder's deadline had passed (its
 	// own timer, whoever holds the lease now): it changed nothing, and may come at any time.
 	expired bool
-	// unknown: a commit, save or release that failed ErrMayHaveLanded: it happened (as one
-	// that succeeded) or it did not.
-	unknown bool
 }
 
 // hState is the model's state: the fence last acquired, who holds it (-1: released), the
@@ -71,71 +67,57 @@ type hState struct {
 	state  string
 }
 
-var leaseModel = (&porcupine.NondeterministicModel{
-	Init: func() []any { return []any{hState{holder: -1}} },
-	Step: func(st, in, out any) []any {
+var leaseModel = porcupine.Model{
+	Init: func() any { return hState{holder: -1} },
+	Step: func(st, in, out any) (bool, any) {
 		s, i, o := st.(hState), in.(hInput), out.(hOutput)
-		var next []any
-		if o.unknown { // it did not happen, or it did
-			next = append(next, s)
-			o = hOutput{ok: true, seq: s.seq + 1}
+		switch i.kind {
+		case opAcquire:
+			if o.ok { // a takeover is always possible: expiry is not modelled, fences are
+				return o.fence == s.fence+1 && o.value == s.state, hState{fence: o.fence, holder: i.client, seq: s.seq, value: s.value, state: s.state}
+			}
+			return s.holder != -1, s
+		case opCommit:
+			if o.expired {
+				return true, s
+			}
+			if o.ok {
+				ok := i.fence == s.fence && s.holder == i.client && o.seq == s.seq+1
+				return ok, hState{fence: s.fence, holder: s.holder, seq: o.seq, value: i.value, state: s.state}
+			}
+			return i.fence < s.fence, s
+		case opSave:
+			if o.expired {
+				return true, s
+			}
+			if o.ok {
+				next := s
+				next.state = i.value
+				return i.fence == s.fence && s.holder == i.client, next
+			}
+			return i.fence < s.fence, s
+		case opRelease:
+			if o.expired {
+				return true, s
+			}
+			mine := s.holder == i.client && s.fence == i.fence
+			if o.ok {
+				next := s
+				next.holder = -1
+				if i.value != "" {
+					next.state = i.value
+				}
+				return mine, next
+			}
+			return !mine, s
 		}
-		if ok, n := leaseStep(s, i, o); ok {
-			next = append(next, n)
-		}
-		return next
+		return o.seq == s.seq && o.value == s.value, s
 	},
 	Equal: func(a, b any) bool { return a.(hState) == b.(hState) },
 	DescribeOperation: func(in, out any) string {
 		i, o := in.(hInput), out.(hOutput)
 		return fmt.Sprintf("c%d %v f%d %q → %+v", i.client, i.kind, i.fence, i.value, o)
 	},
-}).ToModel()
-
-// leaseStep is the model's step for an operation whose outcome is known: whether it is legal
-// in s, and the state after it.
-func leaseStep(s hState, i hInput, o hOutput) (bool, hState) {
-	switch i.kind {
-	case opAcquire:
-		if o.ok { // a takeover is always possible: expiry is not modelled, fences are
-			return o.fence == s.fence+1 && o.value == s.state, hState{fence: o.fence, holder: i.client, seq: s.seq, value: s.value, state: s.state}
-		}
-		return s.holder != -1, s
-	case opCommit:
-		if o.expired {
-			return true, s
-		}
-		if o.ok {
-			ok := i.fence == s.fence && s.holder == i.client && o.seq == s.seq+1
-			return ok, hState{fence: s.fence, holder: s.holder, seq: o.seq, value: i.value, state: s.state}
-		}
-		return i.fence < s.fence, s
-	case opSave:
-		if o.expired {
-			return true, s
-		}
-		if o.ok {
-			next := s
-			next.state = i.value
-			return i.fence == s.fence && s.holder == i.client, next
-		}
-		return i.fence < s.fence, s
-	case opRelease:
-		if o.expired {
-			return true, s
-		}
-		mine := s.holder == i.client && s.fence == i.fence
-		if o.ok {
-			next := s
-			next.holder = -1
-			if i.value != "" {
-				next.state = i.value
-			}
-			return mine, next
-		}
-		return !mine, s
-	}
-	return o.seq == s.seq && o.value == s.value, s
 }
 
 // historyOptions size a run.
@@ -187,9 +169,6 @@ func (r *recorder) do(client int, in hInput, fn func() (hOutput, error)) (hOutpu
 	call := r.now()
 	out, err := fn()
 	ret := r.now()
-	if out.unknown {
-		ret = math.MaxInt64 // the write it cut may still land, as long as its condition holds
-	}
 	if err == nil {
 		r.mu.Lock()
 		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
@@ -313,9 +292,6 @@ func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 	}
 	_, err := rec.do(c, hInput{kind: opCommit, client: c, fence: fence, value: value}, func() (hOutput, error) {
 		e, err := h.Commit(ctx, "race", value)
-		if errors.Is(err, ErrMayHaveLanded) {
-			return hOutput{unknown: true}, nil
-		}
 		if errors.Is(err, ErrDeadlinePassed) {
 			return hOutput{expired: true}, nil
 		}
@@ -342,9 +318,6 @@ func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 		} else {
 			err = h.Release(ctx)
 		}
-		if errors.Is(err, ErrMayHaveLanded) {
-			return hOutput{unknown: true}, nil
-		}
 		if errors.Is(err, ErrDeadlinePassed) {
 			return hOutput{expired: true}, nil
 		}
@@ -365,8 +338,6 @@ func historySave(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 	_, err := rec.do(c, hInput{kind: opSave, client: c, fence: h.Fence(), value: state}, func() (hOutput, error) {
 		err := h.Save(ctx, state)
 		switch {
-		case errors.Is(err, ErrMayHaveLanded):
-			return hOutput{unknown: true}, nil
 		case errors.Is(err, ErrDeadlinePassed):
 			return hOutput{expired: true}, nil
 		case errors.Is(err, ErrFenced):
@@ -398,7 +369,7 @@ func historyRead(errorf func(string, ...any), ctx context.Context, g *Log, c int
 // checkHistory returns porcupine's verdict and a summary of the history.
 func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResult, string) {
 	t.Helper()
-	var acquired, held, committed, saved, fenced, released, notHeld, expired, unknown int
+	var acquired, held, committed, saved, fenced, released, notHeld, expired int
 	for _, op := range ops {
 		i, o := op.Input.(hInput), op.Output.(hOutput)
 		switch {
@@ -408,8 +379,6 @@ func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResul
 			held++
 		case o.expired:
 			expired++
-		case o.unknown:
-			unknown++
 		case i.kind == opCommit && o.ok:
 			committed++
 		case i.kind == opSave && o.ok:
@@ -423,8 +392,8 @@ func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResul
 		}
 	}
 	res := porcupine.CheckOperationsTimeout(leaseModel, ops, 2*time.Minute)
-	return res, fmt.Sprintf("%d ops: %d acquired, %d held, %d committed, %d saved, %d fenced, %d released, %d not held, %d past the deadline, %d may have landed",
-		len(ops), acquired, held, committed, saved, fenced, released, notHeld, expired, unknown)
+	return res, fmt.Sprintf("%d ops: %d acquired, %d held, %d committed, %d saved, %d fenced, %d released, %d not held, %d past the deadline",
+		len(ops), acquired, held, committed, saved, fenced, released, notHeld, expired)
 }
 
 // verifyHistory runs the race on s and requires a linearizable history in which fences were
@@ -530,31 +499,5 @@ func TestHistoryCheckerCatchesUnconditionalAcquisition(t *testing.T) {
 	t.Logf("broken variant: %s: %s", res, summary)
 	if res != porcupine.Illegal {
 		t.Fatalf("the checker found the history of unconditional acquisitions %s, want illegal: %s", res, summary)
-	}
-}
-
-// The model takes an op that failed ErrMayHaveLanded for one that happened or did not, at
-// any time after its call (the write it cut may land later, while its condition holds): a
-// read may find its commit or not; but it cannot land under a fence taken over.
-func TestHistoryModelOfAWriteThatMayHaveLanded(t *testing.T) {
-	acquire := porcupine.Operation{ClientId: 0, Input: hInput{kind: opAcquire}, Output: hOutput{ok: true, fence: 1}, Call: 0, Return: 1}
-	commit := porcupine.Operation{ClientId: 0, Input: hInput{kind: opCommit, fence: 1, value: "v"}, Output: hOutput{unknown: true}, Call: 2, Return: math.MaxInt64}
-	read := func(seq int64, value string, at int64) porcupine.Operation {
-		return porcupine.Operation{ClientId: 1, Input: hInput{kind: opRead, client: 1}, Output: hOutput{seq: seq, value: value}, Call: at, Return: at + 1}
-	}
-	takeover := porcupine.Operation{ClientId: 2, Input: hInput{kind: opAcquire, client: 2}, Output: hOutput{ok: true, fence: 2}, Call: 10, Return: 11}
-	for _, c := range []struct {
-		name string
-		ops  []porcupine.Operation
-		want bool // linearizable
-	}{
-		{"not landed", []porcupine.Operation{acquire, commit, read(0, "", 5)}, true},
-		{"landed", []porcupine.Operation{acquire, commit, read(1, "v", 5)}, true},
-		{"landed late", []porcupine.Operation{acquire, commit, read(0, "", 5), read(1, "v", 7)}, true},
-		{"landed after a takeover", []porcupine.Operation{acquire, commit, takeover, read(0, "", 12), read(1, "v", 14)}, false},
-	} {
-		if ok := porcupine.CheckOperations(leaseModel, c.ops); ok != c.want {
-			t.Errorf("%s: linearizable %v, want %v", c.name, ok, c.want)
-		}
 	}
 }

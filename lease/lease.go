@@ -231,7 +231,7 @@ func (h *Lease) renew(ctx context.Context, op string) error {
 		return err
 	}
 	now := h.l.clock.Now()
-	return h.replace(ctx, op, ErrNotHeld, "", func(r *Record) { r.RenewedAt = now }, nil)
+	return h.replace(ctx, op, ErrNotHeld, "", func(r *Record) { r.RenewedAt = now })
 }
 
 // replace writes the lease record as change makes it from this holder's, under the revision
@@ -239,10 +239,8 @@ func (h *Lease) renew(ctx context.Context, op string) error {
 // deadline. A failed condition reads the record: one this node's `wharf lease renew` wrote
 // (still this fence and node, not released, the log as this holder left it) is adopted and
 // the write made again on it; anything else loses the lease with an error of kind, which
-// what (the entry a commit wrote) completes. A write cut at the deadline, or whose answer
-// was lost, is settled by s (nil: a renewal, whose outcome no reader sees, is not): replace
-// then returns nil only when it landed, and ErrMayHaveLanded when that is unknown.
-func (h *Lease) replace(ctx context.Context, op string, kind *errcode.Code, what string, change func(*Record), s *settler) error {
+// what (the entry a commit wrote) completes.
+func (h *Lease) replace(ctx context.Context, op string, kind *errcode.Code, what string, change func(*Record)) error {
 	bctx, done, err := h.bound(ctx)
 	if err != nil {
 		return fenceKind(err, kind)
@@ -255,14 +253,7 @@ func (h *Lease) replace(ctx context.Context, op string, kind *errcode.Code, what
 		sent := h.l.clock.Mono()
 		rev, _, conflict, err := writeRecord(bctx, h.l.kv, &rec, h.rev)
 		if err != nil {
-			err = fenceKind(h.deadlineErr(bctx, ctx, err), kind)
-			switch {
-			case s == nil:
-				return err
-			case ctx.Err() != nil: // the caller's own cancellation cut it: not settled
-				return h.unsettled(op, err, ctx.Err())
-			}
-			return h.settle(ctx, op, kind, what, err, rec, s)
+			return fenceKind(h.deadlineErr(bctx, ctx, err), kind)
 		}
 		if !conflict {
 			h.rec, h.rev = rec, rev
@@ -352,7 +343,7 @@ func (h *Lease) release(ctx context.Context, state json.RawMessage) error {
 	}
 	if h.machine != nil && state != nil {
 		now := h.l.clock.Now()
-		if err := h.replace(ctx, "release", ErrNotHeld, "", func(r *Record) { r.State, r.RenewedAt = state, now }, h.savedAs(state)); err != nil {
+		if err := h.replace(ctx, "release", ErrNotHeld, "", func(r *Record) { r.State, r.RenewedAt = state, now }); err != nil {
 			return err
 		}
 	}
@@ -370,7 +361,7 @@ func (h *Lease) release(ctx context.Context, state json.RawMessage) error {
 		if state != nil {
 			r.State = state
 		}
-	}, h.releasedAs(state))
+	})
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func (l *Leaser) fenceOld(ctx context.Context, h *Lease) error {
 		if cur.Seq > h.rec.Seq {
 			err := h.replace(ctx, "acquire", ErrNotHeld, "", func(r *Record) {
 				r.Kind, r.Seq, r.Head, r.HeadEntry = cur.Kind, cur.Seq, cur.Head, nil
-			}, nil)
+			})
 			if err != nil {
 				return err
 			}
