@@ -27,7 +27,12 @@ MAX_MIB=64
 #   arrow_json_stdlib  arrow-go's JSON goes through encoding/json instead of goccy/go-json, a
 #                      second JSON library (1.3 MiB); wharf's only use of it, the arrow.json
 #                      extension's raw values, is the same bytes either way.
-TAGS=grpcnotrace,arrow_json_stdlib
+#   disable_grpc_modules
+#                      the Cloud Storage SDK's documented opt-out of its gRPC DirectPath
+#                      modules (gRPC's xDS and RLS balancers, which register envoy's whole
+#                      protobuf API at init): 10 MiB. wharf talks to Cloud Storage over its
+#                      JSON API (storage.NewClient), which the tag leaves as it is.
+TAGS=grpcnotrace,arrow_json_stdlib,disable_grpc_modules
 
 out=./wharf
 if [ "${1:-}" = "-o" ]; then

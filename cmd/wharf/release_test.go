@@ -14,7 +14,7 @@ import (
 
 // releaseTags are the build tags scripts/release.sh gives (its TAGS, which say why); the
 // end-to-end tests' binary is built with them too. TestReleaseBuild checks they match.
-const releaseTags = "grpcnotrace,arrow_json_stdlib"
+const releaseTags = "grpcnotrace,arrow_json_stdlib,disable_grpc_modules"
 
 // releaseBuild builds wharf with scripts/release.sh, as a release is built, and returns the
 // binary. The script fails if what it built is not static or is over its size bound.
@@ -98,12 +98,50 @@ func TestReleaseBuild(t *testing.T) {
 			t.Errorf("scripts/release.sh builds with -tags %s; the end-to-end tests build with %s: make them match", s.Value, releaseTags)
 		}
 	}
+	if linked := unwantedModules(info); len(linked) != 0 {
+		t.Errorf("the release binary links %q: modules wharf never runs, which a release tag (scripts/release.sh) is there to keep out", linked)
+	}
 	out, err := exec.Command(bin, "version").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "wharf v0.0.0-test ") {
 		t.Errorf("wharf version: %v: %q, want the stamped version v0.0.0-test", err, out)
 	}
 	if fi, err := os.Stat(bin); err == nil {
 		t.Logf("release binary: %d bytes (%.1f MiB)", fi.Size(), float64(fi.Size())/(1<<20))
+	}
+}
+
+// unwantedModules lists the modules of a build that a release tag exists to keep out: the xDS
+// stack (envoy's and CNCF's protobuf APIs, 10 MiB) that the Cloud Storage SDK's gRPC DirectPath
+// registers at init unless built with disable_grpc_modules. (grpcnotrace's golang.org/x/net/trace
+// is in a module wharf needs anyway; the size bound watches that one.)
+func unwantedModules(info *buildinfo.BuildInfo) []string {
+	var linked []string
+	for _, m := range info.Deps {
+		if strings.HasPrefix(m.Path, "github.com/envoyproxy/") || strings.HasPrefix(m.Path, "github.com/cncf/xds") {
+			linked = append(linked, m.Path)
+		}
+	}
+	return linked
+}
+
+// TestReleaseTagsKeepOutTheXDSStack builds wharf without disable_grpc_modules and finds the
+// xDS modules in it, so the check TestReleaseBuild makes of the release binary can fail.
+func TestReleaseTagsKeepOutTheXDSStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds wharf")
+	}
+	bin := filepath.Join(t.TempDir(), "wharf")
+	build := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace,arrow_json_stdlib", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linked := unwantedModules(info); len(linked) == 0 {
+		t.Error("a build without disable_grpc_modules links no xDS module: the check on the release binary cannot fail")
 	}
 }
 
