@@ -38,6 +38,12 @@ var (
 		Exit: errcode.ExitFailed, Class: errcode.Outcome, Standing: true, Section: section,
 		Meaning: "`cp -r` copied everything it could and passed over the rest, each named on standard error with its own code as it was found: a key that cannot be a local file name or a key (`WHARF_KEY_INVALID`: a `..`, `.` or empty segment, a non-empty object whose key ends in `/`, a key that is also another key's directory), a broken symbolic link (`WHARF_LINK_BROKEN`), a named pipe, socket or device (`WHARF_SPECIAL_FILE`). The message counts them.",
 		Remedy:  "Read the lines above it: each names what was passed over and why. Rename a refused key with the store's own tools (`aws s3 mv`); fix or remove a broken link."})
+	// ErrSourceKept: a move copied a source, but the source changed (or went) before it could
+	// be removed, so it was kept: the destination holds the version that was copied.
+	ErrSourceKept = errcode.New(errcode.Def{Name: "WHARF_MOVE_SOURCE_KEPT", Text: "a moved source changed and was kept",
+		Exit: errcode.ExitFailed, Class: errcode.Outcome, Standing: true, Section: section,
+		Meaning: "`mv` copied every source, then found that some of them had changed since they were copied (another writer replaced an object, or a local file changed size) or were gone, and did not remove those: a source is removed only while it is the version that was copied. Each kept source is named on standard error; the destination holds what was copied.",
+		Remedy:  "Compare each named source with its destination (`wharf stat`), and move it again once its writer is done: the move copies the newer version and removes it."})
 )
 
 // Passed reports whether err names one file or key a copy passes over and goes on (a broken

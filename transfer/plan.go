@@ -152,7 +152,7 @@ func (p *Plan) planOne(ctx context.Context) error {
 	if err := p.stores.asObject(src); err != nil {
 		return err
 	}
-	size := int64(-1)
+	size, etag := int64(-1), ""
 	if src.kind == endLocal {
 		fi, err := os.Stat(src.path)
 		if err != nil {
@@ -181,9 +181,9 @@ func (p *Plan) planOne(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", src.raw, err)
 		}
-		size = info.Size
+		size, etag = info.Size, info.ETag
 	}
-	p.Tasks = []Task{{Src: src.base, Dst: dst.base, Size: size}}
+	p.Tasks = []Task{{Src: src.base, Dst: dst.base, Size: size, SrcETag: etag}}
 	return nil
 }
 
@@ -288,7 +288,11 @@ func taskOf(o store.ObjectInfo, src, dst *End) (Task, bool, error) {
 			return Task{}, false, err
 		}
 	}
-	return Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size}, true, nil
+	t := Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size}
+	if src.st != nil {
+		t.SrcETag = o.ETag
+	}
+	return t, true, nil
 }
 
 // fileDirClashes splits off the tasks whose destination another task needs as a directory

@@ -29,6 +29,9 @@ type Task struct {
 	// Size is the size the listing reported, or -1 when unknown. The source's own answer to
 	// Get wins.
 	Size int64 `json:"size"`
+	// SrcETag is the ETag the source had when it was planned ("" for a local file): a move
+	// removes the source only while it still has it.
+	SrcETag string `json:"-"`
 }
 
 // Defaults of Options.

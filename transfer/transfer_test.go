@@ -109,7 +109,7 @@ func TestRunIfAbsentRefusesAndGoesOn(t *testing.T) {
 	put(t, m, "src/c", "new-c")
 	put(t, m, "dst/a", "old-a")
 	put(t, m, "dst/c", "old-c")
-	tasks := []Task{{"src/a", "dst/a", 5}, {"src/b", "dst/b", 5}, {"src/c", "dst/c", 5}}
+	tasks := []Task{{Src: "src/a", Dst: "dst/a", Size: 5}, {Src: "src/b", Dst: "dst/b", Size: 5}, {Src: "src/c", Dst: "dst/c", Size: 5}}
 	sum, err := Run(context.Background(), m, m, tasks, Options{IfAbsent: true, Jobs: 1})
 	if !errors.Is(err, store.ErrPreconditionFailed) || sum.Refused != 2 || sum.Files != 1 {
 		t.Fatalf("Run = %+v, %v; want 2 refused, 1 copied, ErrPreconditionFailed", sum, err)
