@@ -116,18 +116,9 @@ type cpSummary struct {
 }
 
 func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {
-	if o.Jobs < 1 {
-		return usageErr(fmt.Errorf("cp: -j %d: want at least 1", o.Jobs))
-	}
-	stores, err := a.stores()
+	p, err := a.planCopy(ctx, "cp", srcRaw, dstRaw, o)
 	if err != nil {
 		return err
-	}
-	c := o.CopyOptions
-	c.Stdin, c.Stdout, c.Skipped, c.ProveCreate = a.in, a.out, a.passOver, a.requireCreate
-	p, err := transfer.PlanCopy(ctx, stores, srcRaw, dstRaw, c)
-	if err != nil {
-		return cpErr(err)
 	}
 	defer p.Close()
 	if o.DryRun {
@@ -150,6 +141,25 @@ func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error 
 		return transfer.Incomplete(p.Passed, sum.Files, false)
 	}
 	return nil
+}
+
+// planCopy plans the copy of cp or mv (cmd names it): the stores of the flags, and the
+// copy's output (what is passed over) and probe (for --if-absent) wired to the command's.
+func (a *app) planCopy(ctx context.Context, cmd, srcRaw, dstRaw string, o cpOptions) (*transfer.Plan, error) {
+	if o.Jobs < 1 {
+		return nil, usageErr(fmt.Errorf("%s: -j %d: want at least 1", cmd, o.Jobs))
+	}
+	stores, err := a.stores()
+	if err != nil {
+		return nil, err
+	}
+	c := o.CopyOptions
+	c.Stdin, c.Stdout, c.Skipped, c.ProveCreate = a.in, a.out, a.passOver, a.requireCreate
+	p, err := transfer.PlanCopy(ctx, stores, srcRaw, dstRaw, c)
+	if err != nil {
+		return nil, cpErr(err)
+	}
+	return p, nil
 }
 
 // cpErr makes a copy asked for wrongly a usage error.

@@ -51,18 +51,9 @@ type mvSummary struct {
 }
 
 func (a *app) mv(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {
-	if o.Jobs < 1 {
-		return usageErr(fmt.Errorf("mv: -j %d: want at least 1", o.Jobs))
-	}
-	stores, err := a.stores()
+	p, err := a.planCopy(ctx, "mv", srcRaw, dstRaw, o)
 	if err != nil {
 		return err
-	}
-	c := o.CopyOptions
-	c.Stdin, c.Stdout, c.Skipped, c.ProveCreate = a.in, a.out, a.passOver, a.requireCreate
-	p, err := transfer.PlanCopy(ctx, stores, srcRaw, dstRaw, c)
-	if err != nil {
-		return cpErr(err)
 	}
 	defer p.Close()
 	if err := p.CheckMove(); err != nil {
