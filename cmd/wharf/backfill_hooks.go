@@ -38,6 +38,9 @@ const (
 	// envTestBackfillBroken, set to plan, runs the deliberately broken backfill the fleet's
 	// history check must fail (backfill.BreakForTest).
 	envTestBackfillBroken = "WHARF_TEST_BACKFILL_BROKEN"
+	// envTestBackfillHold names a file: every read of a source object waits until it exists
+	// (or the job stops), so no split can finish before the test lets it.
+	envTestBackfillHold = "WHARF_TEST_BACKFILL_HOLD"
 )
 
 // With envTestBackfillDeny, the first denied read waits until a second split's lease is
@@ -66,22 +69,23 @@ func backfillTestWrap(getenv func(string) string) func(driver.Bucket) driver.Buc
 	if err != nil || fail < 0 {
 		fail = 0
 	}
-	deny := getenv(envTestBackfillDeny)
-	if d == 0 && fail == 0 && deny == "" {
+	deny, hold := getenv(envTestBackfillDeny), getenv(envTestBackfillHold)
+	if d == 0 && fail == 0 && deny == "" && hold == "" {
 		return nil
 	}
 	return func(b driver.Bucket) driver.Bucket {
-		return &slowSource{Bucket: b, d: d, fail: fail, deny: deny, leased: map[string]bool{}}
+		return &slowSource{Bucket: b, d: d, fail: fail, deny: deny, hold: hold, leased: map[string]bool{}}
 	}
 }
 
-// slowSource sleeps before each Get, fails or denies some reads of source objects, and stalls
-// the lease of a split; every other call reaches the bucket it wraps.
+// slowSource sleeps before each Get, holds, fails or denies some reads of source objects, and
+// stalls the lease of a split; every other call reaches the bucket it wraps.
 type slowSource struct {
 	driver.Bucket
 	d    time.Duration
 	fail float64
 	deny string
+	hold string
 
 	mu     sync.Mutex
 	leased map[string]bool
@@ -93,6 +97,16 @@ func (s *slowSource) Get(ctx context.Context, key string, o *driver.GetOptions) 
 	time.Sleep(s.d)
 	if backfill.IsState(key) {
 		return s.Bucket.Get(ctx, key, o) // the coordinator's records: slowed, never failed
+	}
+	for s.hold != "" {
+		if _, err := os.Stat(s.hold); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	if s.fail > 0 && rand.Float64() < s.fail {
 		return nil, &driver.Error{Op: "get", Key: key, Kind: driver.ErrUnavailable, Err: errors.New("a failure the test hook injected")}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -418,13 +420,25 @@ func TestE2EBackfillTwoWorkersStartedTogetherMakeOnePlan(t *testing.T) {
 			}
 			stop := b.produce(t, 20*time.Millisecond, 60)
 			time.Sleep(100 * time.Millisecond)
-			slow := []string{"WHARF_TEST_BACKFILL_PAUSE=100ms", "--read-concurrency=1"} // a split's objects one after another
-			ws := []*bfProc{b.start(t, "w1", slow...), b.start(t, "w1", slow...)}
+			// No source object can be read until one worker has stopped: the one that is told
+			// its node id is in use must be, since neither can finish, or start after the other
+			// finished, however slowly the machine starts them.
+			hold := filepath.Join(t.TempDir(), "go")
+			ws := []*bfProc{b.start(t, "w1", "WHARF_TEST_BACKFILL_HOLD="+hold), b.start(t, "w1", "WHARF_TEST_BACKFILL_HOLD="+hold)}
 			if err := b.waitPlanned(time.Minute); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(500 * time.Millisecond) // objects are added while the plan is made, and after
 			stop()
+			select {
+			case <-ws[0].done:
+			case <-ws[1].done:
+			case <-time.After(time.Minute):
+				t.Fatalf("neither worker stopped within a minute though both have node id w1:\n%s\n%s", ws[0].err.String(), ws[1].err.String())
+			}
+			if err := os.WriteFile(hold, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			var ok, told []*bfProc
 			for _, w := range ws {
 				w.wait(t, 2*time.Minute)
