@@ -17,7 +17,10 @@ import (
 // it takes this machine's lock file instead and writes nothing.
 //
 // The returned Lease is renewed only by Renew or Keep (its deadline runs from the
-// acquisition's send); Release it when done.
+// acquisition's send); Release it when done. An acquisition whose write took longer than
+// TTL − Skew to be answered has raised the fence, but its deadline has passed before it could
+// be used: it fails ErrNotHeld joined to ErrDeadlinePassed, and the record it wrote expires
+// like an abandoned one.
 func (l *Leaser) Acquire(ctx context.Context, name string) (*Lease, error) {
 	return l.AcquireIf(ctx, name, nil)
 }

@@ -36,7 +36,8 @@ func (h *Lease) Head(ctx context.Context, kind string) (*Entry, error) {
 // ErrFenced, and the entry written stays unreadable; so does a holder past its deadline. A
 // replace cut at the deadline, or whose answer was lost beyond the store's settling, is
 // settled by reading the record: a commit that landed returns its entry (the lease may be
-// lost by then). A log of another kind fails ErrCursorKindMismatch before anything is
+// lost by then); one the read does not find may still land, and its error holds
+// ErrMayHaveLanded. A log of another kind fails ErrCursorKindMismatch before anything is
 // written.
 func (h *Lease) Commit(ctx context.Context, kind string, data any) (*Entry, error) {
 	if kind == "" {

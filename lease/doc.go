@@ -37,7 +37,11 @@
 //   - A conditional write whose answer was lost is settled inside the cas store (the bucket
 //     reads back the random wharf-put-id it carried), never by sending it blindly again. A
 //     commit whose replace is cut at the holder's deadline before that settles is settled by
-//     reading the record: one that landed returns its entry.
+//     reading the record: one that landed returns its entry. Any other write of the record
+//     cut at the deadline in flight (a renewal, save or release) may land all the same,
+//     before any takeover (it is conditional on the revision this holder wrote last): its
+//     error holds ErrMayHaveLanded, and the next holder finds the record as it was or as
+//     the cut write made it.
 //   - A holder may keep state in the record (Save: one request, fenced and renewing like a
 //     commit; ReleaseWith: saved and released in the same write). The next holder finds it in
 //     the record it takes over (Lease.State); a fenced holder's save never lands. AcquireIf

@@ -46,6 +46,7 @@ type opLine struct {
 	Seq      int64  `json:"s"`
 	OutValue string `json:"ov"`
 	Expired  bool   `json:"x,omitempty"`
+	Unknown  bool   `json:"u,omitempty"`
 	Call     int64  `json:"call"`
 	Return   int64  `json:"ret"`
 }
@@ -84,7 +85,7 @@ func TestHistoryClientProcess(t *testing.T) {
 	for _, op := range rec.ops {
 		i, o := op.Input.(hInput), op.Output.(hOutput)
 		b, _ := json.Marshal(opLine{Client: i.client, Kind: i.kind, Fence: i.fence, Value: i.value, OK: o.ok,
-			OutFence: o.fence, Seq: o.seq, OutValue: o.value, Expired: o.expired, Call: op.Call, Return: op.Return})
+			OutFence: o.fence, Seq: o.seq, OutValue: o.value, Expired: o.expired, Unknown: o.unknown, Call: op.Call, Return: op.Return})
 		fmt.Fprintf(w, "op %s\n", b)
 	}
 }
@@ -183,7 +184,7 @@ func parseOps(t *testing.T, out []byte) []porcupine.Operation {
 		}
 		ops = append(ops, porcupine.Operation{ClientId: l.Client, Call: l.Call, Return: l.Return,
 			Input:  hInput{kind: l.Kind, client: l.Client, fence: l.Fence, value: l.Value},
-			Output: hOutput{ok: l.OK, fence: l.OutFence, seq: l.Seq, value: l.OutValue, expired: l.Expired}})
+			Output: hOutput{ok: l.OK, fence: l.OutFence, seq: l.Seq, value: l.OutValue, expired: l.Expired, unknown: l.Unknown}})
 	}
 	return ops
 }

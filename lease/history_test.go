@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -52,9 +53,10 @@ type hOutput struct {
 	fence int64
 	seq   int64
 	value string // the log's head read, or the state an acquisition found
-	// expired: a commit or release refused because the holder's deadline had passed (its
-	// own timer, whoever holds the lease now): it changed nothing, and may come at any time.
-	expired bool
+	// expired: a commit, save or release refused because the holder's deadline had passed
+	// (its own timer, whoever holds the lease now): it changed nothing, and may come at any
+	// time; unknown: unless it was cut in flight (ErrMayHaveLanded), when it may have landed.
+	expired, unknown bool
 }
 
 // hState is the model's state: the fence last acquired, who holds it (-1: released), the
@@ -67,57 +69,97 @@ type hState struct {
 	state  string
 }
 
-var leaseModel = porcupine.Model{
-	Init: func() any { return hState{holder: -1} },
-	Step: func(st, in, out any) (bool, any) {
+// leaseModel is nondeterministic in one place: a write cut at its holder's deadline with the
+// request in flight (ErrMayHaveLanded) changed nothing or landed, and both are legal; every
+// other answer says exactly what happened.
+var leaseModel = porcupine.NondeterministicModel{
+	Init: func() []any { return []any{hState{holder: -1}} },
+	Step: func(st, in, out any) []any {
 		s, i, o := st.(hState), in.(hInput), out.(hOutput)
-		switch i.kind {
-		case opAcquire:
-			if o.ok { // a takeover is always possible: expiry is not modelled, fences are
-				return o.fence == s.fence+1 && o.value == s.state, hState{fence: o.fence, holder: i.client, seq: s.seq, value: s.value, state: s.state}
-			}
-			return s.holder != -1, s
-		case opCommit:
-			if o.expired {
-				return true, s
-			}
-			if o.ok {
-				ok := i.fence == s.fence && s.holder == i.client && o.seq == s.seq+1
-				return ok, hState{fence: s.fence, holder: s.holder, seq: o.seq, value: i.value, state: s.state}
-			}
-			return i.fence < s.fence, s
-		case opSave:
-			if o.expired {
-				return true, s
-			}
-			if o.ok {
-				next := s
-				next.state = i.value
-				return i.fence == s.fence && s.holder == i.client, next
-			}
-			return i.fence < s.fence, s
-		case opRelease:
-			if o.expired {
-				return true, s
-			}
-			mine := s.holder == i.client && s.fence == i.fence
-			if o.ok {
-				next := s
-				next.holder = -1
-				if i.value != "" {
-					next.state = i.value
-				}
-				return mine, next
-			}
-			return !mine, s
+		if o.expired && i.kind == opAcquire {
+			// The acquisition's write landed, too late for its holder to use: Acquire failed
+			// past the deadline it set. The fence was raised all the same.
+			s.fence, s.holder = s.fence+1, i.client
+			return []any{s}
 		}
-		return o.seq == s.seq && o.value == s.value, s
+		if o.expired {
+			next := []any{s} // refused past the deadline, or cut and never applied
+			if o.unknown {
+				if l, ok := landed(s, i); ok {
+					next = append(next, l)
+				}
+			}
+			return next
+		}
+		ok, next := leaseStep(s, i, o)
+		if !ok {
+			return nil
+		}
+		return []any{next}
 	},
 	Equal: func(a, b any) bool { return a.(hState) == b.(hState) },
 	DescribeOperation: func(in, out any) string {
 		i, o := in.(hInput), out.(hOutput)
 		return fmt.Sprintf("c%d %v f%d %q → %+v", i.client, i.kind, i.fence, i.value, o)
 	},
+}
+
+// landed is the state a write of i's makes when it lands: only under the current fence, by
+// its holder (the write is conditional on the revision that holder wrote last).
+func landed(s hState, i hInput) (hState, bool) {
+	if i.fence != s.fence || s.holder != i.client {
+		return s, false
+	}
+	switch i.kind {
+	case opCommit:
+		s.seq, s.value = s.seq+1, i.value
+	case opSave:
+		s.state = i.value
+	case opRelease:
+		s.holder = -1
+		if i.value != "" {
+			s.state = i.value
+		}
+	default:
+		return s, false
+	}
+	return s, true
+}
+
+// leaseStep is the model's step for an answer that says what happened.
+func leaseStep(s hState, i hInput, o hOutput) (bool, hState) {
+	switch i.kind {
+	case opAcquire:
+		if o.ok { // a takeover is always possible: expiry is not modelled, fences are
+			return o.fence == s.fence+1 && o.value == s.state, hState{fence: o.fence, holder: i.client, seq: s.seq, value: s.value, state: s.state}
+		}
+		return s.holder != -1, s
+	case opCommit:
+		if o.ok {
+			ok := i.fence == s.fence && s.holder == i.client && o.seq == s.seq+1
+			return ok, hState{fence: s.fence, holder: s.holder, seq: o.seq, value: i.value, state: s.state}
+		}
+		return i.fence < s.fence, s
+	case opSave:
+		if o.ok {
+			next := s
+			next.state = i.value
+			return i.fence == s.fence && s.holder == i.client, next
+		}
+		return i.fence < s.fence, s
+	case opRelease:
+		mine := s.holder == i.client && s.fence == i.fence
+		if o.ok {
+			next := s
+			next.holder = -1
+			if i.value != "" {
+				next.state = i.value
+			}
+			return mine, next
+		}
+		return !mine, s
+	}
+	return o.seq == s.seq && o.value == s.value, s
 }
 
 // historyOptions size a run.
@@ -156,6 +198,9 @@ type recorder struct {
 	// wall stamps operations with the wall clock (nanoseconds since start), which processes
 	// on one machine share; otherwise with this process's monotonic clock.
 	wall bool
+	// lie records a write cut in flight as one that changed nothing, as the lease said
+	// before ErrMayHaveLanded: the broken variant the checker must catch.
+	lie bool
 }
 
 func (r *recorder) now() int64 {
@@ -169,6 +214,14 @@ func (r *recorder) do(client int, in hInput, fn func() (hOutput, error)) (hOutpu
 	call := r.now()
 	out, err := fn()
 	ret := r.now()
+	if out.unknown && !r.lie {
+		// A write cut in flight may land after its caller heard it was cut (a store applies
+		// a request its client gave up on): its effect may come at any time after its call.
+		ret = math.MaxInt64
+	}
+	if r.lie {
+		out.unknown = false
+	}
 	if err == nil {
 		r.mu.Lock()
 		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
@@ -199,7 +252,12 @@ func casOpener(kv cas.Store) opener {
 // clock runs slow. Unexpected errors fail t.
 func runHistory(t *testing.T, open opener, o historyOptions) []porcupine.Operation {
 	t.Helper()
-	rec := &recorder{start: time.Now()}
+	return runHistoryWith(t, open, o, &recorder{start: time.Now()})
+}
+
+// runHistoryWith is runHistory recording with rec.
+func runHistoryWith(t *testing.T, open opener, o historyOptions, rec *recorder) []porcupine.Operation {
+	t.Helper()
 	var wg sync.WaitGroup
 	for c := range o.clients {
 		wg.Go(func() { historyClient(t, open, o, c, rec) })
@@ -249,6 +307,8 @@ func historyClient(t *testing.T, open opener, o historyOptions, c int, rec *reco
 			var err error
 			if h, err = l.Acquire(ctx, "race"); errors.Is(err, ErrHeld) {
 				return hOutput{}, nil
+			} else if errors.Is(err, ErrDeadlinePassed) {
+				return hOutput{expired: true}, nil // a write slower than TTL − skew
 			} else if err != nil {
 				return hOutput{}, err
 			}
@@ -293,7 +353,7 @@ func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 	_, err := rec.do(c, hInput{kind: opCommit, client: c, fence: fence, value: value}, func() (hOutput, error) {
 		e, err := h.Commit(ctx, "race", value)
 		if errors.Is(err, ErrDeadlinePassed) {
-			return hOutput{expired: true}, nil
+			return hOutput{expired: true, unknown: errors.Is(err, ErrMayHaveLanded)}, nil
 		}
 		if errors.Is(err, ErrFenced) {
 			return hOutput{}, nil
@@ -319,7 +379,7 @@ func historyHold(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 			err = h.Release(ctx)
 		}
 		if errors.Is(err, ErrDeadlinePassed) {
-			return hOutput{expired: true}, nil
+			return hOutput{expired: true, unknown: errors.Is(err, ErrMayHaveLanded)}, nil
 		}
 		if errors.Is(err, ErrNotHeld) {
 			return hOutput{}, nil
@@ -339,7 +399,7 @@ func historySave(errorf func(string, ...any), ctx context.Context, h *Lease, c, 
 		err := h.Save(ctx, state)
 		switch {
 		case errors.Is(err, ErrDeadlinePassed):
-			return hOutput{expired: true}, nil
+			return hOutput{expired: true, unknown: errors.Is(err, ErrMayHaveLanded)}, nil
 		case errors.Is(err, ErrFenced):
 			return hOutput{}, nil
 		}
@@ -369,16 +429,19 @@ func historyRead(errorf func(string, ...any), ctx context.Context, g *Log, c int
 // checkHistory returns porcupine's verdict and a summary of the history.
 func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResult, string) {
 	t.Helper()
-	var acquired, held, committed, saved, fenced, released, notHeld, expired int
+	var acquired, held, committed, saved, fenced, released, notHeld, expired, cut int
 	for _, op := range ops {
 		i, o := op.Input.(hInput), op.Output.(hOutput)
+		if o.unknown {
+			cut++
+		}
 		switch {
+		case o.expired:
+			expired++
 		case i.kind == opAcquire && o.ok:
 			acquired++
 		case i.kind == opAcquire:
 			held++
-		case o.expired:
-			expired++
 		case i.kind == opCommit && o.ok:
 			committed++
 		case i.kind == opSave && o.ok:
@@ -391,9 +454,9 @@ func checkHistory(t *testing.T, ops []porcupine.Operation) (porcupine.CheckResul
 			notHeld++
 		}
 	}
-	res := porcupine.CheckOperationsTimeout(leaseModel, ops, 2*time.Minute)
-	return res, fmt.Sprintf("%d ops: %d acquired, %d held, %d committed, %d saved, %d fenced, %d released, %d not held, %d past the deadline",
-		len(ops), acquired, held, committed, saved, fenced, released, notHeld, expired)
+	res := porcupine.CheckOperationsTimeout(leaseModel.ToModel(), ops, 2*time.Minute)
+	return res, fmt.Sprintf("%d ops: %d acquired, %d held, %d committed, %d saved, %d fenced, %d released, %d not held, %d past the deadline (%d of them cut in flight)",
+		len(ops), acquired, held, committed, saved, fenced, released, notHeld, expired, cut)
 }
 
 // verifyHistory runs the race on s and requires a linearizable history in which fences were
@@ -487,6 +550,66 @@ func (l latentCAS) Create(ctx context.Context, key string, v []byte) (string, er
 func (l latentCAS) Update(ctx context.Context, key string, v []byte, rev string) (string, error) {
 	time.Sleep(time.Millisecond)
 	return l.Store.Update(ctx, key, v, rev)
+}
+
+// lateCAS applies one write in four some time after it was sent, whether or not its caller
+// is still waiting (a store applies a request its client gave up on): a holder's deadline
+// cuts some of them in flight, and they land all the same, some after the holder returned.
+type lateCAS struct{ latentCAS }
+
+func (l lateCAS) Update(ctx context.Context, key string, v []byte, rev string) (string, error) {
+	if rand.IntN(4) != 0 {
+		return l.latentCAS.Update(ctx, key, v, rev)
+	}
+	type result struct {
+		rev string
+		err error
+	}
+	done := make(chan result, 1)
+	delay := time.Duration(rand.IntN(400)) * time.Millisecond
+	go func() {
+		time.Sleep(delay)
+		r, err := l.Store.Update(context.WithoutCancel(ctx), key, v, rev)
+		done <- result{r, err}
+	}()
+	select {
+	case r := <-done:
+		return r.rev, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Writes cut in flight at the holder's deadline that land later keep the history
+// linearizable: the lease says such a write may have landed (ErrMayHaveLanded).
+func TestHistoryLinearizableWithWritesLandingLate(t *testing.T) {
+	kv := lateCAS{latentCAS{cas.NewMemory()}}
+	var ops []porcupine.Operation
+	verifyOps(t, "cas.Memory, writes landing late", func(o historyOptions) []porcupine.Operation {
+		ops = runHistory(t, casOpener(kv), o)
+		return ops
+	})
+	cut := 0
+	for _, op := range ops {
+		if op.Output.(hOutput).unknown {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Errorf("no write was cut in flight: the store's delays did not reach the holders' deadlines")
+	}
+}
+
+// The checker catches a lease that calls a write cut in flight one that changed nothing.
+func TestHistoryCheckerCatchesCutWritesCalledUnchanged(t *testing.T) {
+	kv := lateCAS{latentCAS{cas.NewMemory()}}
+	o := historySize()
+	ops := runHistoryWith(t, casOpener(kv), o, &recorder{start: time.Now(), lie: true})
+	res, summary := checkHistory(t, ops)
+	t.Logf("broken variant: %s: %s", res, summary)
+	if res != porcupine.Illegal {
+		t.Fatalf("the checker found a history that calls every cut write unchanged %s, want illegal: %s", res, summary)
+	}
 }
 
 // The checker is not vacuous: acquisition without its conditions makes it fail.

@@ -48,6 +48,15 @@ type Lease struct {
 // by its deadline (rather than one found taken over or released).
 var ErrDeadlinePassed = errors.New("the holder's deadline passed")
 
+// ErrMayHaveLanded is joined to ErrDeadlinePassed when the holder's deadline cut one of its
+// writes of the record (a renewal, save, commit or release) with the request in flight: the
+// store may apply it all the same. It lands, if it does, before any takeover, since it is
+// conditional on the revision this holder wrote last, which a takeover replaces; so the next
+// holder finds the record either as it was or as the cut write made it. A caller that needs
+// to know (a commit whose entry matters) reads the log: Commit already did, and returns the
+// entry when it found it.
+var ErrMayHaveLanded = errors.New("the write was cut at the deadline in flight and may have landed")
+
 // errBound is the cause of a request cancelled at its holder's deadline.
 var errBound = errors.New("the lease's deadline")
 
@@ -193,6 +202,15 @@ func (h *Lease) deadlineErr(bctx, ctx context.Context, err error) error {
 	return err
 }
 
+// cutErr is deadlineErr for a write of the record: one that bound cut at the deadline was in
+// flight and may land all the same, which the error says (ErrMayHaveLanded).
+func (h *Lease) cutErr(bctx, ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errBound) {
+		return errors.Join(h.deadlineErr(bctx, ctx, err), ErrMayHaveLanded)
+	}
+	return err
+}
+
 // Valid returns nil while the holder may commit: the lease is not released or lost, and its
 // deadline has not passed. Otherwise ErrNotHeld.
 func (h *Lease) Valid() error {
@@ -253,7 +271,7 @@ func (h *Lease) replace(ctx context.Context, op string, kind *errcode.Code, what
 		sent := h.l.clock.Mono()
 		rev, _, conflict, err := writeRecord(bctx, h.l.kv, &rec, h.rev)
 		if err != nil {
-			return fenceKind(h.deadlineErr(bctx, ctx, err), kind)
+			return fenceKind(h.cutErr(bctx, ctx, err), kind)
 		}
 		if !conflict {
 			h.rec, h.rev = rec, rev

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -37,5 +38,39 @@ func TestMinIOCommitLandedAsItsDeadlinePassedIsCommitted(t *testing.T) {
 		t.Fatalf("the log reads the commit's entry %s, and Commit said: %v", head.Key, err)
 	case e == nil || e.Key != head.Key:
 		t.Fatalf("Commit returned %+v, the log's head is %s", e, head.Key)
+	}
+}
+
+// A save whose record write landed, but whose answer was lost and whose read-back hung past
+// the holder's deadline, may have landed: Save says so (ErrMayHaveLanded beside
+// ErrDeadlinePassed), never that it changed nothing, and the next holder finds the state it
+// saved. A write refused before it was sent (the deadline already passed) says nothing of
+// the kind.
+func TestMinIOSaveCutInFlightMayHaveLanded(t *testing.T) {
+	px := newProxied(t, nil)
+	a := realNode(t, px.viaProxy, "a", 0)
+	h, err := a.Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := px.proxy.Inject(faultproxy.Rule{Method: "PUT", Path: LeasePrefix, Fault: faultproxy.Lost, Times: 1})
+	hung := px.proxy.Inject(faultproxy.Rule{Method: "HEAD", Path: LeasePrefix, Fault: faultproxy.Stall, Delay: 5 * time.Second, Times: 1})
+	err = h.Save(ctx, "s1")
+	if lost.Fired() != 1 || hung.Fired() != 1 {
+		t.Fatalf("the faults fired %d and %d times", lost.Fired(), hung.Fired())
+	}
+	if !errors.Is(err, ErrDeadlinePassed) || !errors.Is(err, ErrMayHaveLanded) {
+		t.Fatalf("Save cut in flight = %v, want ErrDeadlinePassed and ErrMayHaveLanded", err)
+	}
+	if err := h.Save(ctx, "s2"); !errors.Is(err, ErrNotHeld) || errors.Is(err, ErrMayHaveLanded) {
+		t.Fatalf("a save after the lease was lost = %v, want ErrNotHeld without ErrMayHaveLanded", err)
+	}
+	b := realNode(t, px.open, "b", 5*time.Second)
+	h2, err := b.Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(h2.State()); got != `"s1"` {
+		t.Fatalf("the next holder found state %s, want the cut save's \"s1\"", got)
 	}
 }
