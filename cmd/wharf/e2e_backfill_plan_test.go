@@ -420,9 +420,9 @@ func TestE2EBackfillTwoWorkersStartedTogetherMakeOnePlan(t *testing.T) {
 			}
 			stop := b.produce(t, 20*time.Millisecond, 60)
 			time.Sleep(100 * time.Millisecond)
-			// No source object can be read until one worker has stopped: the one that is told
-			// its node id is in use must be, since neither can finish, or start after the other
-			// finished, however slowly the machine starts them.
+			// No source object can be read until one worker has stopped: the first to stop
+			// must be the one told its node id is in use, since neither can finish (nor start
+			// after the other finished), however slowly the machine starts them.
 			hold := filepath.Join(t.TempDir(), "go")
 			ws := []*bfProc{b.start(t, "w1", "WHARF_TEST_BACKFILL_HOLD="+hold), b.start(t, "w1", "WHARF_TEST_BACKFILL_HOLD="+hold)}
 			if err := b.waitPlanned(time.Minute); err != nil {
