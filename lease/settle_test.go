@@ -14,18 +14,9 @@ import (
 // for one that changed nothing (an export then never writes the manifest its committed
 // entry certifies, while its delta cursor has already moved past the run's rows).
 func TestMinIOCommitLandedAsItsDeadlinePassedIsCommitted(t *testing.T) {
-	px := newProxied(t, nil)
-	a := realNode(t, px.viaProxy, "a", 0)
-	h, err := a.Acquire(ctx, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost := px.proxy.Inject(faultproxy.Rule{Method: "PUT", Path: LeasePrefix, Fault: faultproxy.Lost, Times: 1})
-	hung := px.proxy.Inject(faultproxy.Rule{Method: "HEAD", Path: LeasePrefix, Fault: faultproxy.Stall, Delay: 5 * time.Second, Times: 1})
+	px, h, cut := cutNextRecordWrite(t)
 	e, err := h.Commit(ctx, "k", "v1")
-	if lost.Fired() != 1 || hung.Fired() != 1 {
-		t.Fatalf("the faults fired %d and %d times", lost.Fired(), hung.Fired())
-	}
+	cut()
 	head, rerr := OpenLog(px.open, "orders").Head(ctx, "k")
 	if rerr != nil {
 		t.Fatal(rerr)
@@ -47,18 +38,9 @@ func TestMinIOCommitLandedAsItsDeadlinePassedIsCommitted(t *testing.T) {
 // saved. A write refused before it was sent (the deadline already passed) says nothing of
 // the kind.
 func TestMinIOSaveCutInFlightMayHaveLanded(t *testing.T) {
-	px := newProxied(t, nil)
-	a := realNode(t, px.viaProxy, "a", 0)
-	h, err := a.Acquire(ctx, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost := px.proxy.Inject(faultproxy.Rule{Method: "PUT", Path: LeasePrefix, Fault: faultproxy.Lost, Times: 1})
-	hung := px.proxy.Inject(faultproxy.Rule{Method: "HEAD", Path: LeasePrefix, Fault: faultproxy.Stall, Delay: 5 * time.Second, Times: 1})
-	err = h.Save(ctx, "s1")
-	if lost.Fired() != 1 || hung.Fired() != 1 {
-		t.Fatalf("the faults fired %d and %d times", lost.Fired(), hung.Fired())
-	}
+	px, h, cut := cutNextRecordWrite(t)
+	err := h.Save(ctx, "s1")
+	cut()
 	if !errors.Is(err, ErrDeadlinePassed) || !errors.Is(err, ErrMayHaveLanded) {
 		t.Fatalf("Save cut in flight = %v, want ErrDeadlinePassed and ErrMayHaveLanded", err)
 	}
@@ -72,5 +54,25 @@ func TestMinIOSaveCutInFlightMayHaveLanded(t *testing.T) {
 	}
 	if got := string(h2.State()); got != `"s1"` {
 		t.Fatalf("the next holder found state %s, want the cut save's \"s1\"", got)
+	}
+}
+
+// cutNextRecordWrite acquires lease "orders" through a fault proxy before MinIO and makes the
+// holder's next write of the record land with its answer lost and its read-back hung past the
+// holder's deadline. cut, called after that write, fails t unless both faults fired.
+func cutNextRecordWrite(t *testing.T) (px proxied, h *Lease, cut func()) {
+	t.Helper()
+	px = newProxied(t, nil)
+	h, err := realNode(t, px.viaProxy, "a", 0).Acquire(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := px.proxy.Inject(faultproxy.Rule{Method: "PUT", Path: LeasePrefix, Fault: faultproxy.Lost, Times: 1})
+	hung := px.proxy.Inject(faultproxy.Rule{Method: "HEAD", Path: LeasePrefix, Fault: faultproxy.Stall, Delay: 5 * time.Second, Times: 1})
+	return px, h, func() {
+		t.Helper()
+		if lost.Fired() != 1 || hung.Fired() != 1 {
+			t.Fatalf("the faults fired %d and %d times", lost.Fired(), hung.Fired())
+		}
 	}
 }
