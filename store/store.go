@@ -39,6 +39,7 @@ type Store struct {
 	maker   driver.BucketMaker
 	uploads driver.UploadLister
 	hashes  driver.HashVerifier
+	md5s    driver.MD5Tagger
 	local   driver.LocalFiler
 }
 
@@ -53,6 +54,7 @@ func New(b driver.Bucket, policy *RetryPolicy) *Store {
 	s.maker, _ = driver.Find[driver.BucketMaker](b)
 	s.uploads, _ = driver.Find[driver.UploadLister](b)
 	s.hashes, _ = driver.Find[driver.HashVerifier](b)
+	s.md5s, _ = driver.Find[driver.MD5Tagger](b)
 	s.local, _ = driver.Find[driver.LocalFiler](b)
 	return s
 }
@@ -93,6 +95,10 @@ func (s *Store) LocalPath(key string) (string, bool) {
 // whole is cheap (driver.HashVerifier: the file store): a caller that vouches for an
 // object's bytes hashes it rather than compare ETags.
 func (s *Store) VerifyByHash() bool { return s.hashes != nil && s.hashes.VerifyByHash() }
+
+// ETagsAreMD5 reports whether an object put here whole has the MD5 of its bytes as its ETag
+// (driver.MD5Tagger: S3 and S3-compatible stores), so that two such ETags compare contents.
+func (s *Store) ETagsAreMD5() bool { return s.md5s != nil && s.md5s.ETagsAreMD5() }
 
 // Close releases what the store's bucket holds.
 func (s *Store) Close() error { return s.b.Close() }

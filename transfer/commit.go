@@ -29,12 +29,12 @@ var batchSync = syncFS
 
 // pending is a complete temporary file waiting to be synced and renamed into place.
 type pending struct {
-	l        *Local
-	f        *atomicfile.File
-	path     string
-	size     int64
-	ifAbsent bool
-	seq      uint64 // its number in the order the Local created its files
+	l    *Local
+	f    *atomicfile.File
+	path string
+	size int64
+	cond cond
+	seq  uint64 // its number in the order the Local created its files
 }
 
 // commit syncs the file and moves it to its final name; on failure the temporary file is
@@ -44,7 +44,7 @@ func (p *pending) commit() error { return p.place(false) }
 // place moves the file to its final name, syncing it first unless synced says a syncfs(2)
 // already covered it; on failure the temporary file is removed.
 func (p *pending) place(synced bool) error {
-	if err := p.l.commit(p.f, p.path, p.ifAbsent, synced); err != nil {
+	if err := p.l.commit(p.f, p.path, p.cond, synced); err != nil {
 		p.abort()
 		return err
 	}

@@ -48,6 +48,15 @@
 //     replaced. Such refusals do not stop the other copies; Run returns
 //     store.ErrPreconditionFailed naming the first one and how many there were.
 //
+// PlanSync is the engine under `wharf sync`: it lists a source tree and a destination tree at
+// once and plans the copies that make the destination hold what the source holds — a create
+// that never replaces for a key the destination lacks, a replace of exactly the version
+// listed for one it holds another version of — and, with SyncOptions.Delete, the removal of
+// what is only in the destination. SyncPlan.Run makes the copies, then the removals only if
+// every copy succeeded and no guard holds (the source listing passed over something, an
+// empty source, more than MaxDelete); whatever another writer changed after the listing is
+// left as it made it and ends the run with ErrSyncConflict.
+//
 // Local is a directory on the local disk seen through the same Get/Put/Walk interface as a
 // store, holding plain files (no metadata sidecars). A key names a file there only when it is
 // a plain relative path (Local.Path); its walk reports what it passes over (broken links,

@@ -27,7 +27,7 @@ func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectIn
 		first.Close()
 		return store.ObjectInfo{}, nil, err
 	}
-	pf, err := l.create(path, r.o.IfAbsent, size)
+	pf, err := l.create(path, condOf(r.putOptions(t, size)), size)
 	if err != nil {
 		first.Close()
 		return store.ObjectInfo{}, nil, err

@@ -44,6 +44,25 @@ var (
 		Exit: errcode.ExitFailed, Class: errcode.Outcome, Standing: true, Section: section,
 		Meaning: "`mv` copied every source, then found that some of them had changed since they were copied (another writer replaced an object, or a local file changed size) or were gone, and did not remove those: a source is removed only while it is the version that was copied. Each kept source is named on standard error; the destination holds what was copied.",
 		Remedy:  "Compare each named source with its destination (`wharf stat`), and move it again once its writer is done: the move copies the newer version and removes it."})
+	// ErrEmptySource: a sync whose source holds nothing, which is far more often a mistyped
+	// path or prefix, or a failed mount, than a wish to empty the destination.
+	ErrEmptySource = errcode.New(errcode.Def{Name: "WHARF_SYNC_EMPTY_SOURCE", Text: "the sync's source is empty",
+		Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: section,
+		Meaning: "`sync` found no file or object under its source: nothing was copied and nothing was removed. An empty source is more often a mistyped path or prefix, an unmounted disk or a listing that came back empty than a wish to empty the destination, which is what `--delete` would then do.",
+		Remedy:  "Check the source (`wharf ls` it). To sync an empty source on purpose (with `--delete`, removing everything under the destination), add `--allow-empty-source`."})
+	// ErrDeleteRefused: a sync with --delete copied what it had to but removed nothing, because
+	// a guard held: the source listing passed over something, or there was more to remove
+	// than --max-delete allows.
+	ErrDeleteRefused = errcode.New(errcode.Def{Name: "WHARF_SYNC_DELETE_REFUSED", Text: "sync removed nothing: a guard held",
+		Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: section,
+		Meaning: "`sync --delete` removes what is only in the destination only when it knows the whole source: it removed nothing because the source listing passed over some entries (each named on standard error: what they hold is unknown), or because more objects would have been removed than `--max-delete` allows (the message gives both numbers). The copies were made.",
+		Remedy:  "Fix what was passed over, or run `wharf sync --dry-run --delete` to see what would be removed and raise `--max-delete` if that is meant."})
+	// ErrSyncConflict: a sync found a destination changed by another writer after it was
+	// listed, and left it as that writer made it.
+	ErrSyncConflict = errcode.New(errcode.Def{Name: "WHARF_SYNC_CONFLICT", Text: "a destination changed during the sync",
+		Exit: errcode.ExitFailed, Class: errcode.Outcome, Standing: true, Section: section,
+		Meaning: "Every write of `sync` is conditional on what it listed at the destination: a new key is a create that never replaces (If-None-Match), a changed one a replace of the version it compared (If-Match), a removal a delete of that version. Another writer changed some of them after the listing, and sync left each as that writer made it, named on standard error. Nothing was removed when a copy was refused.",
+		Remedy:  "Run the sync again once the other writer is done: it compares afresh. Two syncs into one destination at once are a race; give each its own prefix."})
 )
 
 // Passed reports whether err names one file or key a copy passes over and goes on (a broken

@@ -259,7 +259,7 @@ func (l *Local) fileInfo(path string, d fs.DirEntry) (store.ObjectInfo, bool, er
 		return info, false, &store.Error{Op: "walk", Key: path, Kind: ErrSpecialFile,
 			Err: fmt.Errorf("a %s: not read by a recursive copy", fileKind(fi.Mode()))}
 	}
-	info.Size, info.LastModified = fi.Size(), fi.ModTime()
+	info.Size, info.LastModified, info.ETag = fi.Size(), fi.ModTime(), LocalETag(fi)
 	return info, true, nil
 }
 
@@ -301,7 +301,7 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := l.create(path, opts.IfNoneMatch, opts.Size)
+	p, err := l.create(path, condOf(opts), opts.Size)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -323,16 +323,54 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 // (preallocate): below it, the extra system call costs more than it saves.
 const preallocMin = 1 << 20
 
+// cond is the condition of a write to a local file: none, create only (ifAbsent), or replace
+// only the file whose LocalETag is ifMatch.
+type cond struct {
+	ifAbsent bool
+	ifMatch  string
+}
+
+func condOf(opts *store.PutOptions) cond {
+	return cond{ifAbsent: opts.IfNoneMatch, ifMatch: opts.IfMatch}
+}
+
+// check refuses the write to path when the file there does not meet c. An ifMatch is checked
+// when the write starts and again just before its rename: a writer that changes the file in
+// between is refused, one that changes it during the rename itself is not seen (a local file
+// system has no conditional rename).
+func (c cond) check(path string) error {
+	switch {
+	case c.ifAbsent:
+		if _, err := os.Lstat(path); err == nil {
+			return existsErr(path)
+		}
+	case c.ifMatch != "":
+		fi, err := os.Stat(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return LocalError("stat", path, err)
+		}
+		if err != nil || LocalETag(fi) != c.ifMatch {
+			return changedErr(path, err)
+		}
+	}
+	return nil
+}
+
+// LocalETag is what stands for a local file's ETag, as Local.Walk reports it: its
+// modification time and size. A write with IfMatch replaces the file only while it is
+// unchanged by that measure.
+func LocalETag(fi fs.FileInfo) string {
+	return fmt.Sprintf("%x-%x", fi.ModTime().UnixNano(), fi.Size())
+}
+
 // create makes the directory of path and a temporary file beside it (atomicfile), with size
 // bytes of disk reserved when the size is known and large enough to gain from it.
-func (l *Local) create(path string, ifAbsent bool, size int64) (*pending, error) {
+func (l *Local) create(path string, c cond, size int64) (*pending, error) {
 	if err := l.mkdir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	if ifAbsent {
-		if _, err := os.Lstat(path); err == nil {
-			return nil, existsErr(path)
-		}
+	if err := c.check(path); err != nil {
+		return nil, err
 	}
 	f, err := atomicfile.Create(path)
 	if err == nil && size >= preallocMin {
@@ -343,7 +381,7 @@ func (l *Local) create(path string, ifAbsent bool, size int64) (*pending, error)
 	if err != nil {
 		return nil, writeErr(context.Background(), path, &atomicfile.WriteError{Path: path, Err: err})
 	}
-	return &pending{l: l, f: f, path: path, ifAbsent: ifAbsent, seq: l.created.Add(1)}, nil
+	return &pending{l: l, f: f, path: path, cond: c, seq: l.created.Add(1)}, nil
 }
 
 func (l *Local) mkdir(dir string) error {
@@ -368,14 +406,19 @@ func (l *Local) mkdir(dir string) error {
 
 // commit syncs the temporary file, unless synced says a syncfs(2) already covered it, and
 // moves it to path (atomicfile: a rename, or for create-if-absent a link that never replaces).
-func (l *Local) commit(f *atomicfile.File, path string, ifAbsent, synced bool) error {
+func (l *Local) commit(f *atomicfile.File, path string, c cond, synced bool) error {
 	if !synced && (l.Durability == DurableEach || l.Durability == DurableAtEnd && !haveSyncFS) {
 		if err := f.Sync(); err != nil {
 			return LocalError("sync", path, err)
 		}
 	}
-	if err := f.Place(ifAbsent); err != nil {
-		if ifAbsent && errors.Is(err, fs.ErrExist) {
+	if c.ifMatch != "" {
+		if err := c.check(path); err != nil {
+			return err
+		}
+	}
+	if err := f.Place(c.ifAbsent); err != nil {
+		if c.ifAbsent && errors.Is(err, fs.ErrExist) {
 			return existsErr(path)
 		}
 		return LocalError("place", path, err)
@@ -410,7 +453,42 @@ func (l *Local) Sync() error {
 
 func existsErr(path string) error {
 	return &store.Error{Op: "put", Key: path, Kind: store.ErrPreconditionFailed,
-		Err: errors.New("the file exists and --if-absent was given")}
+		Err: errors.New("the file exists, and the write was a create that never replaces one")}
+}
+
+// changedErr is the refusal of a replace (or a removal) of the file at path that is no longer
+// the one it was planned against: another writer changed or removed it (err, when gone).
+func changedErr(path string, err error) error {
+	what := "the file changed after it was compared (its modification time or size differ)"
+	if err != nil {
+		what = "the file was removed after it was compared"
+	}
+	return &store.Error{Op: "put", Key: path, Kind: store.ErrPreconditionFailed, Err: errors.New(what)}
+}
+
+// Delete removes the file at key while its LocalETag is etag (any file when etag is ""): a
+// file another writer changed or removed since it was listed is store.ErrPreconditionFailed.
+func (l *Local) Delete(ctx context.Context, key, etag string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	path, err := l.Path(key)
+	if err != nil {
+		return err
+	}
+	if etag != "" {
+		if err := (cond{ifMatch: etag}).check(path); err != nil {
+			var se *store.Error
+			if errors.As(err, &se) {
+				se.Op = "delete"
+			}
+			return err
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		return LocalError("remove", path, err)
+	}
+	return nil
 }
 
 // syncFSOf flushes the file system holding dir (syncfs(2) where there is one).

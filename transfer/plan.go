@@ -63,20 +63,11 @@ func PlanCopy(ctx context.Context, stores Stores, srcRaw, dstRaw string, o CopyO
 	if o.ReadPartSize <= 0 {
 		o.ReadPartSize = defaultReadPartSize
 	}
-	src, srcErr := stores.parse(srcRaw)
-	dst, dstErr := stores.parse(dstRaw)
-	switch {
-	case o.NoFsync && (dstErr != nil || dst.kind != endLocal):
-		return nil, usage("cp: --no-fsync is for copies to a local path, and %s is not one (a store makes its own writes durable)", dstRaw)
-	case o.NoFsync && srcRaw == "-":
-		return nil, usage("cp: --no-fsync is for copies from a file or a store: a copy of standard input is always fsynced")
-	case srcErr != nil:
-		return nil, srcErr
-	case dstErr != nil:
-		return nil, dstErr
+	src, dst, err := stores.parseEnds(srcRaw, dstRaw, o)
+	if err != nil {
+		return nil, err
 	}
 	p := &Plan{src: src, dst: dst, o: o, stores: stores}
-	var err error
 	switch {
 	case srcRaw == "-" || dstRaw == "-" || dstRaw == "stdout://":
 		err = p.planStream(ctx)
@@ -96,6 +87,23 @@ func PlanCopy(ctx context.Context, stores Stores, srcRaw, dstRaw string, o CopyO
 		dst.local.Durability = DurableNone
 	}
 	return p, nil
+}
+
+// parseEnds parses the two ends of a copy, refusing --no-fsync where it has no meaning.
+func (s Stores) parseEnds(srcRaw, dstRaw string, o CopyOptions) (src, dst *End, err error) {
+	src, srcErr := s.parse(srcRaw)
+	dst, dstErr := s.parse(dstRaw)
+	switch {
+	case o.NoFsync && (dstErr != nil || dst.kind != endLocal):
+		return nil, nil, usage("cp: --no-fsync is for copies to a local path, and %s is not one (a store makes its own writes durable)", dstRaw)
+	case o.NoFsync && srcRaw == "-":
+		return nil, nil, usage("cp: --no-fsync is for copies from a file or a store: a copy of standard input is always fsynced")
+	case srcErr != nil:
+		return nil, nil, srcErr
+	case dstErr != nil:
+		return nil, nil, dstErr
+	}
+	return src, dst, nil
 }
 
 // Close closes the stores the plan opened.
@@ -213,6 +221,21 @@ func (p *Plan) prove(ctx context.Context) error {
 // object whose key ends in '/', a key that another key needs as a directory, a broken link or
 // a special file. Only zero-byte directory markers are skipped silently.
 func (p *Plan) listTasks(ctx context.Context) error {
+	if err := p.collect(ctx); err != nil {
+		return err
+	}
+	switch {
+	case len(p.Tasks) == 0 && p.Passed > 0:
+		return Incomplete(p.Passed, 0, false)
+	case len(p.Tasks) == 0:
+		return &store.Error{Op: "cp", Key: p.src.raw, Kind: store.ErrNotExist,
+			Err: errors.New("nothing to copy: no file or object under it")}
+	}
+	return nil
+}
+
+// collect lists the source into p.Tasks, passing over what cannot be copied (listTasks).
+func (p *Plan) collect(ctx context.Context) error {
 	src, dst := p.src, p.dst
 	pass := func(key string, err error) {
 		p.Passed++
@@ -252,13 +275,6 @@ func (p *Plan) listTasks(ctx context.Context) error {
 			pass(t.Src, err)
 		}
 	}
-	switch {
-	case len(p.Tasks) == 0 && p.Passed > 0:
-		return Incomplete(p.Passed, 0, false)
-	case len(p.Tasks) == 0:
-		return &store.Error{Op: "cp", Key: src.raw, Kind: store.ErrNotExist,
-			Err: errors.New("nothing to copy: no file or object under it")}
-	}
 	return nil
 }
 
@@ -288,7 +304,7 @@ func taskOf(o store.ObjectInfo, src, dst *End) (Task, bool, error) {
 			return Task{}, false, err
 		}
 	}
-	t := Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size}
+	t := Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size, srcTime: o.LastModified, srcETag: o.ETag}
 	if src.st != nil {
 		t.SrcETag = o.ETag
 	}

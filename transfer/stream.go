@@ -36,7 +36,7 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 	}
 	defer obj.Close()
 	body := r.newCounter(obj, t)
-	opts := r.putOptions(obj.Info.Size)
+	opts := r.putOptions(t, obj.Info.Size)
 	p, n, err := l.write(ctx, t.Dst, body, opts)
 	if err != nil {
 		return store.ObjectInfo{}, nil, body.failure(err)
@@ -72,7 +72,7 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 		defer r.release()
 	}
 	body := r.newCounter(obj, t)
-	opts := r.putOptions(size)
+	opts := r.putOptions(t, size)
 	store.Carry(opts, obj.Info) // content type, standard headers, metadata but the put-id
 	info, err := r.dst.Put(ctx, t.Dst, body.reader(), opts)
 	if errors.Is(err, store.ErrOutcomeUnknown) {

@@ -32,6 +32,15 @@ type Task struct {
 	// SrcETag is the ETag the source had when it was planned ("" for a local file): a move
 	// removes the source only while it still has it.
 	SrcETag string `json:"-"`
+	// IfAbsent makes this task's write a create that never replaces (as Options.IfAbsent
+	// does for every task), and IfMatch a replace of the destination only while it still has
+	// this ETag (a Local file's is LocalETag): a sync's writes, planned against a listing of
+	// the destination. A refusal of either does not stop the run (Summary.Refused).
+	IfAbsent bool   `json:"-"`
+	IfMatch  string `json:"-"`
+
+	srcTime time.Time // the source's modification time as listed (a sync compares it)
+	srcETag string    // the source's ETag as listed, a local file's too (a sync compares it)
 }
 
 // Defaults of Options.
@@ -171,11 +180,11 @@ type runner struct {
 	firstRefusal error
 }
 
-// fail records err and reports whether the run must stop.
-func (r *runner) fail(err error) bool {
+// fail records err, the failure of t, and reports whether the run must stop.
+func (r *runner) fail(t Task, err error) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.o.IfAbsent && errors.Is(err, store.ErrPreconditionFailed) {
+	if refusal(r.o, t, err) {
 		r.refused.Add(1)
 		if r.firstRefusal == nil {
 			r.firstRefusal = err
@@ -210,14 +219,14 @@ func (r *runner) result(ctx context.Context) error {
 // and counts as done only then.
 func (r *runner) one(ctx context.Context, t Task) {
 	if err := ctx.Err(); err != nil {
-		r.stop(err)
+		r.stop(t, err)
 		return
 	}
 	var info store.ObjectInfo
 	var p *pending
 	var err error
 	if r.o.ServerSide != nil {
-		info, err = r.o.ServerSide.Copy(ctx, t.Src, t.Dst, r.putOptions(t.Size))
+		info, err = r.o.ServerSide.Copy(ctx, t.Src, t.Dst, r.putOptions(t, t.Size))
 		if err == nil {
 			r.o.Progress.Bytes(info.Size)
 		}
@@ -235,22 +244,36 @@ func (r *runner) one(ctx context.Context, t Task) {
 func (r *runner) finish(t Task, info store.ObjectInfo, err error) {
 	r.o.Progress.Done(t, info, err)
 	if err != nil {
-		r.stop(err)
+		r.stop(t, err)
 		return
 	}
 	r.files.Add(1)
 	r.bytes.Add(info.Size)
 }
 
-// stop records err and cancels the run unless err is a refusal it goes on after.
-func (r *runner) stop(err error) {
-	if r.fail(err) {
+// refusal reports whether err, the failure of t, is its destination refusing a conditional
+// write: a create onto an existing key, or a replace of a version it no longer holds (on S3
+// an If-Match put onto a key removed meanwhile is a 404, not a 412).
+func refusal(o Options, t Task, err error) bool {
+	if errors.Is(err, store.ErrPreconditionFailed) {
+		return o.IfAbsent || t.IfAbsent || t.IfMatch != ""
+	}
+	var se *store.Error
+	return t.IfMatch != "" && errors.Is(err, store.ErrNotExist) && errors.As(err, &se) && se.Op == "put"
+}
+
+// stop records err, the failure of t, and cancels the run unless err is a refusal it goes
+// on after.
+func (r *runner) stop(t Task, err error) {
+	if r.fail(t, err) {
 		r.cancel()
 	}
 }
 
-func (r *runner) putOptions(size int64) *store.PutOptions {
-	return &store.PutOptions{IfNoneMatch: r.o.IfAbsent, Size: size, PartSize: r.o.PartSize, Concurrency: r.o.Parts}
+// putOptions are the options of t's write of size bytes: its conditions, and the parts.
+func (r *runner) putOptions(t Task, size int64) *store.PutOptions {
+	return &store.PutOptions{IfNoneMatch: r.o.IfAbsent || t.IfAbsent, IfMatch: t.IfMatch,
+		Size: size, PartSize: r.o.PartSize, Concurrency: r.o.Parts}
 }
 
 // MemoryBound is the soft limit on the Go heap a copy of files files, jobs at a time in

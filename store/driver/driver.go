@@ -125,6 +125,16 @@ type HashVerifier interface {
 	VerifyByHash() bool
 }
 
+// MD5Tagger is implemented by a backend whose ETag of an object put whole (in one request,
+// not in parts) is the hexadecimal MD5 of its bytes: S3 and the S3-compatible stores. Two
+// such ETags that are equal hold the same bytes; an object put in parts has an ETag with a
+// '-' in it, and one encrypted with a KMS key an ETag that is no MD5, which a caller
+// comparing contents must read as "not known", not as "different bytes".
+type MD5Tagger interface {
+	// ETagsAreMD5 reports whether an object put whole has its bytes' MD5 as its ETag.
+	ETagsAreMD5() bool
+}
+
 // LocalFiler is implemented by a backend that keeps each object as a file of this machine's
 // file system (the file store): a caller that must say which disk filled up, or that a
 // directory is not made yet, asks where a key lives instead of asking which backend it holds.

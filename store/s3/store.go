@@ -73,6 +73,10 @@ func New(ctx context.Context, loc driver.Location, o *Options, c *driver.Common)
 	}, nil
 }
 
+// ETagsAreMD5 reports true: an object put whole in one request has the MD5 of its bytes as
+// its ETag, on S3 (unless encrypted with a KMS key) and on the S3-compatible stores.
+func (b *Bucket) ETagsAreMD5() bool { return true }
+
 // Describe names the bucket and endpoint, never a credential.
 func (b *Bucket) Describe() driver.Description {
 	return driver.Description{Scheme: b.loc.Scheme, Location: b.loc.String(), Endpoint: b.target.endpoint}
