@@ -8,6 +8,7 @@ import (
 	"iter"
 	"maps"
 	"strings"
+	"sync"
 
 	"github.com/wharfdata/wharf/store/driver"
 	"golang.org/x/sync/errgroup"
@@ -459,4 +460,103 @@ func (s *Store) AbortUpload(ctx context.Context, u Upload) error {
 	}
 	u.Key = s.prefix + u.Key
 	return s.uploads.AbortUpload(ctx, u)
+}
+
+// WalkTree yields every object under prefix, as Walk does but in no set order, listing the
+// tree's directories in parallel with up to width requests in flight (width < 1: 16). It
+// descends by '/' (delimited listings, whose objects it yields as it goes) until it has width
+// prefixes to list or has gone three levels down, then lists each of them whole, at once: a
+// tree of many directories lists in about the time of its largest one, where Walk takes the
+// sum of its pages one after another. A flat prefix costs what Walk does. The first error
+// ends the walk; so does a yield returning false, which cancels what is in flight.
+func (s *Store) WalkTree(ctx context.Context, prefix string, width int) iter.Seq2[ObjectInfo, error] {
+	if width < 1 {
+		width = 16
+	}
+	return func(yield func(ObjectInfo, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		type item struct {
+			o   ObjectInfo
+			err error
+		}
+		out := make(chan item, 1024)
+		send := func(it item) bool {
+			select {
+			case out <- it:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		sem := make(chan struct{}, width)
+		// list lists one prefix whole (delim "") or one level of it (delim "/"), sending its
+		// objects, and returns the sub-prefixes of a delimited listing.
+		list := func(p, delim string) ([]string, bool) {
+			var subs []string
+			opts := ListOptions{Prefix: p, Delimiter: delim}
+			for {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					return nil, false
+				}
+				page, err := s.List(ctx, &opts)
+				<-sem
+				if err != nil {
+					send(item{err: err})
+					return nil, false
+				}
+				for _, o := range page.Objects {
+					if !send(item{o: o}) {
+						return nil, false
+					}
+				}
+				subs = append(subs, page.Prefixes...)
+				if page.Next == "" {
+					return subs, true
+				}
+				opts.Token = page.Next
+			}
+		}
+		go func() {
+			defer close(out)
+			frontier := []string{prefix}
+			for depth := 0; depth < 3 && len(frontier) > 0 && len(frontier) < width; depth++ {
+				var mu sync.Mutex
+				var next []string
+				ok := true
+				var wg sync.WaitGroup
+				for _, p := range frontier {
+					wg.Go(func() {
+						subs, fine := list(p, "/")
+						mu.Lock()
+						next, ok = append(next, subs...), ok && fine
+						mu.Unlock()
+					})
+				}
+				wg.Wait()
+				if !ok {
+					return
+				}
+				frontier = next
+			}
+			var wg sync.WaitGroup
+			for _, p := range frontier {
+				wg.Go(func() { list(p, "") })
+			}
+			wg.Wait()
+		}()
+		for it := range out {
+			if !yield(it.o, it.err) || it.err != nil {
+				cancel()
+				for range out { // let the listers see the cancel and end
+				}
+				return
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(ObjectInfo{}, err)
+		}
+	}
 }

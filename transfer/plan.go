@@ -44,6 +44,7 @@ type Plan struct {
 	src, dst *End
 	single   bool // one object, through Run's engine
 	stream   bool // one object from standard input or to standard output
+	treeWalk bool // list a store source with WalkTree (a sync), not in key order
 	o        CopyOptions
 	stores   Stores
 }
@@ -246,6 +247,8 @@ func (p *Plan) collect(ctx context.Context) error {
 	var listing iter.Seq2[store.ObjectInfo, error]
 	if src.local != nil {
 		listing = src.local.Walk(ctx, "")
+	} else if p.treeWalk {
+		listing = src.st.WalkTree(ctx, src.base, listWidth)
 	} else {
 		listing = src.st.Walk(ctx, src.base)
 	}

@@ -97,7 +97,7 @@ func PlanSync(ctx context.Context, stores Stores, srcRaw, dstRaw string, o SyncO
 	if err != nil {
 		return nil, err
 	}
-	sp := &SyncPlan{Plan: &Plan{src: src, dst: dst, o: o.CopyOptions, stores: stores}, delete: o.Delete}
+	sp := &SyncPlan{Plan: &Plan{src: src, dst: dst, o: o.CopyOptions, stores: stores, treeWalk: true}, delete: o.Delete}
 	if err := sp.plan(ctx, o); err != nil {
 		sp.Close()
 		return nil, err
@@ -172,6 +172,9 @@ func (sp *SyncPlan) plan(ctx context.Context, o SyncOptions) error {
 	return nil
 }
 
+// listWidth is how many listing requests a sync keeps in flight on each end (WalkTree).
+const listWidth = 16
+
 // checkOverlap refuses a source and a destination that are one tree or one inside the other:
 // what the copy writes would be read again as source, or removed as only in the destination.
 func (p *Plan) checkOverlap(cmd string) error {
@@ -202,7 +205,7 @@ func listDest(ctx context.Context, dst *End) (map[string]store.ObjectInfo, error
 		}
 		listing = dst.local.Walk(ctx, "")
 	} else {
-		listing = dst.st.Walk(ctx, dst.base)
+		listing = dst.st.WalkTree(ctx, dst.base, listWidth)
 	}
 	for o, err := range listing {
 		switch {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wharfdata/wharf/internal/faultproxy"
+	"github.com/wharfdata/wharf/internal/testenv"
 )
 
 // syncResult is sync's JSON summary: the last line it prints with --format json.
@@ -149,5 +152,91 @@ func TestE2ESyncLocal(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dst", "old.txt")); !os.IsNotExist(err) {
 		t.Fatalf("dst/old.txt is still there (%v)", err)
+	}
+}
+
+// A sync racing a writer on MinIO, through the binary: the sync lists and plans, then (held
+// by the test hook) a writer replaces one destination the sync will replace and creates one
+// it will create. Once let go, the sync leaves both as the writer made them, names them,
+// removes nothing, and exits 1 with WHARF_SYNC_CONFLICT; the object only in the destination
+// is still there.
+func TestE2EMinIOSyncNeverOverwritesARacingWriter(t *testing.T) {
+	c, ep := minioCLI(t)
+	w := func(args ...string) result { t.Helper(); return c.run(t, append(ep, args...)...) }
+	bucket := "s3://" + randomBucket(t)
+	w("mb", bucket).must(t, 0)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a": "a1", "b": "b1", "old": "old!", "writer": "writer's", "z": "z"})
+	w("cp", filepath.Join(dir, "a"), bucket+"/src/a").must(t, 0)
+	w("cp", filepath.Join(dir, "b"), bucket+"/src/b").must(t, 0)
+	w("cp", filepath.Join(dir, "old"), bucket+"/dst/b").must(t, 0)
+	w("cp", filepath.Join(dir, "z"), bucket+"/dst/z").must(t, 0)
+
+	hold := filepath.Join(dir, "go")
+	cmd := c.command(append(ep, "sync", "--delete", bucket+"/src/", bucket+"/dst/")...)
+	cmd.Env = append(cmd.Env, "WHARF_TEST_SYNC_HOLD="+hold)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(hold + ".planned"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the sync never planned: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w("cp", filepath.Join(dir, "writer"), bucket+"/dst/b").must(t, 0) // the sync planned a replace of "old!"
+	w("cp", filepath.Join(dir, "writer"), bucket+"/dst/a").must(t, 0) // the sync planned a create
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(errb.String(), "WHARF_SYNC_CONFLICT") ||
+		!strings.Contains(errb.String(), "wharf: left "+bucket+"/dst/a") || !strings.Contains(errb.String(), "wharf: left "+bucket+"/dst/b") {
+		t.Fatalf("sync racing a writer: exit %d (%v), stderr %q", code, err, errb.String())
+	}
+	for key, want := range map[string]string{"dst/a": "writer's", "dst/b": "writer's", "dst/z": "z"} {
+		if got := w("cat", bucket+"/"+key).must(t, 0).out; got != want {
+			t.Errorf("%s holds %q after the race, want %q", key, got, want)
+		}
+	}
+}
+
+// A sync whose source listing fails half-way, through the binary: the first listing request
+// of the source's tree passes, every later one fails (past the retries). The sync copies
+// nothing and removes nothing: every file of the local destination, including those only
+// there, is as it was.
+func TestE2EMinIOSyncListingFailedHalfWayRemovesNothing(t *testing.T) {
+	c, _ := minioCLI(t)
+	srv := testenv.MinIO(t)
+	bucket := "s3://" + randomBucket(t)
+	c.run(t, "--endpoint", srv.Endpoint, "mb", bucket).must(t, 0)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	writeFiles(t, src, map[string]string{"top.csv": "t", "a/1.csv": "1", "b/2.csv": "2", "c/3.csv": "3"})
+	c.run(t, "--endpoint", srv.Endpoint, "cp", "-r", src, bucket+"/data/").must(t, 0)
+	dst := filepath.Join(dir, "dst")
+	writeFiles(t, dst, map[string]string{"only-here.csv": "keep me", "a/1.csv": "stale"})
+
+	proxy, via := testenv.FaultProxy(t, srv)
+	fail := proxy.Inject(faultproxy.Rule{Method: "GET", Query: "list-type=2", Skip: 1, Fault: faultproxy.Status, Status: 500})
+	r := c.run(t, "--endpoint", via.Endpoint, "sync", "--delete", bucket+"/data/", dst)
+	if r.code == 0 || fail.Fired() == 0 {
+		t.Fatalf("sync with its listing failing: exit %d (fault fired %d times), stderr %q", r.code, fail.Fired(), r.err)
+	}
+	for name, want := range map[string]string{"only-here.csv": "keep me", "a/1.csv": "stale"} {
+		if got := readFile(t, filepath.Join(dst, name)); got != want {
+			t.Errorf("%s holds %q after the failed sync, want %q", name, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dst, "top.csv")); !os.IsNotExist(err) {
+		t.Errorf("top.csv was copied by a sync whose listing failed (%v)", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -84,7 +85,7 @@ type syncSummary struct {
 	Removed    int     `json:"removed"`
 	OnlyInDest int     `json:"only_in_destination,omitempty"` // kept: no --delete, or a guard held
 	Conflicts  int     `json:"conflicts,omitempty"`
-	Seconds    float64 `json:"seconds"`
+	Seconds    float64 `json:"seconds"` // the whole sync: the listings, the copies, the removals
 	DryRun     bool    `json:"dry_run,omitempty"`
 }
 
@@ -92,6 +93,7 @@ func (a *app) sync(ctx context.Context, srcRaw, dstRaw string, o syncOptions) er
 	if o.Jobs < 1 {
 		return usageErr(fmt.Errorf("sync: -j %d: want at least 1", o.Jobs))
 	}
+	start := time.Now()
 	stores, err := a.stores()
 	if err != nil {
 		return err
@@ -106,12 +108,13 @@ func (a *app) sync(ctx context.Context, srcRaw, dstRaw string, o syncOptions) er
 	if o.DryRun {
 		return a.syncDryRun(sp)
 	}
+	syncTestHold(ctx, a.getenv)
 	defer a.limitMemory(sp.MemoryBound())()
 	bar := a.newProgress(sp.Plan, true)
 	sum, err := sp.Run(ctx, bar, transfer.SyncReport{Removed: a.removedLine, Conflict: a.conflicted})
 	bar.finish(err == nil)
 	s := syncSummary{Copied: sum.Files, Bytes: sum.Bytes, Unchanged: sum.Unchanged, Removed: sum.Removed,
-		Conflicts: sum.Conflicts, Seconds: round3(sum.Duration.Seconds())}
+		Conflicts: sum.Conflicts, Seconds: round3(time.Since(start).Seconds())}
 	s.Replaced = min(sp.Replaces, s.Copied)
 	s.Created = s.Copied - s.Replaced
 	if !o.Delete || sp.DeleteRefused != nil {

@@ -17,6 +17,54 @@ func (su *suite) testList(t *testing.T) {
 	t.Run("DelimiterPages", su.testListDelimiterPages)
 	t.Run("Pagination", su.testListPagination)
 	t.Run("OddKeys", su.testListOddKeys)
+	t.Run("WalkTree", su.testWalkTree)
+}
+
+// testWalkTree: WalkTree yields exactly the objects Walk does (in any order), whatever its
+// width, for a tree with objects at every level, more directories than the width, and a
+// deep branch; a yield returning false stops it.
+func (su *suite) testWalkTree(t *testing.T) {
+	s := su.open(t)
+	var keys []string
+	for i := range 12 {
+		keys = append(keys, fmt.Sprintf("t/d%02d/x", i))
+	}
+	keys = append(keys, "t/top", "t/d00/y/z/deep/1", "t/d00/y/z/deep/er/2", "t/d03/y", "u/outside")
+	var wg sync.WaitGroup
+	for _, k := range keys {
+		wg.Go(func() { putBytes(t, s, k, []byte(k), nil) })
+	}
+	wg.Wait()
+	var want []string
+	for o, err := range s.Walk(t.Context(), "t/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, o.Key)
+	}
+	for _, width := range []int{1, 4, 64} {
+		var got []string
+		for o, err := range s.WalkTree(t.Context(), "t/", width) {
+			if err != nil {
+				t.Fatalf("WalkTree width %d: %v", width, err)
+			}
+			got = append(got, o.Key)
+		}
+		slices.Sort(got)
+		wantKeys(t, fmt.Sprintf("WalkTree width %d", width), got, want)
+	}
+	n := 0
+	for _, err := range s.WalkTree(t.Context(), "t/", 4) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Errorf("WalkTree went on after its yield returned false: %d", n)
+	}
 }
 
 // listKeys follows every page of a listing and returns the keys and prefixes in order, and
