@@ -28,6 +28,9 @@ type CopyOptions struct {
 	// Skipped hears each source a recursive copy passes over, as it is found, named as
 	// output names it (with the error that says why); the rest is copied.
 	Skipped func(name string, err error)
+	// Filter, with a recursive copy, takes only the names below the source it takes
+	// (--include, --exclude); nil takes every one.
+	Filter *Filter
 	// ProveCreate, with IfAbsent, is asked before a store destination is written: it
 	// refuses unless the store is proven to enforce a create-if-absent under base.
 	ProveCreate func(ctx context.Context, s *store.Store, base string) error
@@ -45,8 +48,11 @@ type Plan struct {
 	single   bool // one object, through Run's engine
 	stream   bool // one object from standard input or to standard output
 	treeWalk bool // list a store source with WalkTree (a sync), not in key order
-	o        CopyOptions
-	stores   Stores
+	// match is the wildcard of a source key (s3://b/logs/*.gz), read as a filter on the
+	// names below the prefix it is split from (SplitWildcard); nil without one.
+	match  *Filter
+	o      CopyOptions
+	stores Stores
 }
 
 // defaultReadPartSize is the part size of parallel downloads to local disk unless
@@ -69,6 +75,15 @@ func PlanCopy(ctx context.Context, stores Stores, srcRaw, dstRaw string, o CopyO
 		return nil, err
 	}
 	p := &Plan{src: src, dst: dst, o: o, stores: stores}
+	if p.match, err = wildcard(src); err != nil {
+		return nil, err
+	}
+	if p.match != nil {
+		p.o.Recursive, o.Recursive = true, true // a wildcard names a tree's objects
+	}
+	if !o.Filter.IsZero() && !o.Recursive {
+		return nil, usage("cp: --include and --exclude choose among the files of a tree: add -r")
+	}
 	switch {
 	case srcRaw == "-" || dstRaw == "-" || dstRaw == "stdout://":
 		err = p.planStream(ctx)
@@ -106,6 +121,26 @@ func (s Stores) parseEnds(srcRaw, dstRaw string, o CopyOptions) (src, dst *End, 
 	}
 	return src, dst, nil
 }
+
+// wildcard splits the wildcard off a store source's key (SplitWildcard), leaving the prefix
+// to list in the end, and returns it as the filter the names below that prefix must pass
+// (nil when there is none). A local path's wildcards are the shell's to expand.
+func wildcard(src *End) (*Filter, error) {
+	if src.kind != endStore || !HasWildcard(src.loc.Key) {
+		return nil, nil
+	}
+	base, pattern, _ := SplitWildcard(src.loc.Key)
+	f, err := PatternFilter(pattern)
+	if err != nil {
+		return nil, usage("%s: %v", src.raw, err)
+	}
+	src.loc.Key = base
+	return f, nil
+}
+
+// takes reports whether the plan takes the name rel below its source's root: the source
+// key's wildcard, then the filter.
+func (p *Plan) takes(rel string) bool { return p.match.Takes(rel) && p.o.Filter.Takes(rel) }
 
 // Close closes the stores the plan opened.
 func (p *Plan) Close() {
@@ -259,6 +294,9 @@ func (p *Plan) collect(ctx context.Context) error {
 			continue
 		case err != nil:
 			return fmt.Errorf("%s: %w", src.raw, err)
+		}
+		if !p.takes(strings.TrimPrefix(o.Key, src.base)) {
+			continue
 		}
 		t, ok, err := taskOf(o, src, dst)
 		if err != nil {

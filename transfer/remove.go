@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"context"
+	"strings"
 
 	"github.com/wharfdata/wharf/store"
 )
@@ -10,11 +11,11 @@ import (
 // 1,000).
 const RemoveBatch = 1000
 
-// Remove deletes every key of s under prefix, a batch at a time as the listing goes (with
-// dryRun, deletes nothing), and hands each key to removed once the store has confirmed its
+// Remove deletes every key of s under prefix that takes takes (given its name below prefix;
+// nil takes every key), a batch at a time as the listing goes (with dryRun, deletes nothing), and hands each key to removed once the store has confirmed its
 // batch: what removed sees is gone. It returns how many keys it removed (or would have); a
 // failure stops it, the batches before it removed.
-func Remove(ctx context.Context, s *store.Store, prefix string, dryRun bool, removed func(key string) error) (int, error) {
+func Remove(ctx context.Context, s *store.Store, prefix string, takes func(name string) bool, dryRun bool, removed func(key string) error) (int, error) {
 	var batch []string
 	n := 0
 	flush := func() error {
@@ -38,6 +39,9 @@ func Remove(ctx context.Context, s *store.Store, prefix string, dryRun bool, rem
 	for o, err := range s.Walk(ctx, prefix) {
 		if err != nil {
 			return n, err
+		}
+		if takes != nil && !takes(strings.TrimPrefix(o.Key, prefix)) {
+			continue
 		}
 		if batch = append(batch, o.Key); len(batch) == RemoveBatch {
 			if err := flush(); err != nil {

@@ -37,16 +37,16 @@ func TestRemoveDeletesThePrefixInBatches(t *testing.T) {
 		return c
 	}
 	seen := map[string]int{}
-	got, err := Remove(ctx, s, "logs/", true, func(k string) error { seen[k]++; return nil })
+	got, err := Remove(ctx, s, "logs/", nil, true, func(k string) error { seen[k]++; return nil })
 	if err != nil || got != n || len(seen) != n || count() != n+1 {
 		t.Fatalf("dry run: %d, %v; named %d; %d keys left, want %d", got, err, len(seen), count(), n+1)
 	}
 	stop := errors.New("stop")
-	if _, err := Remove(ctx, s, "logs/", false, func(string) error { return stop }); !errors.Is(err, stop) {
+	if _, err := Remove(ctx, s, "logs/", nil, false, func(string) error { return stop }); !errors.Is(err, stop) {
 		t.Fatalf("a failing callback: %v", err)
 	}
 	seen = map[string]int{}
-	got, err = Remove(ctx, s, "logs/", false, func(k string) error { seen[k]++; return nil })
+	got, err = Remove(ctx, s, "logs/", nil, false, func(k string) error { seen[k]++; return nil })
 	if err != nil || count() != 1 {
 		t.Fatalf("remove: %d, %v; %d keys left, want only logs-old/keep", got, err, count())
 	}

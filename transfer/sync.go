@@ -98,6 +98,9 @@ func PlanSync(ctx context.Context, stores Stores, srcRaw, dstRaw string, o SyncO
 		return nil, err
 	}
 	sp := &SyncPlan{Plan: &Plan{src: src, dst: dst, o: o.CopyOptions, stores: stores, treeWalk: true}, delete: o.Delete}
+	if sp.match, err = wildcard(src); err != nil {
+		return nil, err
+	}
 	if err := sp.plan(ctx, o); err != nil {
 		sp.Close()
 		return nil, err
@@ -123,7 +126,7 @@ func (sp *SyncPlan) plan(ctx context.Context, o SyncOptions) error {
 	var dstErr error
 	var held map[string]store.ObjectInfo
 	var wg sync.WaitGroup
-	wg.Go(func() { held, dstErr = listDest(ctx, p.dst) })
+	wg.Go(func() { held, dstErr = listDest(ctx, p.dst, p.takes) })
 	srcErr := p.collect(ctx)
 	wg.Wait()
 	switch {
@@ -194,9 +197,10 @@ func (p *Plan) checkOverlap(cmd string) error {
 }
 
 // listDest lists what the destination tree holds, by key: a missing local directory holds
-// nothing. Directory markers, and entries a walk passes over (a broken link, a special file),
+// nothing. Directory markers, entries a walk passes over (a broken link, a special file), and
+// names the source's wildcard or filter does not take (takes, on the name below the root)
 // are left out: a sync neither compares them nor removes them.
-func listDest(ctx context.Context, dst *End) (map[string]store.ObjectInfo, error) {
+func listDest(ctx context.Context, dst *End, takes func(rel string) bool) (map[string]store.ObjectInfo, error) {
 	held := map[string]store.ObjectInfo{}
 	var listing iter.Seq2[store.ObjectInfo, error]
 	if dst.local != nil {
@@ -215,6 +219,8 @@ func listDest(ctx context.Context, dst *End) (map[string]store.ObjectInfo, error
 			return nil, err
 		case strings.HasSuffix(o.Key, "/") || o.Key == dst.base:
 			continue // a directory marker
+		case !takes(strings.TrimPrefix(o.Key, dst.base)):
+			continue
 		}
 		held[o.Key] = o
 	}

@@ -20,6 +20,7 @@ import (
 
 func (a *app) cpCommand() *cobra.Command {
 	var o cpOptions
+	var filter transfer.Filter
 	cmd := &cobra.Command{
 		Use:   "cp SRC DST",
 		Short: "Copy objects and files between local disk and stores, in parallel",
@@ -43,7 +44,12 @@ With -r, SRC is a directory or a prefix and DST is one too, with or without a tr
 '/', as with 'aws s3 cp --recursive': the files below SRC keep their relative names below
 DST. 'wharf cp -r ./logs s3://b/archive' writes ./logs/2024/a.gz to
 s3://b/archive/2024/a.gz. s3://b/logs and s3://b/logs/ both mean everything under logs/
-(never logs-old/). Zero-byte directory marker keys (ending in '/') are skipped. What
+(never logs-old/). A source key with a wildcard (*, ?, [a-z]) copies every object below
+the prefix before the wildcard that matches the rest, -r or not, keeping its name below that
+prefix: 's3://b/logs/2024-*/*.gz' copies logs/2024-01/a.gz to DST/2024-01/a.gz (quote it
+from the shell; * matches across '/'). --exclude and --include choose among the names below
+the source, in the order given, the last match deciding, as with 'aws s3 cp'. Zero-byte
+directory marker keys (ending in '/') are skipped. What
 cannot be copied is passed over, each named on stderr with its code (a key that cannot be
 a local file name, such as one with a '..' segment; a non-empty key ending in '/'; a
 broken symbolic link; a named pipe or socket), the rest is copied, and cp exits 1 with
@@ -74,6 +80,8 @@ WHARF_LOCAL_FILE_CHANGED (it is not retried).`,
   wharf cp -r s3://my-bucket/data/orders ./downloads/orders
   wharf cp -r -j 64 s3://src-bucket/logs/ s3://dst-bucket/logs/
   wharf cp -r --dry-run ./site s3://my-bucket/www/
+  wharf cp 's3://my-bucket/logs/2024-*/*.gz' ./logs/
+  wharf cp -r --exclude '*.tmp' ./outbox s3://my-bucket/inbox/
   wharf cp --if-absent ./manifest.json s3://my-bucket/exports/manifest.json
   pg_dump mydb | gzip | wharf cp - s3://my-bucket/backups/mydb.sql.gz`,
 		Args: args(2, 2, "SRC and DST"),
@@ -86,6 +94,7 @@ WHARF_LOCAL_FILE_CHANGED (it is not retried).`,
 			if cmd.Flags().Changed("part-size") {
 				o.ReadPartSize = size // for downloads too
 			}
+			o.Filter = filterOf(&filter)
 			return a.cp(cmd.Context(), argv[0], argv[1], o)
 		},
 	}
@@ -96,6 +105,7 @@ WHARF_LOCAL_FILE_CHANGED (it is not retried).`,
 	f.BoolVar(&o.IfAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be copied, and copy nothing")
 	f.BoolVar(&o.NoFsync, "no-fsync", false, "do not fsync files written to a local DST: faster, but a power loss soon after may leave them empty or short (see docs/cli.md)")
+	filterFlags(f, &filter)
 	return cmd
 }
 

@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,10 +14,12 @@ import (
 	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
+	"github.com/wharfdata/wharf/transfer"
 )
 
 func (a *app) lsCommand() *cobra.Command {
 	var recursive, human bool
+	var filter transfer.Filter
 	cmd := &cobra.Command{
 		Use:   "ls URL",
 		Short: "List objects and prefixes under a URL",
@@ -24,7 +28,11 @@ func (a *app) lsCommand() *cobra.Command {
 Without -r, ls shows one level, like 'aws s3 ls': keys are rolled up at the next '/' and
 each such common prefix is shown as "PRE name/". Names are shown relative to the last '/'
 of the URL's path, so 's3://b/logs/' shows "2024/" and 's3://b/logs' shows "logs/".
-With -r (--recursive), ls shows every key under the URL, each as its full key.
+With -r (--recursive), ls shows every key under the URL, each as its full key. A key with a
+wildcard ('s3://b/logs/2024-*/*.gz': *, ?, [a-z], * matching across '/') shows every key
+below the prefix before the wildcard that matches the rest, as -r does; --include and
+--exclude (with -r or a wildcard) choose among the names below the URL's last '/', in the
+order given, the last match deciding.
 
 Pretty output has one line per entry: last-modified (UTC), size in bytes (with -H, in
 KiB, MiB, GiB…), name.
@@ -46,15 +54,20 @@ empty. A prefix with nothing under it prints nothing and exits 0.`,
   wharf ls -r --format json s3://my-bucket/logs/ | jq -r .key`,
 		Args: args(1, 1, "one URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.ls(cmd.Context(), argv[0], recursive, human)
+			f := filterOf(&filter)
+			if f != nil && !recursive && !hasWildcard(argv[0]) {
+				return usageErr(errors.New("ls: --include and --exclude choose among every key under the URL: add -r"))
+			}
+			return a.ls(cmd.Context(), argv[0], recursive, human, f)
 		},
 	}
+	filterFlags(cmd.Flags(), &filter)
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "list every key under the URL, not one level")
 	cmd.Flags().BoolVarP(&human, "human-readable", "H", false, "sizes in KiB, MiB, GiB… instead of bytes (pretty output)")
 	return cmd
 }
 
-func (a *app) ls(ctx context.Context, raw string, recursive, human bool) error {
+func (a *app) ls(ctx context.Context, raw string, recursive, human bool, f *transfer.Filter) error {
 	if at, ok := a.bucketsAt(raw); ok {
 		return a.lsBuckets(ctx, raw, at)
 	}
@@ -63,6 +76,24 @@ func (a *app) ls(ctx context.Context, raw string, recursive, human bool) error {
 		return err
 	}
 	defer s.Close()
+	var takes func(string) bool
+	if wild := transfer.HasWildcard(loc.Key); wild || f != nil {
+		// Every key below the wildcard's prefix (or under the URL) that the wildcard and the
+		// filter take, given its name below that prefix (or the URL's last '/').
+		recursive = true
+		tree := loc
+		if !wild {
+			tree.Key = tree.Key[:strings.LastIndexByte(tree.Key, '/')+1]
+		}
+		inner, err := treeOf(&tree, f) // splits the wildcard off: tree.Key is its prefix
+		if err != nil {
+			return err
+		}
+		if wild {
+			loc.Key = tree.Key
+		}
+		takes = func(key string) bool { return inner == nil || inner(strings.TrimPrefix(key, tree.Key)) }
+	}
 	opts := store.ListOptions{Prefix: loc.Key}
 	base := ""
 	if !recursive {
@@ -74,6 +105,9 @@ func (a *app) ls(ctx context.Context, raw string, recursive, human bool) error {
 		page, err := s.List(ctx, &opts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", raw, err)
+		}
+		if takes != nil {
+			page.Objects = slices.DeleteFunc(page.Objects, func(o store.ObjectInfo) bool { return !takes(o.Key) })
 		}
 		if err := a.writePage(w, page, base, human); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 
 func (a *app) mvCommand() *cobra.Command {
 	var o cpOptions
+	var filter transfer.Filter
 	cmd := &cobra.Command{
 		Use:   "mv SRC DST",
 		Short: "Move objects and files: copy, then remove each source that is still what was copied",
@@ -27,12 +28,14 @@ with WHARF_MOVE_SOURCE_KEPT; the destination holds the version that was copied.
 
 A move whose source and destination are the same object, or a prefix or directory inside
 the other, is refused before anything is copied. Standard input and output cannot be moved.
---dry-run prints the copies a move would make and changes nothing.`,
+--dry-run prints the copies a move would make and changes nothing. A wildcard in the source
+key, --include and --exclude choose what is moved, as with cp.`,
 		Example: `  wharf mv ./examples/data/orders/2024-01-01.csv s3://my-bucket/orders/
   wharf mv -r s3://my-bucket/incoming/ s3://my-bucket/archive/2024/
   wharf mv -r --dry-run ./outbox s3://my-bucket/inbox/`,
 		Args: args(2, 2, "SRC and DST"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			o.Filter = filterOf(&filter)
 			return a.mv(cmd.Context(), argv[0], argv[1], o)
 		},
 	}
@@ -41,6 +44,7 @@ the other, is refused before anything is copied. Standard input and output canno
 	f.IntVarP(&o.Jobs, "jobs", "j", transfer.DefaultJobs, "files copied in parallel")
 	f.BoolVar(&o.IfAbsent, "if-absent", false, "fail instead of replacing an existing destination (If-None-Match)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be moved, and change nothing")
+	filterFlags(f, &filter)
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 
 func (a *app) rmCommand() *cobra.Command {
 	var recursive, dryRun bool
+	var filter transfer.Filter
 	cmd := &cobra.Command{
 		Use:   "rm URL",
 		Short: "Remove one object, or with -r every object under a prefix",
@@ -28,20 +29,32 @@ WHARF_BUCKET_MISSING. --dry-run lists what would be removed and removes nothing.
 Output: each key as it is removed ("removed URL", or "would remove URL" with --dry-run),
 printed only once the store has confirmed its batch, then one summary line. With
 --format json, NDJSON: {"key":URL} for each key, then {"removed":N,"dry_run":…}.
---quiet prints only a dry run's keys.`,
+--quiet prints only a dry run's keys.
+
+A key with a wildcard (*, ?, [a-z]; * matches across '/') removes every object below the
+prefix before the wildcard whose name below it matches the rest, -r or not:
+'wharf rm "s3://b/tmp/*.csv"' removes tmp/a.csv and tmp/x/b.csv. --exclude and --include
+choose among the names below the prefix, in the order given, the last match deciding.`,
 		Example: `  wharf rm s3://my-bucket/tmp/scratch.csv
   wharf rm -r --dry-run s3://my-bucket/tmp/
-  wharf rm -r s3://my-bucket/tmp/`,
+  wharf rm -r s3://my-bucket/tmp/
+  wharf rm 's3://my-bucket/tmp/*.csv'
+  wharf rm -r --exclude '*.keep' s3://my-bucket/tmp/`,
 		Args: args(1, 1, "one URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if recursive {
-				return a.rmTree(cmd.Context(), argv[0], dryRun)
+			f := filterOf(&filter)
+			switch {
+			case recursive || hasWildcard(argv[0]):
+				return a.rmTree(cmd.Context(), argv[0], f, dryRun)
+			case f != nil:
+				return usageErr(errors.New("rm: --include and --exclude choose among the objects under a prefix: add -r"))
 			}
 			return a.rmOne(cmd.Context(), argv[0], dryRun)
 		},
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "remove every object under the prefix or directory")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be removed, and remove nothing")
+	filterFlags(cmd.Flags(), &filter)
 	return cmd
 }
 
@@ -71,13 +84,17 @@ func (a *app) rmOne(ctx context.Context, raw string, dryRun bool) error {
 	return a.rmReport(rmResult{Removed: 1, DryRun: dryRun})
 }
 
-func (a *app) rmTree(ctx context.Context, raw string, dryRun bool) error {
-	loc, s, err := a.openPrefix(ctx, raw)
+func (a *app) rmTree(ctx context.Context, raw string, f *transfer.Filter, dryRun bool) error {
+	loc, s, err := a.openList(ctx, raw)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	n, err := transfer.Remove(ctx, s, loc.Key, dryRun, func(key string) error { return a.rmListed(rmURL(loc, key), dryRun) })
+	takes, err := treeOf(&loc, f)
+	if err != nil {
+		return err
+	}
+	n, err := transfer.Remove(ctx, s, loc.Key, takes, dryRun, func(key string) error { return a.rmListed(rmURL(loc, key), dryRun) })
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}

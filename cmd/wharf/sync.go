@@ -14,6 +14,7 @@ import (
 
 func (a *app) syncCommand() *cobra.Command {
 	var o syncOptions
+	var filter transfer.Filter
 	cmd := &cobra.Command{
 		Use:   "sync SRC DST",
 		Short: "Make a prefix or directory hold what another holds: copy what differs, remove only when safe",
@@ -37,11 +38,16 @@ it, named on standard error, and sync exits 1 with WHARF_SYNC_CONFLICT.
 listing failed, passed over anything, or found nothing (an empty source is refused with
 WHARF_SYNC_EMPTY_SOURCE unless --allow-empty-source), nor when more would be removed than
 --max-delete allows (WHARF_SYNC_DELETE_REFUSED: nothing is removed). Source and destination
-must not overlap. --dry-run prints what would be copied and removed, and changes nothing.`,
+must not overlap. --dry-run prints what would be copied and removed, and changes nothing.
+
+A wildcard in the source key (s3://b/logs/*.gz), --include and --exclude choose the names
+below the source that are synced, as with cp; the same names below DST are the only ones
+compared or removed, so what a filter leaves out of DST stays there.`,
 		Example: `  wharf sync ./examples/data s3://my-bucket/data/
   wharf sync s3://my-bucket/data/ ./mirror
   wharf sync --delete --max-delete 100 ./site s3://my-bucket/www/
-  wharf sync --delete --dry-run s3://src-bucket/logs/ s3://dst-bucket/logs/`,
+  wharf sync --delete --dry-run s3://src-bucket/logs/ s3://dst-bucket/logs/
+  wharf sync --delete --exclude '*.tmp' ./outbox s3://my-bucket/inbox/`,
 		Args: args(2, 2, "SRC and DST"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			size, err := parseSize(o.partSizeText)
@@ -55,6 +61,7 @@ must not overlap. --dry-run prints what would be copied and removed, and changes
 			if o.MaxDelete < -1 {
 				return usageErr(fmt.Errorf("sync: --max-delete %d: want a count, or -1 for no limit", o.MaxDelete))
 			}
+			o.Filter = filterOf(&filter)
 			return a.sync(cmd.Context(), argv[0], argv[1], o)
 		},
 	}
@@ -66,6 +73,7 @@ must not overlap. --dry-run prints what would be copied and removed, and changes
 	f.BoolVar(&o.AllowEmptySource, "allow-empty-source", false, "sync a source with nothing under it (with --delete, emptying DST) instead of refusing it")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be copied and removed, and change nothing")
 	f.BoolVar(&o.NoFsync, "no-fsync", false, "do not fsync files written to a local DST (see cp --no-fsync)")
+	filterFlags(f, &filter)
 	return cmd
 }
 
