@@ -38,6 +38,7 @@ type Store struct {
 	copier  driver.Copier
 	batch   driver.BatchDeleter
 	maker   driver.BucketMaker
+	remover driver.BucketRemover
 	uploads driver.UploadLister
 	hashes  driver.HashVerifier
 	md5s    driver.MD5Tagger
@@ -53,6 +54,7 @@ func New(b driver.Bucket, policy *RetryPolicy) *Store {
 	s.copier, _ = driver.Find[driver.Copier](b)
 	s.batch, _ = driver.Find[driver.BatchDeleter](b)
 	s.maker, _ = driver.Find[driver.BucketMaker](b)
+	s.remover, _ = driver.Find[driver.BucketRemover](b)
 	s.uploads, _ = driver.Find[driver.UploadLister](b)
 	s.hashes, _ = driver.Find[driver.HashVerifier](b)
 	s.md5s, _ = driver.Find[driver.MD5Tagger](b)
@@ -401,6 +403,16 @@ func (s *Store) MakeBucket(ctx context.Context) error {
 		return &Error{Op: "make-bucket", Key: s.desc.Location, Kind: ErrUnsupported}
 	}
 	return s.policy.Do(ctx, driver.Request{Op: "make-bucket", Key: s.desc.Location, Replayable: true}, s.maker.MakeBucket)
+}
+
+// RemoveBucket removes the bucket, container or directory the store is in, where the backend
+// can (ErrUnsupported elsewhere), only when it is empty: one holding an object is
+// ErrBucketNotEmpty, a missing one ErrBucketMissing.
+func (s *Store) RemoveBucket(ctx context.Context) error {
+	if s.remover == nil {
+		return &Error{Op: "remove-bucket", Key: s.desc.Location, Kind: ErrUnsupported}
+	}
+	return s.policy.Do(ctx, driver.Request{Op: "remove-bucket", Key: s.desc.Location}, s.remover.RemoveBucket)
 }
 
 // ResolvePut settles a conditional put that failed with ErrOutcomeUnknown (or with

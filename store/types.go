@@ -29,6 +29,7 @@ var (
 	ErrNotExist           = driver.ErrNotExist
 	ErrPreconditionFailed = driver.ErrPreconditionFailed
 	ErrBucketMissing      = driver.ErrBucketMissing
+	ErrBucketNotEmpty     = driver.ErrBucketNotEmpty
 	ErrForbidden          = driver.ErrForbidden
 	ErrClockSkewed        = driver.ErrClockSkewed
 	ErrUnsupported        = driver.ErrUnsupported

@@ -94,6 +94,22 @@ func (c *Container) MakeBucket(ctx context.Context) error {
 	return c.mapError(ctx, call{op: "make-bucket", key: c.container}, err)
 }
 
+// RemoveBucket removes the container when it holds no blob. Azure deletes a container with
+// everything in it, so the emptiness is checked first by a listing of one blob: a blob
+// written between that listing and the delete goes with the container.
+func (c *Container) RemoveBucket(ctx context.Context) error {
+	page, err := c.List(ctx, &driver.ListOptions{MaxKeys: 1})
+	switch {
+	case err != nil:
+		return err
+	case len(page.Objects) > 0:
+		return &driver.Error{Op: "remove-bucket", Key: c.container, Kind: driver.ErrBucketNotEmpty,
+			Err: fmt.Errorf("it holds %s and more", page.Objects[0].Key)}
+	}
+	_, err = c.client.Delete(ctx, nil)
+	return c.mapError(ctx, call{op: "remove-bucket", key: c.container}, err)
+}
+
 // DeleteContainer deletes the container and everything in it. wharf's commands never call it;
 // tests clean up with it.
 func (c *Container) DeleteContainer(ctx context.Context) error {

@@ -87,6 +87,13 @@ type BucketMaker interface {
 	MakeBucket(ctx context.Context) error
 }
 
+// BucketRemover is implemented by a backend that can remove its bucket, container or
+// directory. RemoveBucket removes it only when it is empty: one that holds an object is
+// ErrBucketNotEmpty and is left as it is, a missing one ErrBucketMissing.
+type BucketRemover interface {
+	RemoveBucket(ctx context.Context) error
+}
+
 // BucketLister lists the buckets (containers) its credentials can see where it was opened
 // without one: at an S3 endpoint, in a GCS project, in an Azure account. It is the only
 // method a bucket opened that way may be asked.

@@ -26,6 +26,10 @@ var (
 		Exit: errcode.ExitFailed, Class: errcode.Operator, Section: sectionObjects,
 		Meaning: "The bucket, container or local directory itself does not exist. wharf never treats it as empty. The message names it.",
 		Remedy:  "Check the bucket name and endpoint; create it with `wharf mb URL` (the bucket alone, such as `wharf mb s3://bucket`) if it should exist."})
+	ErrBucketNotEmpty = errcode.New(errcode.Def{Name: "WHARF_BUCKET_NOT_EMPTY", Text: "bucket is not empty",
+		Exit: errcode.ExitFailed, Class: errcode.Operator, Section: sectionObjects,
+		Meaning: "`wharf rb` removes only an empty bucket, container or directory, and this one holds objects (on S3, objects, object versions or delete markers of a versioned bucket). Nothing was removed. The message names it.",
+		Remedy:  "See what it holds with `wharf ls -r URL`; `wharf rb --force URL` removes every object (and aborts every incomplete upload) first, then the bucket. A versioned S3 bucket's old versions are the store's own tools' to remove."})
 	ErrPreconditionFailed = errcode.New(errcode.Def{Name: "WHARF_PRECONDITION_FAILED", Text: "precondition failed",
 		Exit: errcode.ExitFailed, Class: errcode.Poison, Section: sectionObjects,
 		Meaning: "A conditional write or read did not hold: `cp --if-absent` onto an existing object, a stale ETag on replace or delete, a pinned read of an object that changed.",

@@ -209,3 +209,54 @@ func parentOf(key string) string {
 	}
 	return "."
 }
+
+// RemoveBucket removes the store's directory when it holds no object: its metadata directory
+// first, then every directory below it bottom up, each only while it is empty (os.Remove), so
+// a file written meanwhile stops the removal there and is kept. A file anywhere below is
+// ErrBucketNotEmpty; a missing directory ErrBucketMissing.
+func (s *Store) RemoveBucket(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(s.dir); err != nil || !fi.IsDir() {
+		return &driver.Error{Op: "remove-bucket", Key: s.dir, Kind: driver.ErrBucketMissing, Err: fmt.Errorf("%s is not a directory", s.dir)}
+	}
+	meta := filepath.Join(s.dir, metaDir)
+	var dirs []string
+	var found string
+	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case path == meta:
+			return filepath.SkipDir
+		case d.IsDir():
+			dirs = append(dirs, path)
+		default:
+			found = path
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return mapErr("remove-bucket", s.dir, err)
+	}
+	notEmpty := func(what string) error {
+		return &driver.Error{Op: "remove-bucket", Key: s.dir, Kind: driver.ErrBucketNotEmpty, Err: fmt.Errorf("it holds %s", what)}
+	}
+	if found != "" {
+		return notEmpty(found)
+	}
+	if err := os.RemoveAll(meta); err != nil {
+		return mapErr("remove-bucket", s.dir, err)
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil {
+			if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+				return notEmpty("a file written while it was removed, below " + dirs[i])
+			}
+			return mapErr("remove-bucket", dirs[i], err)
+		}
+	}
+	return atomicfile.SyncDir(atomicfile.OS, filepath.Dir(s.dir))
+}

@@ -115,6 +115,25 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 	return nil
 }
 
+// RemoveBucket removes the bucket when it is empty: GCS refuses one holding objects with a
+// 409 (fake-gcs-server with a 412), which is ErrBucketNotEmpty.
+func (b *Bucket) RemoveBucket(ctx context.Context) error {
+	err := b.bucket.Delete(ctx)
+	if err == nil {
+		return nil
+	}
+	mapped := mapError(ctx, call{op: "remove-bucket", key: b.name}, err)
+	var e *driver.Error
+	switch {
+	case !errors.As(mapped, &e):
+	case e.Status == 409 || e.Status == 412:
+		e.Kind, e.Fault = driver.ErrBucketNotEmpty, driver.FaultNone
+	case e.Status == 404:
+		e.Kind = driver.ErrBucketMissing
+	}
+	return mapped
+}
+
 // projectID finds the project a new bucket goes in.
 func (b *Bucket) projectID(ctx context.Context) (string, error) {
 	if b.envProject != "" {

@@ -27,6 +27,7 @@ type api interface {
 	ListBuckets(context.Context, *s3.ListBucketsInput, ...func(*s3.Options)) (*s3.ListBucketsOutput, error)
 	CopyObject(context.Context, *s3.CopyObjectInput, ...func(*s3.Options)) (*s3.CopyObjectOutput, error)
 	CreateBucket(context.Context, *s3.CreateBucketInput, ...func(*s3.Options)) (*s3.CreateBucketOutput, error)
+	DeleteBucket(context.Context, *s3.DeleteBucketInput, ...func(*s3.Options)) (*s3.DeleteBucketOutput, error)
 	CreateMultipartUpload(context.Context, *s3.CreateMultipartUploadInput, ...func(*s3.Options)) (*s3.CreateMultipartUploadOutput, error)
 	UploadPart(context.Context, *s3.UploadPartInput, ...func(*s3.Options)) (*s3.UploadPartOutput, error)
 	CompleteMultipartUpload(context.Context, *s3.CompleteMultipartUploadInput, ...func(*s3.Options)) (*s3.CompleteMultipartUploadOutput, error)
@@ -103,6 +104,24 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 		b.sawBucket()
 	}
 	return mapError(ctx, call{op: "make-bucket", key: b.bucket}, err)
+}
+
+// RemoveBucket removes the bucket when it is empty: S3 refuses one holding objects (or, when
+// versioned, object versions) with BucketNotEmpty, which is ErrBucketNotEmpty.
+func (b *Bucket) RemoveBucket(ctx context.Context) error {
+	_, err := b.api.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b.bucket)})
+	if err != nil {
+		mapped := mapError(ctx, call{op: "remove-bucket", key: b.bucket}, err)
+		var e *driver.Error
+		if errors.As(mapped, &e) && e.Reason == "BucketNotEmpty" {
+			e.Kind, e.Fault = driver.ErrBucketNotEmpty, driver.FaultNone
+		}
+		return mapped
+	}
+	b.bucketMu.Lock()
+	b.bucketSeen = false
+	b.bucketMu.Unlock()
+	return nil
 }
 
 func (b *Bucket) sawBucket() {
