@@ -114,6 +114,8 @@ func (s Stores) parseEnds(srcRaw, dstRaw string, o CopyOptions) (src, dst *End, 
 		return nil, nil, usage("cp: --no-fsync is for copies to a local path, and %s is not one (a store makes its own writes durable)", dstRaw)
 	case o.NoFsync && srcRaw == "-":
 		return nil, nil, usage("cp: --no-fsync is for copies from a file or a store: a copy of standard input is always fsynced")
+	case o.setsAttributes() && (dstErr != nil || dst.kind != endStore):
+		return nil, nil, usage("cp: --content-type and the header flags set what an object carries: %s is not a store", dstRaw)
 	case srcErr != nil:
 		return nil, nil, srcErr
 	case dstErr != nil:
@@ -406,7 +408,7 @@ func (p *Plan) Run(ctx context.Context, prog Progress) (Summary, error) {
 	}
 	opts := p.o.Options
 	opts.Progress = prog
-	if p.src.st != nil && p.dst.st != nil && sameStore(p.src.loc, p.dst.loc) {
+	if p.src.st != nil && p.dst.st != nil && sameStore(p.src.loc, p.dst.loc) && !opts.setsAttributes() {
 		opts.ServerSide = p.dst.st
 	}
 	// Part buffers are pooled and reused, so the heap is mostly live buffers: a low GC target

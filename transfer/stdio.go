@@ -87,6 +87,7 @@ func (p *Plan) writeDest(ctx context.Context, src *source) (store.ObjectInfo, er
 	}
 	opts := &store.PutOptions{IfNoneMatch: ifAbsent, Size: src.info.Size}
 	store.Carry(opts, src.info) // content type, standard headers, metadata but the put-id
+	p.o.overlay(opts)
 	info, err := e.st.Put(ctx, e.base, src, opts)
 	if err != nil {
 		return info, fmt.Errorf("%s: %w", e.raw, err)

@@ -74,6 +74,7 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 	body := r.newCounter(obj, t)
 	opts := r.putOptions(t, size)
 	store.Carry(opts, obj.Info) // content type, standard headers, metadata but the put-id
+	r.o.overlay(opts)
 	info, err := r.dst.Put(ctx, t.Dst, body.reader(), opts)
 	if errors.Is(err, store.ErrOutcomeUnknown) {
 		info, err = r.resolve(ctx, t.Dst, err)

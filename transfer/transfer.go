@@ -69,6 +69,12 @@ type Options struct {
 	// into place at once, off the copying goroutines (DefaultCommitters when 0); smaller files
 	// are synced in batches by one more goroutine.
 	Committers int
+	// ContentType and Headers, where set, are given to every object written to a store, over
+	// what it would otherwise carry from its source (its content type, each standard header
+	// set here replacing the source's and the others kept). A copy that sets them is never a
+	// server-side copy: the bytes are streamed, so that each header is merged the same way.
+	ContentType string
+	Headers     store.Headers
 	// ServerSide, when set, is the one store holding both source and destination: each task
 	// is a server-side copy (store.Copy) instead of a Get and a Put.
 	ServerSide *store.Store
@@ -267,6 +273,28 @@ func refusal(o Options, t Task, err error) bool {
 func (r *runner) stop(t Task, err error) {
 	if r.fail(t, err) {
 		r.cancel()
+	}
+}
+
+// setsAttributes reports whether o sets a content type or a standard header.
+func (o Options) setsAttributes() bool { return o.ContentType != "" || !o.Headers.IsZero() }
+
+// overlay sets on po the content type and each standard header o sets, over what po carries.
+func (o Options) overlay(po *store.PutOptions) {
+	if o.ContentType != "" {
+		po.ContentType = o.ContentType
+	}
+	h, set := &po.Headers, o.Headers
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&h.CacheControl, set.CacheControl}, {&h.ContentDisposition, set.ContentDisposition},
+		{&h.ContentEncoding, set.ContentEncoding}, {&h.ContentLanguage, set.ContentLanguage},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
 	}
 }
 

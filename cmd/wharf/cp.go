@@ -71,6 +71,10 @@ survive a power loss. --no-fsync leaves them to the kernel's writeback,
 as s5cmd and rclone do: faster for large downloads, and a crash of wharf still never leaves
 a partial file, but a power loss in the following seconds may leave files empty or short.
 
+--content-type, --cache-control, --content-encoding and --content-disposition set what every
+object written to a store carries, each over the source's (the other headers are kept); a copy
+that sets them within one bucket streams the bytes instead of copying server-side.
+
 A recursive copy prints a line naming each file it wrote (NDJSON with --format json),
 then a summary line; on a terminal a progress bar shows bytes, files, rate and ETA below
 them. A local file that changes size while it is uploaded fails the copy with
@@ -82,6 +86,7 @@ WHARF_LOCAL_FILE_CHANGED (it is not retried).`,
   wharf cp -r --dry-run ./site s3://my-bucket/www/
   wharf cp 's3://my-bucket/logs/2024-*/*.gz' ./logs/
   wharf cp -r --exclude '*.tmp' ./outbox s3://my-bucket/inbox/
+  wharf cp --content-type application/json --cache-control no-cache ./status.json s3://my-bucket/www/
   wharf cp --if-absent ./manifest.json s3://my-bucket/exports/manifest.json
   pg_dump mydb | gzip | wharf cp - s3://my-bucket/backups/mydb.sql.gz`,
 		Args: args(2, 2, "SRC and DST"),
@@ -106,6 +111,7 @@ WHARF_LOCAL_FILE_CHANGED (it is not retried).`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be copied, and copy nothing")
 	f.BoolVar(&o.NoFsync, "no-fsync", false, "do not fsync files written to a local DST: faster, but a power loss soon after may leave them empty or short (see docs/cli.md)")
 	filterFlags(f, &filter)
+	attributeFlags(f, &o.Options)
 	return cmd
 }
 

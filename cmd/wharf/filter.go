@@ -68,3 +68,12 @@ func treeOf(loc *store.Location, f *transfer.Filter) (func(name string) bool, er
 	}
 	return func(name string) bool { return match.Takes(name) && f.Takes(name) }, nil
 }
+
+// attributeFlags adds the flags that set what every object a copy writes to a store carries,
+// over what it would carry from its source.
+func attributeFlags(fs *pflag.FlagSet, o *transfer.Options) {
+	fs.StringVar(&o.ContentType, "content-type", "", "the Content-Type of every object written to a store (default: the source's, or one from the file's extension)")
+	fs.StringVar(&o.Headers.CacheControl, "cache-control", "", "the Cache-Control header of every object written to a store")
+	fs.StringVar(&o.Headers.ContentEncoding, "content-encoding", "", "the Content-Encoding header of every object written to a store, e.g. gzip")
+	fs.StringVar(&o.Headers.ContentDisposition, "content-disposition", "", "the Content-Disposition header of every object written to a store")
+}

@@ -74,6 +74,7 @@ compared or removed, so what a filter leaves out of DST stays there.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be copied and removed, and change nothing")
 	f.BoolVar(&o.NoFsync, "no-fsync", false, "do not fsync files written to a local DST (see cp --no-fsync)")
 	filterFlags(f, &filter)
+	attributeFlags(f, &o.Options)
 	return cmd
 }
 
