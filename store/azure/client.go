@@ -215,7 +215,7 @@ func serviceURL(loc driver.Location, o *Options, common *driver.Common, c creds)
 		return ep + "/" + loc.Account, nil
 	}
 	if c.endpoint != "" {
-		if err := common.CheckEndpoint(c.source, c.endpoint); err != nil {
+		if err := common.CheckEndpointWaived(c.source, c.endpoint, o.waivers()); err != nil {
 			return "", err
 		}
 		return strings.TrimSuffix(c.endpoint, "/"), nil

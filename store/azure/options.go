@@ -22,6 +22,9 @@ type Options struct {
 	// https://{account}.blob.core.windows.net.
 	Endpoint  string `yaml:"endpoint"`
 	Anonymous bool   `yaml:"anonymous"` // a public container: send no credentials
+	// AllowHTTP and AllowAnonymous waive endpoint rules on purpose (driver.Waivers).
+	AllowHTTP      bool `yaml:"allow_http"`
+	AllowAnonymous bool `yaml:"allow_anonymous"`
 	// References (env://NAME or file:///path), never literals; give one of the two.
 	AccountKey string `yaml:"account_key" secret:"ref"`
 	SASToken   string `yaml:"sas_token" secret:"ref"`
@@ -30,9 +33,13 @@ type Options struct {
 	Concurrency int   `yaml:"concurrency"`
 }
 
+func (o *Options) waivers() driver.Waivers {
+	return driver.Waivers{AllowHTTP: o.AllowHTTP, AllowAnonymous: o.AllowAnonymous, Anonymous: o.Anonymous}
+}
+
 // Check applies the endpoint rules and refuses literal or conflicting credentials.
 func (o *Options) Check(loc driver.Location, c *driver.Common) error {
-	if err := c.CheckEndpoint("endpoint", o.Endpoint); err != nil {
+	if err := c.CheckEndpointWaived("endpoint", o.Endpoint, o.waivers()); err != nil {
 		return err
 	}
 	if err := driver.CheckRefs([2]string{"account_key", o.AccountKey}, [2]string{"sas_token", o.SASToken}); err != nil {

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -182,5 +183,37 @@ func TestRedactURL(t *testing.T) {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCheckEndpointWaivers: allow_http lets a plaintext endpoint outside this machine through,
+// with a warning naming it (never its password); allow_anonymous waives RequireAllow only for a
+// store that sends no credentials, and never an explicit allow-list.
+func TestCheckEndpointWaivers(t *testing.T) {
+	var logged strings.Builder
+	c := &Common{Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+	if err := c.CheckEndpointWaived("endpoint", "http://minio:9000", Waivers{AllowHTTP: true}); err != nil {
+		t.Fatalf("allow_http: %v", err)
+	}
+	if !strings.Contains(logged.String(), "allow_http") || !strings.Contains(logged.String(), "http://minio:9000") {
+		t.Errorf("allow_http logged %q, want a warning naming the endpoint", logged.String())
+	}
+	if err := c.CheckEndpointWaived("endpoint", "http://minio:9000", Waivers{AllowAnonymous: true, Anonymous: true}); !errors.Is(err, ErrEndpointInsecure) {
+		t.Errorf("allow_anonymous alone on http: %v, want ErrEndpointInsecure", err)
+	}
+
+	guarded := &Common{RequireAllow: true}
+	if err := guarded.CheckEndpointWaived("endpoint", "https://public.example.org", Waivers{}); !errors.Is(err, ErrEndpointNotAllowed) {
+		t.Fatalf("guarded, no waiver: %v, want ErrEndpointNotAllowed", err)
+	}
+	if err := guarded.CheckEndpointWaived("endpoint", "https://public.example.org", Waivers{AllowAnonymous: true, Anonymous: true}); err != nil {
+		t.Errorf("guarded, allow_anonymous with anonymous: %v", err)
+	}
+	if err := guarded.CheckEndpointWaived("endpoint", "https://public.example.org", Waivers{AllowAnonymous: true}); !errors.Is(err, ErrCredentialConflict) {
+		t.Errorf("allow_anonymous without anonymous: %v, want ErrCredentialConflict", err)
+	}
+	listed := &Common{RequireAllow: true, Allowlist: ParseAllowlist("*.example.com")}
+	if err := listed.CheckEndpointWaived("endpoint", "https://public.example.org", Waivers{AllowAnonymous: true, Anonymous: true}); !errors.Is(err, ErrEndpointNotAllowed) {
+		t.Errorf("allow_anonymous against an explicit allow-list: %v, want ErrEndpointNotAllowed", err)
 	}
 }

@@ -105,6 +105,32 @@ func CheckRefs(fields ...[2]string) error {
 // loopback must match the allowlist even when it is empty. source names where the endpoint
 // came from ("--endpoint", "AWS_ENDPOINT_URL"…) for messages, which never show a password.
 func (c *Common) CheckEndpoint(source, endpoint string) error {
+	return c.CheckEndpointWaived(source, endpoint, Waivers{})
+}
+
+// Waivers are a store's own waivers of the endpoint rules, each set on purpose in its
+// section of the config file.
+type Waivers struct {
+	// AllowHTTP (allow_http) lets an http:// endpoint on a host that is not loopback be used
+	// (a docker-compose http://minio:9000): everything sent, credentials' signatures and data
+	// alike, crosses the network in plain text, so a warning is logged at every open.
+	AllowHTTP bool
+	// AllowAnonymous (allow_anonymous), for a store that sends no credentials (Anonymous),
+	// waives RequireAllow: a public bucket at a custom endpoint outside this machine needs no
+	// allow-list entry, since no credential can leave with the request. An explicit
+	// Allowlist still applies.
+	AllowAnonymous bool
+	Anonymous      bool // the store's anonymous: true
+}
+
+// CheckEndpointWaived is CheckEndpoint with a store's waivers w. allow_anonymous without
+// anonymous is ErrCredentialConflict: it waives the guard only for a store that sends no
+// credentials.
+func (c *Common) CheckEndpointWaived(source, endpoint string, w Waivers) error {
+	if w.AllowAnonymous && !w.Anonymous {
+		return &Error{Op: "config", Key: "allow_anonymous", Kind: ErrCredentialConflict,
+			Err: errors.New("allow_anonymous waives the endpoint guard only for a store that sends no credentials: set anonymous: true too, or leave it out")}
+	}
 	if endpoint == "" {
 		return nil
 	}
@@ -130,8 +156,13 @@ func (c *Common) CheckEndpoint(source, endpoint string) error {
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 	case "http":
-		if !IsLoopback(host) {
-			return bad(ErrEndpointInsecure, "host %s is not loopback: use https", host)
+		switch {
+		case IsLoopback(host):
+		case w.AllowHTTP:
+			c.Log().Warn("allow_http: a plaintext endpoint outside this machine; requests and data cross the network unencrypted",
+				"endpoint", shown, "source", source)
+		default:
+			return bad(ErrEndpointInsecure, "host %s is not loopback: use https, or set allow_http: true in the store's section to use it on purpose", host)
 		}
 	default:
 		return bad(ErrEndpointUnsupported, "scheme %q: use https (or http on loopback)", u.Scheme)
@@ -143,7 +174,7 @@ func (c *Common) CheckEndpoint(source, endpoint string) error {
 	switch {
 	case len(allow) > 0 && !hostAllowed(host, allow):
 		return bad(ErrEndpointNotAllowed, "host %s matches none of %s", host, strings.Join(allow, ","))
-	case len(allow) == 0 && c != nil && c.RequireAllow && !IsLoopback(host):
+	case len(allow) == 0 && c != nil && c.RequireAllow && !IsLoopback(host) && !w.AllowAnonymous:
 		return bad(ErrEndpointNotAllowed, "host %s is a custom endpoint outside this machine: allow it with WHARF_ENDPOINT_ALLOWLIST=%s (or endpoint_allowlist in the config file)", host, host)
 	}
 	return nil

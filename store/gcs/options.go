@@ -35,11 +35,18 @@ type Options struct {
 	// JSON key; without it, application default credentials. With Anonymous, none.
 	ServiceAccountFile string `yaml:"service_account_file" secret:"ref"`
 	Anonymous          bool   `yaml:"anonymous"`
+	// AllowHTTP and AllowAnonymous waive endpoint rules on purpose (driver.Waivers).
+	AllowHTTP      bool `yaml:"allow_http"`
+	AllowAnonymous bool `yaml:"allow_anonymous"`
 	// PartSize is the resumable upload's chunk (default 16 MiB, rounded up to 256 KiB).
 	PartSize int64 `yaml:"part_size" unit:"bytes"`
 
 	emulatorEnv string // STORAGE_EMULATOR_HOST as the environment gave it
 	project     string // GOOGLE_CLOUD_PROJECT
+}
+
+func (o *Options) waivers() driver.Waivers {
+	return driver.Waivers{AllowHTTP: o.AllowHTTP, AllowAnonymous: o.AllowAnonymous, Anonymous: o.Anonymous}
 }
 
 // FromEnv reads STORAGE_EMULATOR_HOST and GOOGLE_CLOUD_PROJECT.
@@ -73,7 +80,7 @@ func (o *Options) Check(loc driver.Location, c *driver.Common) error {
 // allowlist), so the environment cannot send data where the config could not.
 func (o *Options) target(c *driver.Common) (target, error) {
 	if o.Endpoint != "" {
-		if err := c.CheckEndpoint("endpoint", o.Endpoint); err != nil {
+		if err := c.CheckEndpointWaived("endpoint", o.Endpoint, o.waivers()); err != nil {
 			return target{}, err
 		}
 		return target{endpoint: strings.TrimRight(o.Endpoint, "/"), emulator: true}, nil
@@ -91,7 +98,7 @@ func (o *Options) target(c *driver.Common) (target, error) {
 		return target{}, &driver.Error{Op: "endpoint", Key: EmulatorHostEnv, Kind: driver.ErrEndpointUnsupported,
 			Err: fmt.Errorf("%s=%q is not host:port or an http(s) URL", EmulatorHostEnv, driver.RedactURL(host))}
 	}
-	if err := c.CheckEndpoint(EmulatorHostEnv, ep); err != nil {
+	if err := c.CheckEndpointWaived(EmulatorHostEnv, ep, o.waivers()); err != nil {
 		return target{}, err
 	}
 	return target{endpoint: u.Scheme + "://" + u.Host, emulator: true, fromEnv: true}, nil

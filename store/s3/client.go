@@ -64,7 +64,7 @@ func newClient(ctx context.Context, loc driver.Location, o *Options, c *driver.C
 		// The AWS profile's endpoint_url (or its services section's, for S3), as the AWS
 		// tools read it, under the same rules as any endpoint.
 		if be := s3.NewFromConfig(awsCfg).Options().BaseEndpoint; be != nil && *be != "" {
-			if err := c.CheckEndpoint("the AWS configuration's endpoint_url", *be); err != nil {
+			if err := c.CheckEndpointWaived("the AWS configuration's endpoint_url", *be, o.waivers()); err != nil {
 				return nil, t, err
 			}
 			t.endpoint = *be

@@ -39,6 +39,9 @@ type Options struct {
 	// (workload-role credentials only). With Anonymous, none are sent.
 	Credentials string `yaml:"credentials"`
 	Anonymous   bool   `yaml:"anonymous"`
+	// AllowHTTP and AllowAnonymous waive endpoint rules on purpose (driver.Waivers).
+	AllowHTTP      bool `yaml:"allow_http"`
+	AllowAnonymous bool `yaml:"allow_anonymous"`
 	// References (env://NAME, file:///path) to keys, never literals.
 	AccessKeyID     string `yaml:"access_key_id" secret:"ref"`
 	SecretAccessKey string `yaml:"secret_access_key" secret:"ref"`
@@ -49,6 +52,10 @@ type Options struct {
 
 	// endpointFrom names the variable Endpoint came from, for messages.
 	envEndpoint, endpointFrom string
+}
+
+func (o *Options) waivers() driver.Waivers {
+	return driver.Waivers{AllowHTTP: o.AllowHTTP, AllowAnonymous: o.AllowAnonymous, Anonymous: o.Anonymous}
 }
 
 // FromEnv takes the endpoint and region from the AWS tools' variables.
@@ -74,7 +81,7 @@ func (o *Options) Check(loc driver.Location, c *driver.Common) error {
 	if o.Endpoint != "" && o.Endpoint == o.envEndpoint {
 		source = o.endpointFrom
 	}
-	if err := c.CheckEndpoint(source, o.Endpoint); err != nil {
+	if err := c.CheckEndpointWaived(source, o.Endpoint, o.waivers()); err != nil {
 		return err
 	}
 	if err := driver.CheckRefs([2]string{"access_key_id", o.AccessKeyID},
