@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wharfdata/wharf/store/driver"
 	"golang.org/x/sync/errgroup"
@@ -39,6 +40,7 @@ type Store struct {
 	batch   driver.BatchDeleter
 	maker   driver.BucketMaker
 	remover driver.BucketRemover
+	signer  driver.Presigner
 	uploads driver.UploadLister
 	hashes  driver.HashVerifier
 	md5s    driver.MD5Tagger
@@ -55,6 +57,7 @@ func New(b driver.Bucket, policy *RetryPolicy) *Store {
 	s.batch, _ = driver.Find[driver.BatchDeleter](b)
 	s.maker, _ = driver.Find[driver.BucketMaker](b)
 	s.remover, _ = driver.Find[driver.BucketRemover](b)
+	s.signer, _ = driver.Find[driver.Presigner](b)
 	s.uploads, _ = driver.Find[driver.UploadLister](b)
 	s.hashes, _ = driver.Find[driver.HashVerifier](b)
 	s.md5s, _ = driver.Find[driver.MD5Tagger](b)
@@ -403,6 +406,20 @@ func (s *Store) MakeBucket(ctx context.Context) error {
 		return &Error{Op: "make-bucket", Key: s.desc.Location, Kind: ErrUnsupported}
 	}
 	return s.policy.Do(ctx, driver.Request{Op: "make-bucket", Key: s.desc.Location, Replayable: true}, s.maker.MakeBucket)
+}
+
+// PresignGet returns a URL that lets anyone who holds it read key until expiry from now,
+// with no credentials of their own, where the backend can sign one (ErrUnsupported
+// elsewhere). It makes no request: the key need not exist yet.
+func (s *Store) PresignGet(ctx context.Context, key string, expiry time.Duration) (string, error) {
+	if err := driver.ValidateKey("presign", key); err != nil {
+		return "", err
+	}
+	if s.signer == nil {
+		return "", &Error{Op: "presign", Key: s.desc.Location + key, Kind: ErrUnsupported,
+			Err: fmt.Errorf("%s stores cannot sign a URL", s.desc.Scheme)}
+	}
+	return s.signer.PresignGet(ctx, s.prefix+key, expiry)
 }
 
 // RemoveBucket removes the bucket, container or directory the store is in, where the backend

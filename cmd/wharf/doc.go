@@ -2,7 +2,7 @@
 // codes over every store backend: the export job (export, validate, reconcile, parts, runs), the ship
 // service and its spool (spool, ship), the backfill job (backfill), leases and their commit
 // log (lease), and the object tools (ls, du, cat, stat, mb, rb, cp, mv, sync, rm,
-// probe, uploads), with version and completion.
+// presign, probe, uploads), with version and completion.
 //
 // The layout: main.go only wires signals to run; root.go builds the command tree and the
 // global flags; config.go reads the config file (-c) by one strict loader and turns the global

@@ -80,7 +80,7 @@ system can trust. Its jobs: export writes database tables as verified Parquet da
 exactly once (spool, ship); backfill reads every object under a prefix as NDJSON records,
 across a fleet of workers (backfill); lease keeps fenced leases and a commit log in a store
 and runs a command while holding one (lease). Its object tools (ls, du, cat, stat, mb, rb, cp, mv,
-sync, rm, probe, uploads) work the same on every store; version and completion print the version and
+sync, rm, presign, probe, uploads) work the same on every store; version and completion print the version and
 shell completions.
 
 A store is named by a URL; everything after the bucket is the key, byte for byte:
@@ -137,7 +137,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	f.BoolVar(&a.anonymous, "anonymous", false, "send no credentials (public buckets, emulators)")
 	f.StringVarP(&a.configPath, "config", "c", "", "the config file: its stores and endpoint_allowlist serve every command (export, validate and runs read wharf.yaml without it)")
 	objectTools := []*cobra.Command{a.lsCommand(), a.duCommand(), a.catCommand(), a.statCommand(),
-		a.mbCommand(), a.rbCommand(), a.cpCommand(), a.mvCommand(), a.syncCommand(), a.rmCommand(), a.probeCommand()}
+		a.mbCommand(), a.rbCommand(), a.cpCommand(), a.mvCommand(), a.syncCommand(), a.rmCommand(), a.presignCommand(), a.probeCommand()}
 	a.completeURLs(objectTools...)
 	root.AddCommand(a.versionCommand())
 	root.AddCommand(objectTools...)

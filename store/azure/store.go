@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/wharfdata/wharf/internal/secret"
@@ -92,6 +94,27 @@ func (c *Container) MakeBucket(ctx context.Context) error {
 		return nil
 	}
 	return c.mapError(ctx, call{op: "make-bucket", key: c.container}, err)
+}
+
+// PresignGet returns the blob's URL with a SAS granting read until expiry from now, signed
+// with the account key: a store opened with a SAS token or anonymously has no key to sign
+// with (ErrUnsupported).
+func (c *Container) PresignGet(ctx context.Context, key string, expiry time.Duration) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if c.creds.mode != modeSharedKey {
+		return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrUnsupported,
+			Err: errors.New("a SAS is signed with the account key: this store was opened without one (a SAS token, or anonymous)")}
+	}
+	if expiry <= 0 {
+		return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrConfig, Err: fmt.Errorf("expiry %s: want a positive duration", expiry)}
+	}
+	u, err := c.blob(key).GetSASURL(sas.BlobPermissions{Read: true}, time.Now().Add(expiry), nil)
+	if err != nil {
+		return "", c.mapError(ctx, call{op: "presign", key: key}, err)
+	}
+	return u, nil
 }
 
 // RemoveBucket removes the container when it holds no blob. Azure deletes a container with

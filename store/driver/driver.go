@@ -87,6 +87,14 @@ type BucketMaker interface {
 	MakeBucket(ctx context.Context) error
 }
 
+// Presigner is implemented by a backend that can sign a URL granting anyone who holds it a
+// read of one object until a time, with no credentials of their own: an S3 presigned URL,
+// an Azure SAS. PresignGet makes no request; a store with nothing to sign with (anonymous,
+// or credentials that cannot sign) is ErrUnsupported, saying why.
+type Presigner interface {
+	PresignGet(ctx context.Context, key string, expiry time.Duration) (string, error)
+}
+
 // BucketRemover is implemented by a backend that can remove its bucket, container or
 // directory. RemoveBucket removes it only when it is empty: one that holds an object is
 // ErrBucketNotEmpty and is left as it is, a missing one ErrBucketMissing.

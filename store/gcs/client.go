@@ -32,6 +32,7 @@ type credentialSource struct {
 	anonymous bool
 	creds     *auth.Credentials // from a service-account key; nil: application default credentials
 	projectID string            // the key's project_id
+	key       *serviceAccount   // the key itself, which signs URLs; nil without one
 }
 
 // credentialsFor picks the credentials o asks for: none (anonymous, or an emulator named by
@@ -49,7 +50,7 @@ func credentialsFor(o *Options, c *driver.Common, t target) (credentialSource, e
 	if err != nil {
 		return credentialSource{}, err
 	}
-	return credentialSource{creds: creds, projectID: key.projectID}, nil
+	return credentialSource{creds: creds, projectID: key.projectID, key: key}, nil
 }
 
 // detectOptions are the options of Google's auth library: the scope wharf needs (read and write

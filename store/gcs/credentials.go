@@ -24,6 +24,9 @@ type serviceAccount struct {
 	ref       string // env://NAME or file:///path: what errors name
 	json      []byte
 	projectID string
+	// email and privateKey sign URLs (PresignGet) with no request.
+	email      string
+	privateKey []byte
 }
 
 // readServiceAccount resolves ref and checks that it holds a service-account key: JSON, type
@@ -71,7 +74,7 @@ func readServiceAccount(c *driver.Common, ref string) (*serviceAccount, error) {
 	case !privateKeyParses(*f.PrivateKey):
 		return nil, bad("field private_key is not a PEM-encoded PKCS#8 or PKCS#1 private key")
 	}
-	sa := &serviceAccount{ref: ref, json: b}
+	sa := &serviceAccount{ref: ref, json: b, email: *f.ClientEmail, privateKey: []byte(*f.PrivateKey)}
 	if f.ProjectID != nil {
 		sa.projectID = *f.ProjectID
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +29,9 @@ type Bucket struct {
 	name    string
 	loc     driver.Location
 	target  target
-	auth    *authTransport // nil when anonymous
-	project string         // the service-account key's project_id, if any
+	auth    *authTransport  // nil when anonymous
+	project string          // the service-account key's project_id, if any
+	key     *serviceAccount // the service-account key, which signs URLs; nil without one
 	// envProject is GOOGLE_CLOUD_PROJECT, which names the project first.
 	envProject string
 	location   string // where MakeBucket creates the bucket (the config's region)
@@ -63,6 +66,7 @@ func newBucket(ctx context.Context, loc driver.Location, o *Options, c *driver.C
 		target:     t,
 		auth:       at,
 		project:    cs.projectID,
+		key:        cs.key,
 		envProject: o.project,
 		location:   o.Region,
 		partSize:   o.PartSize,
@@ -113,6 +117,43 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 		return e
 	}
 	return nil
+}
+
+// maxPresign is the longest a V4 signed URL can be valid for.
+const maxPresign = 7 * 24 * time.Hour
+
+// PresignGet signs a V4 URL reading key, valid for expiry (at most 7 days), with the
+// service-account key the store was opened with: application default credentials and an
+// anonymous store have no private key here to sign with (ErrUnsupported). On an emulator
+// the URL names the emulator's host.
+func (b *Bucket) PresignGet(ctx context.Context, key string, expiry time.Duration) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	switch {
+	case b.key == nil:
+		return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrUnsupported,
+			Err: fmt.Errorf("a signed URL needs the private key of a service account: give %s", serviceAccountField)}
+	case expiry <= 0 || expiry > maxPresign:
+		return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrConfig,
+			Err: fmt.Errorf("expiry %s: Cloud Storage signs URLs valid for at most 7 days", expiry)}
+	}
+	opts := &storage.SignedURLOptions{GoogleAccessID: b.key.email, PrivateKey: b.key.privateKey, Method: http.MethodGet,
+		Expires: time.Now().Add(expiry), Scheme: storage.SigningSchemeV4}
+	if b.target.emulator {
+		u, err := url.Parse(b.target.endpoint)
+		if err != nil {
+			return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrConfig, Err: err}
+		}
+		opts.Hostname, opts.Insecure = u.Host, u.Scheme == "http"
+	}
+	u, err := b.bucket.SignedURL(key, opts)
+	if err != nil {
+		// The library's error is not passed on: it may quote the key's content.
+		return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrConfig,
+			Err: fmt.Errorf("signing with %s %s failed", serviceAccountField, b.key.ref)}
+	}
+	return u, nil
 }
 
 // RemoveBucket removes the bucket when it is empty: GCS refuses one holding objects with a

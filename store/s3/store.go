@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -40,6 +41,8 @@ type api interface {
 // multipart upload, by Bucket itself to each part.
 type Bucket struct {
 	api         api
+	presigner   *s3.PresignClient
+	anonymous   bool
 	bucket      string
 	loc         driver.Location
 	target      target
@@ -64,6 +67,8 @@ func New(ctx context.Context, loc driver.Location, o *Options, c *driver.Common)
 	}
 	return &Bucket{
 		api:         client,
+		presigner:   s3.NewPresignClient(client),
+		anonymous:   o.Anonymous,
 		bucket:      loc.Bucket,
 		loc:         loc.Root(),
 		target:      t,
@@ -104,6 +109,29 @@ func (b *Bucket) MakeBucket(ctx context.Context) error {
 		b.sawBucket()
 	}
 	return mapError(ctx, call{op: "make-bucket", key: b.bucket}, err)
+}
+
+// maxPresign is the longest a SigV4 presigned URL can be valid for.
+const maxPresign = 7 * 24 * time.Hour
+
+// PresignGet signs a GetObject of key valid for expiry (at most 7 days, SigV4's limit). An
+// anonymous store has no key to sign with. The URL is signed with the credentials the store
+// holds now: temporary ones (a role, SSO) end it when they expire, whatever expiry says.
+func (b *Bucket) PresignGet(ctx context.Context, key string, expiry time.Duration) (string, error) {
+	switch {
+	case b.anonymous:
+		return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrUnsupported,
+			Err: errors.New("an anonymous store has no credentials to sign a URL with")}
+	case expiry <= 0 || expiry > maxPresign:
+		return "", &driver.Error{Op: "presign", Key: key, Kind: driver.ErrConfig,
+			Err: fmt.Errorf("expiry %s: S3 signs URLs valid for at most 7 days", expiry)}
+	}
+	req, err := b.presigner.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)},
+		s3.WithPresignExpires(expiry))
+	if err != nil {
+		return "", mapError(ctx, call{op: "presign", key: key}, err)
+	}
+	return req.URL, nil
 }
 
 // RemoveBucket removes the bucket when it is empty: S3 refuses one holding objects (or, when
