@@ -118,3 +118,56 @@ func TestSyncConditionalOnServers(t *testing.T) {
 		})
 	}
 }
+
+// syncRace plans a sync of url/src/ to url/dst/ through stores, lets writer (another client
+// of the same bucket) replace a key the sync will replace and create one it will create, then
+// runs the sync, and returns the keys whose writer's version the sync overwrote.
+func syncRace(t *testing.T, writer *store.Store, stores Stores, url string) (overwritten []string) {
+	t.Helper()
+	ctx := context.Background()
+	put(t, writer, "dst/b", "old")
+	put(t, writer, "src/b", "b1")
+	put(t, writer, "src/c", "c1")
+	sp, err := PlanSync(ctx, stores, url+"/src/", url+"/dst/", SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	put(t, writer, "dst/b", "writer")
+	put(t, writer, "dst/c", "writer")
+	_, _ = sp.Run(ctx, nil, SyncReport{})
+	for _, k := range []string{"dst/b", "dst/c"} {
+		if get(t, writer, k) != "writer" {
+			overwritten = append(overwritten, k)
+		}
+	}
+	return overwritten
+}
+
+// TestSyncRaceCheckCatchesASyncWithoutConditions: the race check is not vacuous. On MinIO a
+// sync overwrites no writer's version; the same sync behind a proxy that strips every
+// condition (as a store that ignores them would) overwrites both, and the check sees it.
+func TestSyncRaceCheckCatchesASyncWithoutConditions(t *testing.T) {
+	ctx := context.Background()
+	minio := testenv.MinIO(t)
+	proxy, stripped := testenv.FaultProxy(t, minio)
+	proxy.StripConditions(true)
+	for _, tc := range []struct {
+		name string
+		via  testenv.S3Server
+		want int
+	}{{"minio", minio, 0}, {"conditions stripped", stripped, 2}} {
+		url := fmt.Sprintf("s3://wharf-sync-race-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+		writer, err := store.Open(ctx, url, minio.StoreConfig(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer writer.Close()
+		if err := writer.MakeBucket(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := syncRace(t, writer, Stores{Config: tc.via.StoreConfig(t)}, url); len(got) != tc.want {
+			t.Errorf("%s: the sync overwrote %q, want %d of the writer's keys", tc.name, got, tc.want)
+		}
+	}
+}
