@@ -65,9 +65,7 @@ trap 'exit 130' INT TERM
 
 build_wharf "$WORK"
 start_bench_minio "$RUN_DIR"
-export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Minio RCLONE_CONFIG_BENCH_ENDPOINT=$EP
-export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY
-export RCLONE_CONFIG_BENCH_REGION=us-east-1
+rclone_env
 "$WHARF" --endpoint "$EP" mb s3://bench >/dev/null
 
 make_sets() {
@@ -131,9 +129,6 @@ measure() {
   printf '%s %s %s\n' "$(echo "$end - $start" | bc -l)" "$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out")" "$load"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-minmax() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
-ratio() { echo "$1 / $2" | bc -l | xargs printf '%.2f'; }
 
 # tools_for DIR: the tools that run in that direction.
 tools_for() {

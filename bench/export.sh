@@ -132,7 +132,6 @@ for nb in $WHARF_BINS; do
   names+=("${nb%%=*}")
   bins+=("${nb#*=}")
 done
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 printf 'rows %d, table %.0f MiB in PostgreSQL, --parallel %s, chunk_rows %s, %s round(s); load average %s\n' "$ROWS" "$table_mb" \
   "$PARALLEL" "${CHUNK_ROWS:-default}" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"

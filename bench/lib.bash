@@ -60,3 +60,16 @@ start_bench_minio() {
   export AWS_ACCESS_KEY_ID=$WHARF_TEST_MINIO_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$WHARF_TEST_MINIO_SECRET_KEY
   export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 }
+
+# median, minmax and ratio summarise a run's figures: the median of the numbers on standard
+# input, their range as LO-HI, and $1 / $2 to two decimals.
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+minmax() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
+ratio() { echo "$1 / $2" | bc -l | xargs printf '%.2f'; }
+
+# rclone_env points rclone's remote "bench" at the MinIO of start_bench_minio.
+rclone_env() {
+  export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Minio RCLONE_CONFIG_BENCH_ENDPOINT=$EP
+  export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY
+  export RCLONE_CONFIG_BENCH_REGION=us-east-1
+}

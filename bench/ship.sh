@@ -99,7 +99,6 @@ timed() {
 }
 
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # count PREFIX: the objects under s3://bench/PREFIX/.
 count() { "$WHARF" --endpoint "$EP" ls -r "s3://bench/$1/" | wc -l; }
