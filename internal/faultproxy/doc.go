@@ -23,6 +23,8 @@
 //	            a signed payload's hash) to match, re-signed with the keys in Options: the backend
 //	            stores a shortened object and answers success, as behind a proxy that lost the
 //	            rest of the body
+//	Corrupt     forward, and answer with the byte at offset Rule.After of the body flipped (every
+//	            bit inverted), the length and headers unchanged: a bit flip on the path
 //
 // StripConditions(true) removes If-Match, If-None-Match, If-Modified-Since and
 // If-Unmodified-Since from every forwarded request, simulating a store that ignores conditions.

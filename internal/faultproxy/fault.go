@@ -47,7 +47,7 @@ func (p *Proxy) apply(w http.ResponseWriter, r *http.Request, rule *Rule) {
 			return
 		}
 		p.forward(w, r, nil)
-	case StallBody, Truncate:
+	case StallBody, Truncate, Corrupt:
 		p.forward(w, r, rule)
 	default:
 		p.forward(w, r, nil)
@@ -92,6 +92,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, rule *Rule) {
 		_, _ = io.Copy(w, resp.Body)
 		return
 	}
+	if rule.Fault == Corrupt {
+		_, _ = io.Copy(w, &flipper{r: resp.Body, at: rule.After})
+		return
+	}
 	head := rule.After
 	if rule.Fault == Truncate && resp.ContentLength > 0 && head >= resp.ContentLength {
 		head = resp.ContentLength - 1 // always leave something out
@@ -110,6 +114,22 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, rule *Rule) {
 		return
 	}
 	_, _ = io.Copy(w, resp.Body)
+}
+
+// flipper passes r on with the byte at offset at inverted.
+type flipper struct {
+	r   io.Reader
+	at  int64
+	off int64
+}
+
+func (f *flipper) Read(b []byte) (int, error) {
+	n, err := f.r.Read(b)
+	if i := f.at - f.off; i >= 0 && i < int64(n) {
+		b[i] ^= 0xff
+	}
+	f.off += int64(n)
+	return n, err
 }
 
 // dropBody cuts r's body to its first n bytes, with a Content-Length to match, as a proxy

@@ -185,3 +185,23 @@ func TestLostForwardsThenResets(t *testing.T) {
 		t.Errorf("backend got body %q", body)
 	}
 }
+
+func TestCorruptFlipsOneByte(t *testing.T) {
+	b := newBackend(t)
+	p := faultproxy.New(t, b.URL, faultproxy.Options{})
+	p.Inject(faultproxy.Rule{Fault: faultproxy.Corrupt, After: 3, Times: 1})
+	resp, err := http.Get(p.URL() + "/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(body) != len(payload) {
+		t.Fatalf("read %d bytes, %v; want all %d", len(body), err, len(payload))
+	}
+	want := []byte(payload)
+	want[3] ^= 0xff
+	if string(body) != string(want) {
+		t.Errorf("body %q, want %q: byte 3 flipped, the rest as sent", body, want)
+	}
+}

@@ -20,6 +20,7 @@ const (
 	Truncate
 	Lost
 	DropBody
+	Corrupt
 )
 
 func (f Fault) String() string {
@@ -40,6 +41,8 @@ func (f Fault) String() string {
 		return "lost"
 	case DropBody:
 		return "drop-body"
+	case Corrupt:
+		return "corrupt"
 	}
 	return "fault(?)"
 }
@@ -61,7 +64,7 @@ type Rule struct {
 	Message string // for Status: the error message (default: the code's usual message)
 
 	Delay time.Duration // for Stall and StallBody: how long to wait
-	After int64         // for StallBody and Truncate: body bytes sent before the fault; for DropBody: request body bytes kept
+	After int64         // for StallBody and Truncate: body bytes sent before the fault; for DropBody: request body bytes kept; for Corrupt: the offset of the byte flipped
 }
 
 // Injection is a rule added to a proxy; it reports how often it fired.
