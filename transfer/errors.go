@@ -44,12 +44,6 @@ var (
 		Exit: errcode.ExitFailed, Class: errcode.Outcome, Standing: true, Section: section,
 		Meaning: "`mv` copied every source, then found that some of them had changed since they were copied (another writer replaced an object, or a local file changed size) or were gone, and did not remove those: a source is removed only while it is the version that was copied. Each kept source is named on standard error; the destination holds what was copied.",
 		Remedy:  "Compare each named source with its destination (`wharf stat`), and move it again once its writer is done: the move copies the newer version and removes it."})
-	// ErrChecksumMismatch: the bytes a copy read of an object differ from the MD5 its store
-	// vouches for (on S3, the ETag of an object put whole): they changed on the way.
-	ErrChecksumMismatch = errcode.New(errcode.Def{Name: "WHARF_CHECKSUM_MISMATCH", Text: "the bytes read differ from the store's checksum",
-		Exit: errcode.ExitFailed, Class: errcode.Poison, Standing: true, Section: section,
-		Meaning: "A copy read an object whole and the MD5 of the bytes it received differs from the one the store vouches for (on S3 and S3-compatible stores, the ETag of an object put in one request and not encrypted with a KMS or customer key): something on the way (a proxy, a NIC, memory) changed them. Nothing was kept: the local file was never renamed into place, a copy to a store was removed again. The message names the object and both checksums.",
-		Remedy:  "Run the copy again; a mismatch that comes back for the same object points at the path to the store (a proxy that rewrites bodies) or at the object itself."})
 	// ErrEmptySource: a sync whose source holds nothing, which is far more often a mistyped
 	// path or prefix, or a failed mount, than a wish to empty the destination.
 	ErrEmptySource = errcode.New(errcode.Def{Name: "WHARF_SYNC_EMPTY_SOURCE", Text: "the sync's source is empty",

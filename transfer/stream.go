@@ -2,11 +2,8 @@ package transfer
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"sync/atomic"
@@ -49,10 +46,6 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 		p.abort()
 		return info, nil, body.mismatch(p.path, t.Src, err)
 	}
-	if err := body.checkSum(t.Src); err != nil {
-		p.abort()
-		return info, nil, err
-	}
 	return info, p, nil
 }
 
@@ -92,10 +85,6 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 	if err := verify(body, size, info); err != nil {
 		r.undo(t.Dst)
 		return info, body.mismatch(t.Dst, t.Src, err)
-	}
-	if err := body.checkSum(t.Src); err != nil {
-		r.undo(t.Dst)
-		return info, err
 	}
 	return info, nil
 }
@@ -184,10 +173,6 @@ type counter struct {
 	path    string // the local file read, or "" for an object of a store
 	size    int64  // its size when the copy began; -1 when unknown
 	changed atomic.Pointer[store.Error]
-
-	// sum hashes what is read when the store vouches for the object's MD5 (want).
-	sum  hash.Hash
-	want string
 }
 
 func newCounter(r io.Reader, p Progress) *counter { return &counter{r: r, p: p, size: -1} }
@@ -199,24 +184,7 @@ func (r *runner) newCounter(obj *store.Object, t Task) *counter {
 		c.path, _ = l.Path(t.Src)
 		c.size = obj.Info.Size
 	}
-	if obj.Info.ContentMD5 != "" {
-		c.sum, c.want = md5.New(), obj.Info.ContentMD5
-	}
 	return c
-}
-
-// checkSum compares the MD5 of what was read from src with the one its store vouches for: a
-// difference is ErrChecksumMismatch naming src. Nothing to compare (no MD5 vouched for, or a
-// body the put read in place) passes.
-func (c *counter) checkSum(src string) error {
-	if c.sum == nil || c.at.Load() {
-		return nil
-	}
-	if got := hex.EncodeToString(c.sum.Sum(nil)); got != c.want {
-		return &store.Error{Op: "get", Key: src, Kind: ErrChecksumMismatch,
-			Err: fmt.Errorf("the bytes read have MD5 %s, and the store vouches for %s: they changed on the way, and nothing was kept", got, c.want)}
-	}
-	return nil
 }
 
 func (c *counter) Read(b []byte) (int, error) {
@@ -224,9 +192,6 @@ func (c *counter) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.n += int64(n)
 		c.p.Bytes(int64(n))
-		if c.sum != nil {
-			c.sum.Write(b[:n])
-		}
 	}
 	if c.path != "" {
 		switch {

@@ -197,11 +197,6 @@ type ObjectInfo struct {
 	ContentType  string            `json:"content_type,omitempty"`
 	Headers      Headers           `json:"headers,omitzero"`
 	Metadata     map[string]string `json:"metadata,omitempty"` // keys lowercase: "wharf-sha256"
-	// ContentMD5 is the hexadecimal MD5 of the object's bytes as the store vouches for it on a
-	// read, where it gives one: on S3 the ETag of an object put whole and not encrypted with a
-	// KMS or customer key. "" when the store gives none. A reader of the whole object checks
-	// its bytes against it.
-	ContentMD5 string `json:"content_md5,omitempty"`
 }
 
 // Headers are the standard HTTP headers an object carries besides its content type: a copy

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +36,6 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (
 	}
 	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata)
 	info.Headers = headersOf(out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage)
-	info.ContentMD5 = contentMD5(info.ETag, out.ServerSideEncryption, out.SSECustomerAlgorithm)
 	if total, ok := driver.RangeTotal(aws.ToString(out.ContentRange)); ok {
 		info.Size = total
 	}
@@ -74,7 +72,6 @@ func (b *Bucket) Head(ctx context.Context, key string) (driver.ObjectInfo, error
 	}
 	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata)
 	info.Headers = headersOf(out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage)
-	info.ContentMD5 = contentMD5(info.ETag, out.ServerSideEncryption, out.SSECustomerAlgorithm)
 	return info, nil
 }
 
@@ -192,20 +189,6 @@ func (b *Bucket) List(ctx context.Context, opts *driver.ListOptions) (driver.Pag
 		page.Next = aws.ToString(out.NextContinuationToken)
 	}
 	return page, nil
-}
-
-// contentMD5 is the MD5 an S3 ETag vouches for: the ETag of an object put whole (32
-// hexadecimal digits, no "-N" of a multipart upload), unless the object is encrypted with a
-// KMS key or a customer key, whose ETags are no MD5 of the bytes.
-func contentMD5(etag string, sse types.ServerSideEncryption, customer *string) string {
-	if len(etag) != 32 || aws.ToString(customer) != "" ||
-		sse == types.ServerSideEncryptionAwsKms || sse == types.ServerSideEncryptionAwsKmsDsse {
-		return ""
-	}
-	if _, err := hex.DecodeString(etag); err != nil {
-		return ""
-	}
-	return strings.ToLower(etag)
 }
 
 func objectInfo(key string, size *int64, etag *string, mod *time.Time, ctype *string, md map[string]string) driver.ObjectInfo {
