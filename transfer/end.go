@@ -222,6 +222,11 @@ func (s Stores) openTree(ctx context.Context, e *End, dst bool) error {
 		if err := checkTreeDir(e.raw, abs, dst); err != nil {
 			return err
 		}
+		// A root given as a symbolic link to a directory is that directory (links below it
+		// are still not followed): a walk from the link itself would find nothing.
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
 		e.local, e.dir = NewLocal(abs), filepath.Clean(e.path)
 		return nil
 	}

@@ -82,7 +82,7 @@ func PlanCopy(ctx context.Context, stores Stores, srcRaw, dstRaw string, o CopyO
 		p.o.Recursive, o.Recursive = true, true // a wildcard names a tree's objects
 	}
 	if !o.Filter.IsZero() && !o.Recursive {
-		return nil, usage("cp: --include and --exclude choose among the files of a tree: add -r")
+		return nil, usage("--include and --exclude choose among the files of a tree: add -r")
 	}
 	switch {
 	case srcRaw == "-" || dstRaw == "-" || dstRaw == "stdout://":

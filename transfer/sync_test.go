@@ -312,3 +312,37 @@ func TestUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeRootGivenAsALink: a directory named by a symbolic link to it is copied and synced
+// as that directory (the names below it keep the link's spelling in output).
+func TestTreeRootGivenAsALink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "sub", "a.txt"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	openMem(t, "mem://link-root")
+	p, err := PlanCopy(ctx, testStores, link, "mem://link-root/out/", CopyOptions{Recursive: true})
+	if err != nil {
+		t.Fatalf("cp -r of a link to a directory: %v", err)
+	}
+	defer p.Close()
+	if got := dsts(p.Tasks); !slices.Equal(got, []string{"out/sub/a.txt"}) {
+		t.Errorf("cp -r of a link plans %q", got)
+	}
+	if src, _ := p.Names(p.Tasks[0]); src != filepath.Join(link, "sub", "a.txt") {
+		t.Errorf("the source is named %q, want it under the link", src)
+	}
+	sp := planSync(t, link, "mem://link-root/mirror/", SyncOptions{})
+	if len(sp.Tasks) != 1 {
+		t.Errorf("sync of a link plans %q", dsts(sp.Tasks))
+	}
+}
