@@ -57,11 +57,7 @@ install_s5cmd; install_time
 [[ " $TOOLS " != *" rclone "* ]] || install_rclone
 bash scripts/install-servers.sh minio
 
-WORK=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wharf-bench.XXXXXX")}
-RUN_DIR=$WORK/servers
-cleanup() { servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ] || rm -rf "$WORK"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir cp
 
 build_wharf "$WORK"
 start_bench_minio "$RUN_DIR"

@@ -42,11 +42,7 @@ PARTS=${PARTS:-ops export history nats}
 
 bash scripts/install-servers.sh minio nats >/dev/null
 
-WORK=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wharf-bench-lease.XXXXXX")}
-RUN_DIR=$WORK/servers
-cleanup() { servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ] || rm -rf "$WORK"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir lease
 
 start_bench_minio "$RUN_DIR"
 export WHARF_TEST_MINIO_ENDPOINT WHARF_TEST_MINIO_ACCESS_KEY WHARF_TEST_MINIO_SECRET_KEY

@@ -73,3 +73,12 @@ rclone_env() {
   export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY
   export RCLONE_CONFIG_BENCH_REGION=us-east-1
 }
+
+# bench_workdir NAME sets WORK (BENCH_DIR, else a fresh temp directory wharf-bench-NAME.*) and
+# RUN_DIR (its servers/), and on exit stops the servers started there and removes a temp WORK.
+bench_workdir() {
+  WORK=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wharf-bench-$1.XXXXXX")}
+  RUN_DIR=$WORK/servers
+  trap 'servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ] || rm -rf "$WORK"' EXIT
+  trap 'exit 130' INT TERM
+}

@@ -45,11 +45,7 @@ LARGE_FILES=${LARGE_FILES:-8} LARGE_SIZE=${LARGE_SIZE:-256M}
 install_s5cmd; install_time
 bash scripts/install-servers.sh minio
 
-WORK=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wharf-bench-ship.XXXXXX")}
-RUN_DIR=$WORK/servers
-cleanup() { servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ] || rm -rf "$WORK"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir ship
 
 build_wharf "$WORK"
 start_bench_minio "$RUN_DIR"

@@ -50,11 +50,7 @@ if [[ " $TOOLS " == *" rclone "* ]] && [ ! -x "$RCLONE" ]; then
 fi
 bash scripts/install-servers.sh minio
 
-WORK=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wharf-bench-sync.XXXXXX")}
-RUN_DIR=$WORK/servers
-cleanup() { servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ] || rm -rf "$WORK"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir sync
 
 build_wharf "$WORK"
 start_bench_minio "$RUN_DIR"
