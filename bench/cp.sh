@@ -178,14 +178,17 @@ log "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The ratios at equal durability (above 1.0: wharf is faster): uploads against s5cmd (a store
 # makes its own writes durable); downloads --no-fsync against s5cmd (neither syncs) and the
-# default against s5cmd followed by sync (both durable on exit).
+# default against s5cmd followed by sync (both durable on exit). With BEFORE_BIN, wharf / before
+# is the cost of what changed between the builds (a build before verified transfers: verified
+# against unverified).
 have() { [ -n "${SECS[$1]:-}" ]; }
 printf '\n| case | load avg (1 min) | tool | median s | ratio at equal durability |\n|---|---|---|---|---|\n'
 for set in $SETS; do
   for dir in $DIRS; do
     case=$set-$dir
-    pairs=("wharf s5cmd" "wharf rclone" "before s5cmd")
-    [ "$dir" = up ] || pairs=("wharf-nofsync s5cmd" "wharf s5cmd-sync" "wharf-nofsync rclone" "before-nofsync s5cmd" "before s5cmd-sync")
+    pairs=("wharf s5cmd" "wharf rclone" "before s5cmd" "wharf before")
+    [ "$dir" = up ] || pairs=("wharf-nofsync s5cmd" "wharf s5cmd-sync" "wharf-nofsync rclone" "before-nofsync s5cmd" "before s5cmd-sync"
+      "wharf before" "wharf-nofsync before-nofsync")
     for pair in "${pairs[@]}"; do
       read -r ours peer <<<"$pair"
       have "$set,$dir,$ours" && have "$set,$dir,$peer" || continue

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store/driver"
 	"golang.org/x/sync/errgroup"
 )
@@ -129,6 +130,7 @@ func (s *Store) Get(ctx context.Context, key string, opts *GetOptions) (*Object,
 		return nil, err
 	}
 	obj.Info.Key = key
+	obj.Info.LiftCRC32C()
 	return &Object{Info: obj.Info, ReadCloser: &resumingBody{
 		ctx: ctx, s: s, key: s.prefix + key, opts: o, etag: obj.Info.ETag, body: obj.ReadCloser,
 	}}, nil
@@ -154,6 +156,7 @@ func (s *Store) Head(ctx context.Context, key string) (info ObjectInfo, err erro
 		return err
 	})
 	info.Key = key
+	info.LiftCRC32C()
 	return info, err
 }
 
@@ -171,6 +174,12 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *PutOp
 		return ObjectInfo{}, err
 	}
 	full := s.prefix + key
+	if opts.CRC32C != "" {
+		if _, err := crc32c.Parse(opts.CRC32C); err != nil {
+			return ObjectInfo{}, &Error{Op: "put", Key: key, Kind: ErrConfig, Err: err}
+		}
+		body = checkBody(body, key, opts.CRC32C)
+	}
 	seeker, replayable := body.(io.Seeker)
 	if body == nil {
 		replayable = true
@@ -198,6 +207,7 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *PutOp
 		e.PutID = opts.Metadata[MetaPutID]
 	}
 	info.Key = key
+	info.LiftCRC32C()
 	return info, err
 }
 
@@ -265,6 +275,7 @@ func (s *Store) List(ctx context.Context, opts *ListOptions) (page Page, err err
 	}
 	for i := range page.Objects {
 		page.Objects[i].Key = strings.TrimPrefix(page.Objects[i].Key, s.prefix)
+		page.Objects[i].LiftCRC32C()
 	}
 	for i := range page.Prefixes {
 		page.Prefixes[i] = strings.TrimPrefix(page.Prefixes[i], s.prefix)
@@ -336,6 +347,7 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *PutOptions) (in
 		return err
 	})
 	info.Key = dst
+	info.LiftCRC32C()
 	return info, err
 }
 
@@ -354,6 +366,9 @@ func CopyStream(ctx context.Context, from *Store, src string, to *Store, dst str
 	}
 	o.Size = obj.Info.Size
 	Carry(&o, obj.Info)
+	if o.CRC32C == "" {
+		o.CRC32C = obj.Info.CRC32C // the put checks the bytes it read against the source's
+	}
 	return to.Put(ctx, dst, obj, &o)
 }
 

@@ -28,6 +28,7 @@ type (
 var (
 	ErrNotExist           = driver.ErrNotExist
 	ErrPreconditionFailed = driver.ErrPreconditionFailed
+	ErrChecksumMismatch   = driver.ErrChecksumMismatch
 	ErrBucketMissing      = driver.ErrBucketMissing
 	ErrBucketNotEmpty     = driver.ErrBucketNotEmpty
 	ErrForbidden          = driver.ErrForbidden
@@ -43,6 +44,7 @@ var (
 const (
 	MetaPutID  = driver.MetaPutID  // random per conditional put, to resolve ErrOutcomeUnknown
 	MetaSHA256 = driver.MetaSHA256 // hex sha256 of the body, where the writer knows it
+	MetaCRC32C = driver.MetaCRC32C // the CRC-32C of the body, where the store keeps none
 )
 
 // DefaultRetryPolicy returns the retry policy of DESIGN.md (see driver.DefaultRetryPolicy).

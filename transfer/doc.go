@@ -47,6 +47,12 @@
 //   - With Options.IfAbsent every put is a conditional create: an existing destination is never
 //     replaced. Such refusals do not stop the other copies; Run returns
 //     store.ErrPreconditionFailed naming the first one and how many there were.
+//   - Every byte read from a store is checked against the CRC-32C the object carries
+//     (store.ObjectInfo.CRC32C): a download as it writes (each range of a parallel download
+//     on its own, combined), a copy into another store by that store's put
+//     (PutOptions.CRC32C), standard output at its end. A mismatch is store.ErrChecksumMismatch
+//     naming the object, and leaves nothing at the destination; an object that carries none
+//     is copied and counted in Summary.Unverified (verify.go).
 //
 // PlanSync is the engine under `wharf sync`: it lists a source tree and a destination tree at
 // once and plans the copies that make the destination hold what the source holds — a create

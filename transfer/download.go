@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -32,10 +33,15 @@ func (r *runner) download(ctx context.Context, l *Local, t Task) (store.ObjectIn
 		first.Close()
 		return store.ObjectInfo{}, nil, err
 	}
+	want := r.wantedSum(ctx, t.Src, first.Info)
 	p := &parts{r: r, l: l, f: pf.f.File, key: t.Src, etag: etag, path: path, cancel: cancel}
 	p.run(ctx, first, size)
 	if err = p.err; err == nil {
 		err = ctx.Err() // cancelled before every part had started
+	}
+	if err == nil {
+		sum, _ := p.sums.Sum(p.count)
+		err = r.checkSum(t.Src, size, sum, want)
 	}
 	if err != nil {
 		pf.abort()
@@ -55,8 +61,10 @@ type parts struct {
 	path   string
 	cancel context.CancelFunc
 
-	mu  sync.Mutex
-	err error
+	mu    sync.Mutex
+	err   error
+	sums  crc32c.Pieces // each part's CRC-32C
+	count int           // parts started
 }
 
 func (p *parts) run(ctx context.Context, first *store.Object, size int64) {
@@ -75,9 +83,11 @@ func (p *parts) run(ctx context.Context, first *store.Object, size int64) {
 		}
 		body := first
 		first = nil
+		i := p.count
+		p.count++
 		wg.Go(func() {
 			defer func() { <-sem }()
-			p.fail(p.part(ctx, body, off, n))
+			p.fail(p.part(ctx, i, body, off, n))
 		})
 		if size == 0 {
 			break
@@ -86,9 +96,9 @@ func (p *parts) run(ctx context.Context, first *store.Object, size int64) {
 	wg.Wait()
 }
 
-// part copies bytes [off, off+n) of the object into the file; body, when not nil, is already
-// open at off.
-func (p *parts) part(ctx context.Context, body *store.Object, off, n int64) error {
+// part copies bytes [off, off+n) of the object into the file as part i, noting their
+// CRC-32C; body, when not nil, is already open at off.
+func (p *parts) part(ctx context.Context, i int, body *store.Object, off, n int64) error {
 	if body == nil {
 		var err error
 		body, err = p.r.src.Get(ctx, p.key, &store.GetOptions{IfMatch: p.etag, Offset: off, Length: n})
@@ -103,7 +113,8 @@ func (p *parts) part(ctx context.Context, body *store.Object, off, n int64) erro
 	}
 	defer body.Close()
 	w := p.l.writer(io.NewOffsetWriter(p.f, off), p.f, off)
-	got, err := copyCtx(ctx, w, newCounter(body, p.r.o.Progress))
+	sum := newSumReader(newCounter(body, p.r.o.Progress))
+	got, err := copyCtx(ctx, w, sum)
 	if err != nil {
 		return writeErr(ctx, p.path, err)
 	}
@@ -111,6 +122,9 @@ func (p *parts) part(ctx context.Context, body *store.Object, off, n int64) erro
 		return &store.Error{Op: "get", Key: p.key, Kind: store.ErrUnavailable,
 			Err: fmt.Errorf("%w (part at %d: want %d bytes, read %d)", errSize, off, n, got)}
 	}
+	p.mu.Lock()
+	p.sums.Set(i, sum.h.Sum32(), n)
+	p.mu.Unlock()
 	return nil
 }
 

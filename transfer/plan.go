@@ -391,6 +391,10 @@ type Copied struct {
 	Destination string `json:"destination"`
 	Size        int64  `json:"size"`
 	ETag        string `json:"etag"` // "" for a local file or standard output
+	// Verified: the bytes read from a store matched the CRC-32C the object carries. Unverified:
+	// the object carried none, so nothing checked them. Both are false for a local source.
+	Verified   bool `json:"verified"`
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // Run copies what p lists, reporting to prog (nil: nothing; a stream reports nothing). A copy
@@ -429,7 +433,8 @@ func (p *Plan) Run(ctx context.Context, prog Progress) (Summary, error) {
 	}
 	if p.single {
 		t := p.Tasks[0]
-		res := Copied{Source: p.src.url(t.Src), Destination: p.dst.url(t.Dst), Size: sum.Bytes}
+		res := Copied{Source: p.src.url(t.Src), Destination: p.dst.url(t.Dst), Size: sum.Bytes,
+			Verified: sum.Verified > 0, Unverified: sum.Unverified > 0}
 		if p.src.local != nil {
 			res.Source = p.src.raw
 		}

@@ -37,7 +37,8 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 	defer obj.Close()
 	body := r.newCounter(obj, t)
 	opts := r.putOptions(t, obj.Info.Size)
-	p, n, err := l.write(ctx, t.Dst, body, opts)
+	sum := newSumReader(body)
+	p, n, err := l.write(ctx, t.Dst, sum, opts)
 	if err != nil {
 		return store.ObjectInfo{}, nil, body.failure(err)
 	}
@@ -45,6 +46,16 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 	if err := verify(body, obj.Info.Size, info); err != nil {
 		p.abort()
 		return info, nil, body.mismatch(p.path, t.Src, err)
+	}
+	if _, local := r.src.(*Local); !local {
+		want := obj.Info.CRC32C
+		if want == "" && n >= headForSum {
+			want = r.wantedSum(ctx, t.Src, obj.Info)
+		}
+		if err := r.checkSum(t.Src, n, sum.h.Sum32(), want); err != nil {
+			p.abort()
+			return info, nil, err
+		}
 	}
 	return info, p, nil
 }
@@ -75,6 +86,12 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 	opts := r.putOptions(t, size)
 	store.Carry(opts, obj.Info) // content type, standard headers, metadata but the put-id
 	r.o.overlay(opts)
+	if _, local := r.src.(*Local); !local {
+		opts.CRC32C = obj.Info.CRC32C // the destination's put checks the bytes it read
+		if opts.CRC32C == "" {
+			r.unverified.Add(1)
+		}
+	}
 	info, err := r.dst.Put(ctx, t.Dst, body.reader(), opts)
 	if errors.Is(err, store.ErrOutcomeUnknown) {
 		info, err = r.resolve(ctx, t.Dst, err)
@@ -85,6 +102,9 @@ func (r *runner) toStore(ctx context.Context, t Task) (store.ObjectInfo, error) 
 	if err := verify(body, size, info); err != nil {
 		r.undo(t.Dst)
 		return info, body.mismatch(t.Dst, t.Src, err)
+	}
+	if opts.CRC32C != "" {
+		r.verified.Add(1)
 	}
 	return info, nil
 }

@@ -122,10 +122,16 @@ func (nopProgress) Done(Task, store.ObjectInfo, error) {}
 
 // Summary is what Run did.
 type Summary struct {
-	Files    int           `json:"files"`
-	Bytes    int64         `json:"bytes"`
-	Refused  int           `json:"refused,omitempty"` // destinations that existed, with IfAbsent
-	Duration time.Duration `json:"-"`
+	Files   int   `json:"files"`
+	Bytes   int64 `json:"bytes"`
+	Refused int   `json:"refused,omitempty"` // destinations that existed, with IfAbsent
+	// Verified counts the objects read from a store whose bytes were checked against the
+	// CRC-32C the object carries; Unverified those read from a store that gave none (an
+	// object another tool wrote, a store that keeps none). Files read from a Local directory
+	// are neither.
+	Verified   int           `json:"verified"`
+	Unverified int           `json:"unverified"`
+	Duration   time.Duration `json:"-"`
 	// Copied is what a Plan's copy of one object copied; nil for a tree, and when the bytes
 	// went to standard output.
 	Copied *Copied `json:"-"`
@@ -166,7 +172,8 @@ feed:
 	if r.commits != nil {
 		r.commits.wait() // every file synced and renamed, or removed
 	}
-	s := Summary{Files: int(r.files.Load()), Bytes: r.bytes.Load(), Refused: int(r.refused.Load()), Duration: time.Since(start)}
+	s := Summary{Files: int(r.files.Load()), Bytes: r.bytes.Load(), Refused: int(r.refused.Load()), Duration: time.Since(start),
+		Verified: int(r.verified.Load()), Unverified: int(r.unverified.Load())}
 	return s, r.result(ctx)
 }
 
@@ -178,8 +185,9 @@ type runner struct {
 	commits *committers   // for a Local destination
 	cancel  context.CancelFunc
 
-	files, refused atomic.Int64
-	bytes          atomic.Int64
+	files, refused       atomic.Int64
+	bytes                atomic.Int64
+	verified, unverified atomic.Int64 // objects read from a store, checked or not (verify.go)
 
 	mu           sync.Mutex
 	err          error // first failure

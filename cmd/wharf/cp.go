@@ -129,6 +129,10 @@ type cpSummary struct {
 	MiBPerS  float64 `json:"mib_per_s"`
 	FilesPer float64 `json:"files_per_s"`
 	Refused  int     `json:"refused,omitempty"`
+	// Verified and Unverified count the objects read from a store whose bytes were checked
+	// against the CRC-32C they carry, and those that carried none.
+	Verified   int `json:"verified"`
+	Unverified int `json:"unverified"`
 }
 
 func (a *app) cp(ctx context.Context, srcRaw, dstRaw string, o cpOptions) error {
@@ -242,13 +246,18 @@ func (a *app) reportOne(res *transfer.Copied) error {
 
 func (a *app) reportSummary(sum transfer.Summary) error {
 	secs := sum.Duration.Seconds()
-	s := cpSummary{Files: sum.Files, Bytes: sum.Bytes, Seconds: round3(secs), Refused: sum.Refused}
+	s := cpSummary{Files: sum.Files, Bytes: sum.Bytes, Seconds: round3(secs), Refused: sum.Refused,
+		Verified: sum.Verified, Unverified: sum.Unverified}
 	if secs > 0 {
 		s.MiBPerS = round3(float64(sum.Bytes) / (1 << 20) / secs)
 		s.FilesPer = round3(float64(sum.Files) / secs)
 	}
-	return a.say(s, "copied %d files, %s (%d bytes) in %.2fs: %.1f MiB/s, %.0f files/s",
-		s.Files, textfmt.Size(s.Bytes), s.Bytes, secs, s.MiBPerS, s.FilesPer)
+	unverified := ""
+	if s.Unverified > 0 {
+		unverified = fmt.Sprintf(" (%d read unverified: they carry no CRC-32C)", s.Unverified)
+	}
+	return a.say(s, "copied %d files, %s (%d bytes) in %.2fs: %.1f MiB/s, %.0f files/s%s",
+		s.Files, textfmt.Size(s.Bytes), s.Bytes, secs, s.MiBPerS, s.FilesPer, unverified)
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

@@ -53,6 +53,7 @@ func writeStat(w io.Writer, url string, o store.ObjectInfo) error {
 	row("url", url)
 	row("size", fmt.Sprintf("%d (%s)", o.Size, textfmt.Size(o.Size)))
 	row("etag", textfmt.Dash(o.ETag))
+	row("crc32c", textfmt.Dash(o.CRC32C))
 	row("last-modified", modified)
 	row("content-type", textfmt.Dash(o.ContentType))
 	writeHeaders(&b, o.Headers)

@@ -42,12 +42,13 @@ func (d shipDest) uploadsAt(t *testing.T, url string) []transfer.Pending {
 	return out
 }
 
-// killMidUpload runs `wharf ship` on sp and SIGKILLs it when 16 MiB of its 17 MiB file are
-// read: its multipart upload (its staged blocks, on Azure) stays open in the store.
+// killMidUpload runs `wharf ship` on sp and SIGKILLs it when 32 MiB of its 17 MiB file are
+// read (each part is read once for its CRC-32C, then sent: 34 MiB in all), so at least one
+// part was sent: its multipart upload (its staged blocks, on Azure) stays open in the store.
 func (d shipDest) killMidUpload(t *testing.T, sp *shipSpool) {
 	t.Helper()
 	c := d.c
-	c.env = append(slices.Clone(c.env), envTestShip+"=kill-mid-body:16777216")
+	c.env = append(slices.Clone(c.env), envTestShip+"=kill-mid-body:33554432")
 	cmd := c.command(d.shipArgs(sp, "--drain")...)
 	var stderr testenv.SyncBuffer
 	cmd.Stderr = &stderr

@@ -10,13 +10,14 @@ import (
 func (a *app) statCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "stat URL",
-		Short: "Show an object's size, ETag, last-modified time, content type, headers and metadata",
+		Short: "Show an object's size, ETag, checksum, last-modified time, content type, headers and metadata",
 		Long: `Show what the store records about one object, without reading its body: size,
-ETag (the generation on GCS), last-modified time, content type, the standard headers it
-carries (cache-control, content-disposition, content-encoding, content-language) and user
-metadata (keys lowercase, such as wharf-sha256).
+ETag (the generation on GCS), the CRC-32C of its bytes that copies check (the store's own, or
+the one wharf recorded when it wrote the object; "-" when it carries none), last-modified
+time, content type, the standard headers it carries (cache-control, content-disposition,
+content-encoding, content-language) and user metadata (keys lowercase, such as wharf-sha256).
 
-JSON output (--format json) is one object: {"key","size","etag","last_modified",
+JSON output (--format json) is one object: {"key","size","etag","crc32c","last_modified",
 "content_type","headers","metadata"}, headers as {"cache_control","content_disposition",
 "content_encoding","content_language"}; fields the store does not record are left out.`,
 		Example: `  wharf stat ./examples/data/orders/2024-01-01.csv

@@ -94,7 +94,9 @@ type syncSummary struct {
 	Removed    int     `json:"removed"`
 	OnlyInDest int     `json:"only_in_destination,omitempty"` // kept: no --delete, or a guard held
 	Conflicts  int     `json:"conflicts,omitempty"`
-	Seconds    float64 `json:"seconds"` // the whole sync: the listings, the copies, the removals
+	Verified   int     `json:"verified"`   // copies whose bytes read matched their CRC-32C
+	Unverified int     `json:"unverified"` // copies from a store of objects that carry none
+	Seconds    float64 `json:"seconds"`    // the whole sync: the listings, the copies, the removals
 	DryRun     bool    `json:"dry_run,omitempty"`
 }
 
@@ -123,7 +125,8 @@ func (a *app) sync(ctx context.Context, srcRaw, dstRaw string, o syncOptions) er
 	sum, err := sp.Run(ctx, bar, transfer.SyncReport{Removed: a.removedLine, Conflict: a.conflicted})
 	bar.finish(err == nil)
 	s := syncSummary{Copied: sum.Files, Bytes: sum.Bytes, Unchanged: sum.Unchanged, Removed: sum.Removed,
-		Conflicts: sum.Conflicts, Seconds: round3(time.Since(start).Seconds())}
+		Conflicts: sum.Conflicts, Verified: sum.Verified, Unverified: sum.Unverified,
+		Seconds: round3(time.Since(start).Seconds())}
 	s.Replaced = min(sp.Replaces, s.Copied)
 	s.Created = s.Copied - s.Replaced
 	if !o.Delete || sp.DeleteRefused != nil {

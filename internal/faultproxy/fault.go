@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wharfdata/wharf/internal/crc32c"
 )
 
 // hopHeaders are the hop-by-hop headers a proxy must not forward.
@@ -133,7 +135,8 @@ func (f *flipper) Read(b []byte) (int, error) {
 }
 
 // dropBody cuts r's body to its first n bytes, with a Content-Length to match, as a proxy
-// that lost the rest would; a signature over the Content-Length is made again.
+// that lost the rest would, and the body's hash and CRC-32C headers made again for what is
+// left, so that the store stores the short body; a signature over them is made again.
 func (p *Proxy) dropBody(r *http.Request, n int64) error {
 	head, err := io.ReadAll(io.LimitReader(r.Body, n))
 	if err != nil {
@@ -148,6 +151,11 @@ func (p *Proxy) dropBody(r *http.Request, n int64) error {
 		// A signed payload: the hash of what is left, as a proxy that re-signs would send.
 		sum := sha256.Sum256(head)
 		r.Header.Set("X-Amz-Content-Sha256", hex.EncodeToString(sum[:]))
+		rehashed = true
+	}
+	if r.Header.Get("X-Amz-Checksum-Crc32c") != "" {
+		// And the checksum of what is left: the store cannot tell the body was cut.
+		r.Header.Set("X-Amz-Checksum-Crc32c", crc32c.Format(crc32c.Sum(head)))
 		rehashed = true
 	}
 	auth := r.Header.Get("Authorization")

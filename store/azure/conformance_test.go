@@ -36,6 +36,7 @@ func TestAzuriteConformance(t *testing.T) {
 			probe.CapListAfterWrite:     probe.Yes,
 		},
 		Large:     true,
+		Checksums: true,
 		PartSize:  MinPartSize,
 		LargeSize: 4<<20 + 1234,
 	})

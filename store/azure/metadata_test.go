@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 )
@@ -130,28 +131,33 @@ func TestMetadataOnAzurite(t *testing.T) {
 	if _, err := c.Put(ctx, "k", strings.NewReader("v"), &store.PutOptions{Size: 1, Metadata: md}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(what string, got map[string]string) {
+	// check compares the user's metadata; the blob's CRC-32C rides along in wharf-crc32c.
+	check := func(what string, info driver.ObjectInfo, body string) {
 		t.Helper()
-		if !maps.Equal(got, md) {
-			t.Errorf("%s: metadata %v, want %v", what, got, md)
+		if want := crc32c.Format(crc32c.Sum([]byte(body))); info.Metadata[store.MetaCRC32C] != want {
+			t.Errorf("%s: wharf-crc32c %q, want %s", what, info.Metadata[store.MetaCRC32C], want)
+		}
+		info.LiftCRC32C()
+		if !maps.Equal(info.Metadata, md) {
+			t.Errorf("%s: metadata %v, want %v", what, info.Metadata, md)
 		}
 	}
 	info, err := c.Head(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("head", info.Metadata)
+	check("head", info, "v")
 	obj, err := c.Get(ctx, "k", &driver.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj.Close()
-	check("get", obj.Info.Metadata)
+	check("get", obj.Info, "v")
 	if _, err := c.Copy(ctx, "k", "copied", &driver.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	info, _ = c.Head(ctx, "copied")
-	check("copy", info.Metadata)
+	check("copy", info, "v")
 	big := strings.Repeat("x", 2*MinPartSize+5)
 	if _, err := c.Put(ctx, "big", strings.NewReader(big), &store.PutOptions{Size: -1, Metadata: md}); err != nil {
 		t.Fatal(err)
@@ -161,7 +167,7 @@ func TestMetadataOnAzurite(t *testing.T) {
 		t.Error("a staged upload carries no wharf-put-id")
 	}
 	delete(info.Metadata, store.MetaPutID) // every upload in parts carries one (package upload)
-	check("staged upload", info.Metadata)
+	check("staged upload", info, big)
 
 	// A name written by another tool, with an underscore and capitals.
 	_, err = c.blockBlob("foreign").Upload(ctx, streaming.NopCloser(strings.NewReader("f")), &blockblob.UploadOptions{

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sync/atomic"
 	"time"
 
@@ -57,17 +58,21 @@ func (c *Container) engine(key string, opts *driver.PutOptions) upload.Backend {
 	}
 }
 
-// putSingle sends body in one Put Blob carrying the condition.
+// putSingle sends body in one Put Blob carrying the condition, and its CRC-32C
+// (opts.CRC32C) in the metadata.
 func (c *Container) putSingle(ctx context.Context, key string, body *sizedBody, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
+	md := withCRCMeta(opts.Metadata, opts.CRC32C)
 	resp, err := c.blockBlob(key).Upload(ctx, body, &blockblob.UploadOptions{
 		HTTPHeaders:      httpHeaders(opts),
-		Metadata:         encodeMetadata(opts.Metadata),
+		Metadata:         encodeMetadata(md),
 		AccessConditions: putConditions(opts),
 	})
 	if err != nil {
 		return driver.ObjectInfo{}, c.mapError(ctx, call{op: "put", key: key, ifMatch: opts.IfMatch != "", conditional: opts.Conditional()}, err)
 	}
-	return putInfo(key, size, etagString(resp.ETag), deref(resp.LastModified), opts), nil
+	info := putInfo(key, size, etagString(resp.ETag), deref(resp.LastModified), opts)
+	info.Metadata = md
+	return info, nil
 }
 
 // httpHeaders returns the blob properties of a put: its content type and standard headers,
@@ -183,7 +188,7 @@ func (u *blocks) blockID(n int) string {
 }
 
 // Send stages block n in one Put Block.
-func (u *blocks) Send(ctx context.Context, n int, body io.ReadSeeker, _ int64) error {
+func (u *blocks) Send(ctx context.Context, n int, body io.ReadSeeker, _ int64, _ string) error {
 	_, err := u.blob.StageBlock(ctx, u.blockID(n), streaming.NopCloser(body), nil)
 	if err == nil {
 		u.staged.Add(1)
@@ -193,20 +198,38 @@ func (u *blocks) Send(ctx context.Context, n int, body io.ReadSeeker, _ int64) e
 
 // Commit commits blocks 1 to n with the put's content type, headers, metadata and condition
 // (If-None-Match * or If-Match): a create-if-absent stays one at its last step.
-func (u *blocks) Commit(ctx context.Context, n int, size int64) (driver.ObjectInfo, error) {
+// The metadata carries the blob's CRC-32C crc (wharf-crc32c), known by then: Azure keeps no
+// checksum of a blob made of blocks.
+func (u *blocks) Commit(ctx context.Context, n int, size int64, crc string) (driver.ObjectInfo, error) {
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = u.blockID(i + 1)
 	}
+	md := withCRCMeta(u.opts.Metadata, crc)
 	resp, err := u.blob.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{
 		HTTPHeaders:      httpHeaders(u.opts),
-		Metadata:         encodeMetadata(u.opts.Metadata),
+		Metadata:         encodeMetadata(md),
 		AccessConditions: putConditions(u.opts),
 	})
 	if err != nil {
 		return driver.ObjectInfo{}, u.c.mapError(ctx, call{op: "put", key: u.key, ifMatch: u.opts.IfMatch != "", conditional: u.opts.Conditional()}, err)
 	}
-	return putInfo(u.key, size, etagString(resp.ETag), deref(resp.LastModified), u.opts), nil
+	info := putInfo(u.key, size, etagString(resp.ETag), deref(resp.LastModified), u.opts)
+	info.Metadata = md
+	return info, nil
+}
+
+// withCRCMeta returns md with wharf-crc32c set to crc, leaving md itself as it was.
+func withCRCMeta(md map[string]string, crc string) map[string]string {
+	if crc == "" {
+		return md
+	}
+	out := maps.Clone(md)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[driver.MetaCRC32C] = crc
+	return out
 }
 
 // Abort leaves the staged blocks to Azure, which discards uncommitted blocks.

@@ -197,6 +197,31 @@ type ObjectInfo struct {
 	ContentType  string            `json:"content_type,omitempty"`
 	Headers      Headers           `json:"headers,omitzero"`
 	Metadata     map[string]string `json:"metadata,omitempty"` // keys lowercase: "wharf-sha256"
+	// CRC32C is the CRC-32C of the whole object's bytes (crc32c.Format): the store's own
+	// where it keeps and checks one (S3's full-object checksum, Google Cloud Storage's
+	// crc32c), else the one wharf's put recorded in MetaCRC32C, which the portable store
+	// moves here out of Metadata. "" when neither is known with this answer (S3 returns its
+	// own with a Head, not with a ranged read).
+	CRC32C string `json:"crc32c,omitempty"`
+}
+
+// LiftCRC32C moves a CRC-32C recorded in the metadata (MetaCRC32C) to i.CRC32C, unless the
+// store gave its own, and drops it from i.Metadata: what wharf records for itself is not the
+// user's metadata.
+func (i *ObjectInfo) LiftCRC32C() {
+	v, ok := i.Metadata[MetaCRC32C]
+	if !ok {
+		return
+	}
+	if i.CRC32C == "" {
+		i.CRC32C = v
+	}
+	md := maps.Clone(i.Metadata)
+	delete(md, MetaCRC32C)
+	if len(md) == 0 {
+		md = nil
+	}
+	i.Metadata = md
 }
 
 // Headers are the standard HTTP headers an object carries besides its content type: a copy
@@ -238,6 +263,11 @@ type PutOptions struct {
 	// bytes are in memory at once. Zero means the store's setting or the backend's default.
 	PartSize    int64
 	Concurrency int
+	// CRC32C, when set, is the CRC-32C the body must have (crc32c.Format): a copy gives its
+	// source's. The put computes the body's own as it sends it either way; one that differs
+	// fails with ErrChecksumMismatch and leaves no object. A backend's Single and Commit
+	// receive the body's own here.
+	CRC32C string
 }
 
 // Conditional reports whether the put carries a condition.
@@ -316,7 +346,10 @@ func (d Description) Local() bool {
 
 // Metadata keys that wharf itself writes.
 const (
-	MetaPutID  = "wharf-put-id" // random per conditional put, to resolve ErrOutcomeUnknown
+	MetaPutID = "wharf-put-id" // random per conditional put, to resolve ErrOutcomeUnknown
+	// MetaCRC32C is the CRC-32C of the object's bytes (crc32c.Format), recorded by the put
+	// that wrote them where the store keeps no checksum of its own that reads return.
+	MetaCRC32C = "wharf-crc32c"
 	MetaSHA256 = "wharf-sha256" // hex sha256 of the body, where the writer knows it
 )
 

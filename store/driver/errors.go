@@ -34,6 +34,10 @@ var (
 		Exit: errcode.ExitFailed, Class: errcode.Poison, Section: sectionObjects,
 		Meaning: "A conditional write or read did not hold: `cp --if-absent` onto an existing object, a stale ETag on replace or delete, a pinned read of an object that changed.",
 		Remedy:  "Another writer got there first. Re-read the object and decide; do not retry blindly."})
+	ErrChecksumMismatch = errcode.New(errcode.Def{Name: "WHARF_CHECKSUM_MISMATCH", Text: "checksum mismatch",
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Section: sectionObjects,
+		Meaning: "The bytes read or written are not the bytes the store or the source vouched for: their CRC-32C differs from the one the object carries (a download, a copy between stores), or the store computed another than the one sent (an upload). Nothing is left at the destination: no file renamed into place, no object committed.",
+		Remedy:  "Copy it again; a mismatch that repeats names a store, disk or network path that damages data, which the message's object and figures help find."})
 	ErrForbidden = errcode.New(errcode.Def{Name: "WHARF_FORBIDDEN", Text: "access denied",
 		Exit: errcode.ExitFailed, Class: errcode.Operator, Section: sectionObjects,
 		Meaning: "The store refused access (HTTP 403, invalid or missing credentials, bad signature), or a local permission error.",

@@ -58,6 +58,7 @@ func TestFakeGCSConformance(t *testing.T) {
 			probe.CapListAfterWrite:     probe.Yes,
 		},
 		Large:     true,
+		Checksums: true,
 		PartSize:  minChunk * 4,        // 1 MiB chunks
 		LargeSize: 4*minChunk*4 + 1234, // five chunks
 	})

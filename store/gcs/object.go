@@ -48,6 +48,7 @@ func (b *Bucket) Get(ctx context.Context, key string, opts *driver.GetOptions) (
 	info := driver.ObjectInfo{
 		Key: key, Size: r.Attrs.Size, ETag: etag(r.Attrs.Generation), LastModified: seconds(r.Attrs.LastModified),
 		ContentType: r.Attrs.ContentType, Headers: guard.headers(), Metadata: lowerKeys(r.Metadata()),
+		CRC32C: crcString(r.Attrs.CRC32C),
 	}
 	return &driver.Object{Info: info, ReadCloser: &objectBody{r: r, guard: guard, ctx: ctx, key: key}}, nil
 }

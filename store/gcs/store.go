@@ -13,6 +13,7 @@ import (
 
 	"cloud.google.com/go/storage"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -296,12 +297,21 @@ func etag(gen int64) string {
 func objectInfo(key string, a *storage.ObjectAttrs) driver.ObjectInfo {
 	return driver.ObjectInfo{
 		Key: key, Size: a.Size, ETag: etag(a.Generation), LastModified: seconds(a.Updated),
-		ContentType: a.ContentType, Metadata: lowerKeys(a.Metadata),
+		ContentType: a.ContentType, Metadata: lowerKeys(a.Metadata), CRC32C: crcString(a.CRC32C),
 		Headers: driver.Headers{
 			CacheControl: a.CacheControl, ContentDisposition: a.ContentDisposition,
 			ContentEncoding: a.ContentEncoding, ContentLanguage: a.ContentLanguage,
 		},
 	}
+}
+
+// crcString returns GCS's CRC-32C of an object as ObjectInfo.CRC32C gives it; 0, which is
+// also what an answer without one holds, reads as unknown (the empty object's is 0 too).
+func crcString(c uint32) string {
+	if c == 0 {
+		return ""
+	}
+	return crc32c.Format(c)
 }
 
 func seconds(t time.Time) time.Time {

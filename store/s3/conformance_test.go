@@ -46,9 +46,10 @@ func conformance(t *testing.T, name string, cfg testConfig, want map[string]stri
 			}
 			return openUploads(t, b)
 		},
-		Want:     want,
-		Large:    true,
-		PartSize: MinPartSize,
+		Want:      want,
+		Large:     true,
+		Checksums: true,
+		PartSize:  MinPartSize,
 	}
 	for _, q := range quirks {
 		q(&h)

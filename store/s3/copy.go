@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,6 +101,9 @@ func (b *Bucket) replacing(ctx context.Context, src string, opts *driver.PutOpti
 	in.MetadataDirective = types.MetadataDirectiveReplace
 	in.ContentType = optString(o.ContentType)
 	in.Metadata = o.Metadata
+	if crc := cmp.Or(head.CRC32C, head.Metadata[driver.MetaCRC32C]); crc != "" {
+		in.Metadata = withCRCMeta(o.Metadata, crc) // the bytes are the source's: so is their checksum
+	}
 	setHeaders(o.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
 	in.CopySourceIfMatch = quoteETag(head.ETag)
 	return nil
@@ -155,14 +159,14 @@ func (b *Bucket) copyParts(ctx context.Context, src, dst string, opts *driver.Pu
 	var u *multipart
 	err = b.policy.Do(ctx, driver.Request{Op: "copy", Key: dst, Replayable: true}, func(ctx context.Context) error {
 		var err error
-		u, err = b.startUpload(ctx, dst, &popts)
+		u, err = b.startUpload(ctx, dst, &popts, false)
 		return err
 	})
 	if err != nil {
 		return driver.ObjectInfo{}, driver.WithoutFault(err)
 	}
 	n, err := u.copyParts(ctx, src, head)
-	return upload.Finish(ctx, dst, u, n, head.Size, err, &popts, eng)
+	return upload.Finish(ctx, dst, u, n, head.Size, "", err, &popts, eng)
 }
 
 // copyPartSizeFor is the part size for a source of size bytes: copyPartSize, or more when
@@ -234,7 +238,7 @@ func (u *multipart) copyPart(ctx context.Context, n int, src, etag string, first
 		if out.CopyPartResult != nil {
 			etag = out.CopyPartResult.ETag
 		}
-		u.record(n, etag)
+		u.record(n, etag, nil)
 		return nil
 	})
 }

@@ -100,7 +100,7 @@ func testCopyInParts(t *testing.T, b *Bucket) {
 	if _, err := b.Put(ctx, src, bytes.NewReader(body[:9<<20]), &store.PutOptions{Size: 9 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	u, err := b.startUpload(ctx, "copy/stale", &store.PutOptions{})
+	u, err := b.startUpload(ctx, "copy/stale", &store.PutOptions{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

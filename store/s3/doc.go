@@ -16,8 +16,14 @@
 // all. The put's condition rides on
 // CompleteMultipartUpload, which is never resent after a lost answer (ErrOutcomeUnknown). Any
 // failure or cancellation aborts the upload: nothing stays billed. Request bodies are sent
-// with an unsigned payload (no per-byte hashing); checksums are computed only where an
-// operation requires them.
+// with an unsigned payload (no SHA-256 of the body). The SDK computes no checksum of its own
+// (it computes only what an operation requires); wharf's upload engine gives each put the
+// CRC-32C of its bytes, which goes in x-amz-checksum-crc32c (and in the metadata key
+// wharf-crc32c, which ranged reads return too), and for an upload in parts each part's and, at
+// CompleteMultipartUpload, the whole object's as a FULL_OBJECT checksum: the server refuses a
+// body that does not match. A server that refuses the headers themselves (501, or a 400
+// naming a checksum) is sent none again by that Bucket. Head asks for the checksum
+// (x-amz-checksum-mode) and reports a full-object CRC-32C as ObjectInfo.CRC32C.
 //
 // The standard headers (Cache-Control, Content-Disposition, Content-Encoding,
 // Content-Language) go with the content type on PutObject and CreateMultipartUpload, and Get

@@ -85,6 +85,8 @@ func classify(c call, status int, code string) (*errcode.Code, driver.Fault) {
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled",
 		"InvalidToken", "ExpiredToken", "AccountProblem", "BucketAlreadyExists":
 		return driver.ErrForbidden, driver.FaultNone
+	case "XAmzContentChecksumMismatch", "BadDigest":
+		return driver.ErrChecksumMismatch, driver.FaultNone
 	case "NotImplemented", "MethodNotAllowed":
 		return driver.ErrUnsupported, driver.FaultNone
 	case "SlowDown", "ServiceUnavailable", "InternalError", "Throttling", "TooManyRequests",

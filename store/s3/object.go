@@ -66,12 +66,14 @@ func (b *Bucket) getFailed(ctx context.Context, key string, opts *driver.GetOpti
 // Head returns key's metadata: ErrNotExist when the key is absent, ErrBucketMissing when the
 // bucket is.
 func (b *Bucket) Head(ctx context.Context, key string) (driver.ObjectInfo, error) {
-	out, err := b.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)})
+	out, err := b.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key),
+		ChecksumMode: types.ChecksumModeEnabled})
 	if err != nil {
 		return driver.ObjectInfo{}, b.notFound(ctx, call{op: "head", key: key}, err)
 	}
 	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata)
 	info.Headers = headersOf(out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage)
+	info.CRC32C = fullCRC(out.ChecksumCRC32C, out.ChecksumType)
 	return info, nil
 }
 

@@ -50,33 +50,53 @@ func (b *Bucket) engine(key string, opts *driver.PutOptions) upload.Backend {
 			return b.putSingle(ctx, key, body, size, opts)
 		},
 		Start: func(ctx context.Context, opts *driver.PutOptions) (upload.Parts, error) {
-			return b.startUpload(ctx, key, opts)
+			return b.startUpload(ctx, key, opts, true)
 		},
 		Head: func(ctx context.Context) (driver.ObjectInfo, error) { return b.Head(ctx, key) },
 		Log:  b.log,
 	}
 }
 
-// putSingle sends body in one PutObject carrying the condition.
+// putSingle sends body in one PutObject carrying the condition, the CRC-32C of its bytes
+// (opts.CRC32C) in x-amz-checksum-crc32c for the server to check, and in wharf-crc32c, which
+// ranged reads return too. A server that refuses the checksum header is sent the put again
+// without it.
 func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
+	md := withCRCMeta(opts.Metadata, opts.CRC32C)
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(b.bucket),
 		Key:           aws.String(key),
 		Body:          body,
 		ContentLength: aws.Int64(size),
 		ContentType:   optString(opts.ContentType),
-		Metadata:      opts.Metadata,
+		Metadata:      md,
 		IfMatch:       quoteETag(opts.IfMatch),
 	}
 	setHeaders(opts.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
 	if opts.IfNoneMatch {
 		in.IfNoneMatch = aws.String("*")
 	}
+	var pos int64
+	if s, ok := body.(io.Seeker); ok {
+		pos, _ = s.Seek(0, io.SeekCurrent)
+	}
+	if opts.CRC32C != "" && b.sendChecksums() {
+		in.ChecksumCRC32C = aws.String(opts.CRC32C)
+	}
 	out, err := b.api.PutObject(ctx, in)
+	if err != nil && in.ChecksumCRC32C != nil && checksumRefused(err) && rewind(body, pos) {
+		b.refuseChecksums(err)
+		in.ChecksumCRC32C = nil
+		out, err = b.api.PutObject(ctx, in)
+	} else if err == nil && in.ChecksumCRC32C != nil {
+		b.tookChecksum()
+	}
 	if err != nil {
 		return driver.ObjectInfo{}, mapError(ctx, call{op: "put", key: key, ifMatch: opts.IfMatch != ""}, err)
 	}
-	return putInfo(key, size, out.ETag, opts), nil
+	info := putInfo(key, size, out.ETag, opts)
+	info.Metadata = md
+	return info, nil
 }
 
 func putInfo(key string, size int64, etag *string, opts *driver.PutOptions) driver.ObjectInfo {
@@ -109,6 +129,9 @@ type multipart struct {
 	key  string
 	id   string
 	opts *driver.PutOptions
+	// checksums: the upload was created with a full-object CRC-32C, so each part is sent
+	// with its own and the commit with the whole object's, which the server checks.
+	checksums bool
 
 	mu    sync.Mutex
 	parts []types.CompletedPart
@@ -117,8 +140,9 @@ type multipart struct {
 var _ upload.Parts = (*multipart)(nil)
 
 // startUpload creates a multipart upload with opts' content type, headers and metadata (one
-// request).
-func (b *Bucket) startUpload(ctx context.Context, key string, opts *driver.PutOptions) (*multipart, error) {
+// request); with checksums, one whose parts and whole carry their CRC-32C (FULL_OBJECT),
+// unless the server refuses that: then one without.
+func (b *Bucket) startUpload(ctx context.Context, key string, opts *driver.PutOptions, checksums bool) (*multipart, error) {
 	in := &s3.CreateMultipartUploadInput{
 		Bucket:      aws.String(b.bucket),
 		Key:         aws.String(key),
@@ -126,40 +150,59 @@ func (b *Bucket) startUpload(ctx context.Context, key string, opts *driver.PutOp
 		Metadata:    opts.Metadata,
 	}
 	setHeaders(opts.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
+	checksums = checksums && b.sendChecksums()
+	if checksums {
+		in.ChecksumAlgorithm, in.ChecksumType = types.ChecksumAlgorithmCrc32c, types.ChecksumTypeFullObject
+	}
 	out, err := b.api.CreateMultipartUpload(ctx, in)
+	if err != nil && checksums && checksumRefused(err) {
+		b.refuseChecksums(err)
+		checksums = false
+		in.ChecksumAlgorithm, in.ChecksumType = "", ""
+		out, err = b.api.CreateMultipartUpload(ctx, in)
+	}
 	if err != nil {
 		return nil, mapError(ctx, call{op: "put", key: key}, err)
 	}
-	return &multipart{b: b, key: key, id: aws.ToString(out.UploadId), opts: opts}, nil
+	if checksums {
+		b.tookChecksum()
+	}
+	return &multipart{b: b, key: key, id: aws.ToString(out.UploadId), opts: opts, checksums: checksums}, nil
 }
 
-// Send uploads part n in one UploadPart.
-func (u *multipart) Send(ctx context.Context, n int, body io.ReadSeeker, size int64) error {
-	out, err := u.b.api.UploadPart(ctx, &s3.UploadPartInput{
+// Send uploads part n in one UploadPart, with its CRC-32C when the upload has them.
+func (u *multipart) Send(ctx context.Context, n int, body io.ReadSeeker, size int64, crc string) error {
+	in := &s3.UploadPartInput{
 		Bucket:        aws.String(u.b.bucket),
 		Key:           aws.String(u.key),
 		UploadId:      aws.String(u.id),
 		PartNumber:    aws.Int32(int32(n)),
 		Body:          body,
 		ContentLength: aws.Int64(size),
-	})
+	}
+	if u.checksums {
+		in.ChecksumCRC32C = aws.String(crc)
+	}
+	out, err := u.b.api.UploadPart(ctx, in)
 	if err != nil {
 		return mapError(ctx, call{op: "put", key: u.key}, err)
 	}
-	u.record(n, out.ETag)
+	u.record(n, out.ETag, in.ChecksumCRC32C)
 	return nil
 }
 
-// record notes that part n was made, with its ETag.
-func (u *multipart) record(n int, etag *string) {
+// record notes that part n was made, with its ETag and CRC-32C (nil when not sent).
+func (u *multipart) record(n int, etag, crc *string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.parts = slices.DeleteFunc(u.parts, func(p types.CompletedPart) bool { return aws.ToInt32(p.PartNumber) == int32(n) })
-	u.parts = append(u.parts, types.CompletedPart{PartNumber: aws.Int32(int32(n)), ETag: etag})
+	u.parts = append(u.parts, types.CompletedPart{PartNumber: aws.Int32(int32(n)), ETag: etag, ChecksumCRC32C: crc})
 }
 
-// Commit completes the upload with the parts made, carrying the put's condition.
-func (u *multipart) Commit(ctx context.Context, _ int, size int64) (driver.ObjectInfo, error) {
+// Commit completes the upload with the parts made, carrying the put's condition and, when
+// the upload has checksums, the whole object's CRC-32C crc, which the server checks against
+// the parts it holds.
+func (u *multipart) Commit(ctx context.Context, _ int, size int64, crc string) (driver.ObjectInfo, error) {
 	u.mu.Lock()
 	parts := slices.Clone(u.parts)
 	u.mu.Unlock()
@@ -173,6 +216,9 @@ func (u *multipart) Commit(ctx context.Context, _ int, size int64) (driver.Objec
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
 		IfMatch:         quoteETag(u.opts.IfMatch),
 	}
+	if u.checksums && crc != "" {
+		in.ChecksumCRC32C, in.ChecksumType = aws.String(crc), types.ChecksumTypeFullObject
+	}
 	if u.opts.IfNoneMatch {
 		in.IfNoneMatch = aws.String("*")
 	}
@@ -180,7 +226,11 @@ func (u *multipart) Commit(ctx context.Context, _ int, size int64) (driver.Objec
 	if err != nil {
 		return driver.ObjectInfo{}, mapError(ctx, call{op: "put", key: u.key, ifMatch: u.opts.IfMatch != ""}, err)
 	}
-	return putInfo(u.key, size, out.ETag, u.opts), nil
+	info := putInfo(u.key, size, out.ETag, u.opts)
+	if u.checksums {
+		info.CRC32C = crc
+	}
+	return info, nil
 }
 
 // Abort ends the upload so that no parts stay billed. A failure is logged (without

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,6 +57,8 @@ type Bucket struct {
 	// silently, so the first write of a Bucket checks that its bucket is there.
 	bucketMu   sync.Mutex
 	bucketSeen bool
+
+	checksums atomic.Int32 // what the server did with a checksum header: checksumsUntried…
 }
 
 // New opens the bucket of loc (an s3:// or r2:// location) with o, which has passed Check. It

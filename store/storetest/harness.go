@@ -45,6 +45,11 @@ type Harness struct {
 	// that behaviour instead of its absence.
 	EmptyPrefixesLinger bool
 
+	// Checksums declares that a Head of an object wharf put returns its CRC-32C
+	// (ObjectInfo.Checksum: the store's own, or wharf-crc32c). The suite then asserts it for
+	// small and large objects alike; it asserts everywhere that one it returns is right.
+	Checksums bool
+
 	// ManyKeys is how many objects the pagination case lists; 0: 1,100 (more than one page
 	// of S3's default 1,000).
 	ManyKeys int

@@ -8,6 +8,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
 )
@@ -21,6 +22,24 @@ func (su *suite) testMultipart(t *testing.T) {
 	t.Run("IfNoneMatchPresent", su.testLargeIfNoneMatch)
 	t.Run("Cancelled", su.testLargeCancelled)
 	t.Run("BodyError", su.testLargeBodyError)
+	t.Run("ChecksumMismatch", su.testLargeChecksumMismatch)
+}
+
+// testLargeChecksumMismatch: a put in parts whose body is not what its CRC-32C says fails
+// with ErrChecksumMismatch, commits nothing and leaves no upload open.
+func (su *suite) testLargeChecksumMismatch(t *testing.T) {
+	s := su.open(t)
+	data := randomBytes(int(su.h.LargeSize), 13)
+	wrong := crc32c.Format(crc32c.Sum(data[1:]))
+	_, err := s.Put(t.Context(), "large-mismatch", bytes.NewReader(data), &store.PutOptions{
+		Size: int64(len(data)), PartSize: su.h.PartSize, Concurrency: 2, CRC32C: wrong})
+	if !errors.Is(err, store.ErrChecksumMismatch) {
+		t.Fatalf("large put with a CRC-32C its body lacks: %v, want ErrChecksumMismatch", err)
+	}
+	if _, err := s.Head(t.Context(), "large-mismatch"); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("after the refused large put: head %v, want ErrNotExist", err)
+	}
+	su.wantNoUploads(t, s, "after a refused large put")
 }
 
 func (su *suite) largeOpts(size int64) *store.PutOptions {
@@ -68,9 +87,11 @@ func (su *suite) testLargeRoundTrip(t *testing.T, known bool) {
 	if want := sha256.Sum256(data); n != int64(len(data)) || !bytes.Equal(h.Sum(nil), want[:]) {
 		t.Errorf("large read back: %d bytes sha256 %x, want %d bytes %x", n, h.Sum(nil), len(data), want)
 	}
-	if head := mustHead(t, s, "large"); head.Size != int64(len(data)) || head.ETag != info.ETag {
+	head := mustHead(t, s, "large")
+	if head.Size != int64(len(data)) || head.ETag != info.ETag {
 		t.Errorf("head large: Size %d ETag %q, want %d %q", head.Size, head.ETag, len(data), info.ETag)
 	}
+	su.wantChecksum(t, "large put", head, data)
 	su.wantNoUploads(t, s, "after a large put")
 }
 

@@ -3,10 +3,13 @@ package storetest
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 )
@@ -19,6 +22,65 @@ func (su *suite) testPut(t *testing.T) {
 	t.Run("PutIDOnConditionalPut", su.testPutID)
 	t.Run("InfoConsistent", su.testInfoConsistent)
 	t.Run("Overwrite", su.testOverwrite)
+	t.Run("Checksum", su.testChecksum)
+	t.Run("ChecksumMismatch", su.testChecksumMismatch)
+}
+
+// wantChecksum fails t when the head of what put wrote data there carries a CRC-32C that is
+// not data's, or none when the harness declares Checksums.
+func (su *suite) wantChecksum(t *testing.T, what string, head store.ObjectInfo, data []byte) {
+	t.Helper()
+	want := crc32c.Format(crc32c.Sum(data))
+	switch got := head.CRC32C; {
+	case got == "" && su.h.Checksums:
+		t.Errorf("%s: head carries no CRC-32C, want %s (Harness.Checksums)", what, want)
+	case got != "" && got != want:
+		t.Errorf("%s: head carries CRC-32C %s, its bytes have %s", what, got, want)
+	}
+	if _, ok := head.Metadata[store.MetaCRC32C]; ok {
+		t.Errorf("%s: the metadata shows %s; the store gives it as CRC32C", what, store.MetaCRC32C)
+	}
+}
+
+// testChecksum: an object put whole, of known or unknown size, carries its bytes' CRC-32C.
+func (su *suite) testChecksum(t *testing.T) {
+	s := su.open(t)
+	data := []byte("the bytes of a checksummed object\n")
+	for name, body := range map[string]func() (io.Reader, int64){
+		"known":   func() (io.Reader, int64) { return bytes.NewReader(data), int64(len(data)) },
+		"unknown": func() (io.Reader, int64) { return onlyReader{bytes.NewReader(data)}, -1 },
+	} {
+		r, size := body()
+		if _, err := s.Put(t.Context(), "sum-"+name, r, &store.PutOptions{Size: size}); err != nil {
+			t.Fatalf("put (%s size): %v", name, err)
+		}
+		su.wantChecksum(t, "put of "+name+" size", mustHead(t, s, "sum-"+name), data)
+		_, info := getBytes(t, s, "sum-"+name, &store.GetOptions{Offset: 1, Length: 3})
+		su.wantChecksum(t, "ranged get of "+name+" size", info, data)
+	}
+}
+
+// testChecksumMismatch: a put told the CRC-32C its body must have (a copy's source's) fails
+// with ErrChecksumMismatch when the body has another, and leaves no object; with the right
+// one it succeeds.
+func (su *suite) testChecksumMismatch(t *testing.T) {
+	s := su.open(t)
+	data := []byte("bytes that were damaged on the way")
+	wrong := crc32c.Format(crc32c.Sum([]byte("the bytes the source had")))
+	for name, size := range map[string]int64{"known": int64(len(data)), "unknown": -1} {
+		key := "mismatch-" + name
+		_, err := s.Put(t.Context(), key, onlyReader{bytes.NewReader(data)}, &store.PutOptions{Size: size, CRC32C: wrong})
+		if !errors.Is(err, store.ErrChecksumMismatch) {
+			t.Fatalf("put (%s size) with a CRC-32C its body lacks: %v, want ErrChecksumMismatch", name, err)
+		}
+		if _, err := s.Head(t.Context(), key); !errors.Is(err, store.ErrNotExist) {
+			t.Errorf("after the refused put (%s size): head %v, want ErrNotExist", name, err)
+		}
+	}
+	right := crc32c.Format(crc32c.Sum(data))
+	if _, err := s.Put(t.Context(), "matched", onlyReader{bytes.NewReader(data)}, &store.PutOptions{Size: int64(len(data)), CRC32C: right}); err != nil {
+		t.Fatalf("put with its own CRC-32C: %v", err)
+	}
 }
 
 // testRoundTrip puts bodies of several shapes and reads each back byte for byte.

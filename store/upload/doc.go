@@ -19,6 +19,11 @@
 //     the key: our put-id there means it landed, and the put succeeds. An unconditional commit
 //     that did not land is sent again; a conditional one is never resent and returns
 //     ErrOutcomeUnknown with the put-id, for the caller to settle.
+//   - Every put knows the CRC-32C of its bytes before it sends them. A body sent in one request
+//     is read once for it first (a body that can seek, rewound) or read into memory (at most
+//     the single-request limit), and Single gets it in PutOptions.CRC32C. Each part's is
+//     computed before it is sent and given to Send, and the whole object's, combined from
+//     them, to Commit: the backend sends them where the store checks them.
 //   - A body that ends before its announced size, or runs past it, fails the put, naming the
 //     key; nothing is committed.
 //   - Any failure or cancellation aborts the upload (on a context of its own, bounded), so

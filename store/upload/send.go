@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -22,8 +23,9 @@ type sender struct {
 	// buffer.
 	ra io.ReaderAt
 
-	mu  sync.Mutex
-	err error
+	mu     sync.Mutex
+	err    error
+	pieces crc32c.Pieces // each part's CRC-32C, computed before it is sent
 }
 
 // part is one part's bytes: a pooled buffer filled from the body, or a section of a body
@@ -39,6 +41,23 @@ func (p part) size() int64 {
 	}
 	return int64(len(p.buf))
 }
+
+// sum returns the CRC-32C of the part's bytes: a section is read once more for it (from the
+// page cache, for a file just read).
+func (p part) sum() (uint32, error) {
+	if p.sec == nil {
+		return crc32c.Sum(p.buf), nil
+	}
+	h := crc32c.New()
+	bp := sumBufs.Get().(*[]byte)
+	defer sumBufs.Put(bp)
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(p.sec, 0, p.sec.Size()), *bp); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
+}
+
+var sumBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // body returns a fresh reader of the part's bytes, for each attempt to send it.
 func (p part) body() io.ReadSeeker {
@@ -68,7 +87,16 @@ func (s *sender) sendAll(ctx context.Context, body io.Reader, first []byte) (par
 		parts, total = n, total+p.size()
 		wg.Go(func() {
 			defer s.release(p)
-			if err := s.send(ctx, n, p); err != nil {
+			crc, err := p.sum()
+			if err != nil {
+				s.fail(driver.BodyError(ctx, "put", s.key, err))
+				cancel()
+				return
+			}
+			s.mu.Lock()
+			s.pieces.Set(n-1, crc, p.size())
+			s.mu.Unlock()
+			if err := s.send(ctx, n, p, crc32c.Format(crc)); err != nil {
 				s.fail(err)
 				cancel()
 			}
@@ -145,9 +173,9 @@ func (s *sender) failed() bool {
 	return s.err != nil
 }
 
-// send sends part n, retried alone under the policy.
-func (s *sender) send(ctx context.Context, n int, p part) error {
+// send sends part n, whose CRC-32C is crc, retried alone under the policy.
+func (s *sender) send(ctx context.Context, n int, p part, crc string) error {
 	return s.b.Policy.Do(ctx, driver.Request{Op: "put", Key: s.key, Replayable: true}, func(ctx context.Context) error {
-		return s.p.Send(ctx, n, p.body(), p.size())
+		return s.p.Send(ctx, n, p.body(), p.size(), crc)
 	})
 }

@@ -11,17 +11,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
 // Parts is one upload in parts, as a backend makes it.
 type Parts interface {
-	// Send sends part n (from 1), size bytes that body holds; for a resend the engine gives
-	// a fresh reader of the same bytes. Send is called concurrently, one request per call.
-	Send(ctx context.Context, n int, body io.ReadSeeker, size int64) error
+	// Send sends part n (from 1), size bytes that body holds, whose CRC-32C is crc
+	// (crc32c.Format); for a resend the engine gives a fresh reader of the same bytes. Send
+	// is called concurrently, one request per call.
+	Send(ctx context.Context, n int, body io.ReadSeeker, size int64, crc string) error
 	// Commit makes the object from parts 1 to n, carrying the put's condition; size is the
-	// object's size. It is one request; the engine decides about retries.
-	Commit(ctx context.Context, n int, size int64) (driver.ObjectInfo, error)
+	// object's size and crc the CRC-32C of its bytes ("" when the engine did not send them:
+	// a backend's copy in parts). It is one request; the engine decides about retries.
+	Commit(ctx context.Context, n int, size int64, crc string) (driver.ObjectInfo, error)
 	// Abort drops what was sent. It logs a failure; it never returns one.
 	Abort(ctx context.Context)
 }
@@ -42,7 +45,8 @@ type Limits struct {
 type Backend struct {
 	Policy *driver.RetryPolicy
 	Limits Limits
-	// Single sends body, of size bytes, in one request carrying the put's condition.
+	// Single sends body, of size bytes, in one request carrying the put's condition;
+	// opts.CRC32C is the CRC-32C of those bytes, which the engine read before.
 	Single func(ctx context.Context, body io.Reader, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error)
 	// Start begins an upload in parts with the put's content type, headers and metadata
 	// (S3's CreateMultipartUpload: one request, which the engine retries). opts carries
@@ -66,7 +70,7 @@ func Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOption
 	lim := b.Limits
 	partSize := min(max(lim.PartSize, lim.MinPart), lim.MaxPart)
 	if opts.Size > 0 && (opts.Size <= lim.SingleMax || opts.Size < partSize) {
-		return b.Single(ctx, body, opts.Size, opts)
+		return single(ctx, key, body, opts.Size, opts, b)
 	}
 	if opts.Size > 0 {
 		partSize = max(partSize, (opts.Size+int64(lim.MaxParts)-1)/int64(lim.MaxParts))
@@ -77,12 +81,68 @@ func Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOption
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		defer putBuf(first)
-		return b.Single(ctx, bytes.NewReader(first[:n]), int64(n), opts)
+		return b.Single(ctx, bytes.NewReader(first[:n]), int64(n), withCRC(opts, crc32c.Sum(first[:n])))
 	case err != nil:
 		putBuf(first)
 		return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
 	}
 	return putParts(ctx, key, body, first, opts, partSize, b)
+}
+
+// single sends body, of size bytes, in one request, once its CRC-32C is known: a body that
+// can seek is read once for it and rewound, any other is read into memory (at most
+// Limits.SingleMax bytes) and sent from there.
+func single(ctx context.Context, key string, body io.Reader, size int64, opts *driver.PutOptions, b Backend) (driver.ObjectInfo, error) {
+	if s, ok := body.(io.ReadSeeker); ok {
+		pos, err := s.Seek(0, io.SeekCurrent)
+		if err == nil {
+			h := crc32c.New()
+			var n int64
+			n, err = io.CopyN(h, s, size)
+			if err == nil {
+				_, err = s.Seek(pos, io.SeekStart)
+			} else if err == io.EOF {
+				err = fmt.Errorf("it ended after %d of the %d bytes the put said: %w", n, size, io.ErrUnexpectedEOF)
+			}
+			if err != nil {
+				return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
+			}
+			return b.Single(ctx, body, size, withCRC(opts, h.Sum32()))
+		}
+	}
+	buf := make([]byte, size)
+	if n, err := io.ReadFull(body, buf); err != nil {
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			err = fmt.Errorf("it ended after %d of the %d bytes the put said: %w", n, size, io.ErrUnexpectedEOF)
+		}
+		return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
+	}
+	if err := extraByte(body); err != nil {
+		return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
+	}
+	return b.Single(ctx, bytes.NewReader(buf), size, withCRC(opts, crc32c.Sum(buf)))
+}
+
+// extraByte fails when body holds more than the put said: a single request sends exactly
+// the size given, and a body that goes on was measured wrong. A reader that fails at its end
+// (a checksum that does not match) fails here too.
+func extraByte(body io.Reader) error {
+	var one [1]byte
+	n, err := io.ReadFull(body, one[:])
+	switch {
+	case n > 0:
+		return errors.New("it holds more bytes than the put said")
+	case err == io.EOF:
+		return nil
+	}
+	return err
+}
+
+// withCRC returns opts carrying crc as the body's CRC-32C.
+func withCRC(opts *driver.PutOptions, crc uint32) *driver.PutOptions {
+	o := *opts
+	o.CRC32C = crc32c.Format(crc)
+	return &o
 }
 
 // WithPutID returns opts carrying a wharf-put-id (its own, if it has one): every upload in
@@ -127,18 +187,26 @@ func putParts(ctx context.Context, key string, body io.Reader, first []byte, opt
 		err = &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnavailable,
 			Err: fmt.Errorf("reading the body: it had %d bytes, the put said %d: %w", size, opts.Size, io.ErrUnexpectedEOF)}
 	}
-	return Finish(ctx, key, p, n, size, err, opts, b)
+	var crc string
+	if err == nil {
+		sum, ok := s.pieces.Sum(n)
+		if !ok {
+			err = fmt.Errorf("upload: a part of %s has no checksum", key)
+		}
+		crc = crc32c.Format(sum)
+	}
+	return Finish(ctx, key, p, n, size, crc, err, opts, b)
 }
 
 // Finish ends an upload in parts: when err (from filling its n parts) is nil it commits
-// them, settling a commit whose answer was lost by the put-id in opts (see the package
+// them (crc is the CRC-32C of their bytes, "" when not computed), settling a commit whose answer was lost by the put-id in opts (see the package
 // documentation); otherwise, or when the commit fails, it aborts the upload. Backends that
 // fill parts in other ways (S3's copy of a large object in UploadPartCopy parts) end them
 // here too.
-func Finish(ctx context.Context, key string, p Parts, n int, size int64, err error, opts *driver.PutOptions, b Backend) (driver.ObjectInfo, error) {
+func Finish(ctx context.Context, key string, p Parts, n int, size int64, crc string, err error, opts *driver.PutOptions, b Backend) (driver.ObjectInfo, error) {
 	var info driver.ObjectInfo
 	if err == nil {
-		info, err = commit(ctx, key, p, n, size, opts, b)
+		info, err = commit(ctx, key, p, n, size, crc, opts, b)
 	}
 	if err != nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
@@ -152,11 +220,11 @@ func Finish(ctx context.Context, key string, p Parts, n int, size int64, err err
 // commit commits the parts. It is sent as a conditional request: a lost answer is never
 // resent blindly, but settled by the put-id; an unconditional commit that did not land is
 // sent once more.
-func commit(ctx context.Context, key string, p Parts, n int, size int64, opts *driver.PutOptions, b Backend) (driver.ObjectInfo, error) {
+func commit(ctx context.Context, key string, p Parts, n int, size int64, crc string, opts *driver.PutOptions, b Backend) (driver.ObjectInfo, error) {
 	send := func() (info driver.ObjectInfo, err error) {
 		req := driver.Request{Op: "put", Key: key, Conditional: true, Replayable: true}
 		err = b.Policy.Do(ctx, req, func(ctx context.Context) error {
-			info, err = p.Commit(ctx, n, size)
+			info, err = p.Commit(ctx, n, size, crc)
 			return err
 		})
 		return info, err

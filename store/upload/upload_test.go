@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -29,6 +31,7 @@ type fake struct {
 	inFlight atomic.Int32
 	maxIn    atomic.Int32
 	inPlace  atomic.Int32 // parts sent as sections of the body
+	crc      string       // the CRC-32C Single or Commit was given
 
 	failSend   map[int]int // part → transport faults to inject
 	lostCommit int         // commits whose answer is lost after they apply
@@ -46,7 +49,7 @@ func transport(op string) error {
 	return &driver.Error{Op: op, Kind: driver.ErrUnavailable, Fault: driver.FaultTransport, Err: io.ErrUnexpectedEOF}
 }
 
-func (p *fakeParts) Send(ctx context.Context, n int, body io.ReadSeeker, size int64) error {
+func (p *fakeParts) Send(ctx context.Context, n int, body io.ReadSeeker, size int64, crc string) error {
 	f := p.f
 	in := f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
@@ -73,13 +76,16 @@ func (p *fakeParts) Send(ctx context.Context, n int, body io.ReadSeeker, size in
 	if int64(len(b)) != size {
 		return errors.New("a part of the wrong size")
 	}
+	if got := crc32c.Format(crc32c.Sum(b)); got != crc {
+		return fmt.Errorf("part %d: sent with CRC-32C %s, its bytes have %s", n, crc, got)
+	}
 	p.mu.Lock()
 	p.parts[n] = b
 	p.mu.Unlock()
 	return ctx.Err()
 }
 
-func (p *fakeParts) Commit(_ context.Context, n int, size int64) (driver.ObjectInfo, error) {
+func (p *fakeParts) Commit(_ context.Context, n int, size int64, crc string) (driver.ObjectInfo, error) {
 	f := p.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -92,7 +98,7 @@ func (p *fakeParts) Commit(_ context.Context, n int, size int64) (driver.ObjectI
 	for i := 1; i <= n; i++ {
 		all = append(all, p.parts[i]...)
 	}
-	f.object, f.meta = all, maps.Clone(p.opts.Metadata)
+	f.object, f.meta, f.crc = all, maps.Clone(p.opts.Metadata), crc
 	if f.lostCommit > 0 {
 		f.lostCommit--
 		return driver.ObjectInfo{}, transport("put")
@@ -117,7 +123,7 @@ func (f *fake) backend(partSize int64, conc int) Backend {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.singles++
-			f.object, f.meta = b, opts.Metadata
+			f.object, f.meta, f.crc = b, opts.Metadata, opts.CRC32C
 			return driver.ObjectInfo{Size: size}, err
 		},
 		Start: func(_ context.Context, opts *driver.PutOptions) (Parts, error) {
@@ -266,3 +272,42 @@ func TestCancelledAborts(t *testing.T) {
 type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestChecksumOfWhatIsSent: whatever the body, the backend is given the CRC-32C of the bytes
+// it stores: with the single request, and at the commit of parts sent at once, each part
+// with its own (fakeParts.Send checks it).
+func TestChecksumOfWhatIsSent(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1000) // 16,000 bytes
+	bodies := map[string]func(b []byte) (io.Reader, int64){
+		"in place":        func(b []byte) (io.Reader, int64) { return bytes.NewReader(b), int64(len(b)) },
+		"stream, known":   func(b []byte) (io.Reader, int64) { return io.MultiReader(bytes.NewReader(b)), int64(len(b)) },
+		"stream, unknown": func(b []byte) (io.Reader, int64) { return io.MultiReader(bytes.NewReader(b)), -1 },
+	}
+	for name, body := range bodies {
+		for _, n := range []int{0, 1, 99, 100, 101, 4096, len(data)} {
+			f := &fake{sends: map[int]int{}}
+			r, size := body(data[:n])
+			_, err := Put(context.Background(), "k", r, &driver.PutOptions{Size: size}, f.backend(1000, 3))
+			if err != nil {
+				t.Fatalf("%s, %d bytes: %v", name, n, err)
+			}
+			if !bytes.Equal(f.object, data[:n]) {
+				t.Fatalf("%s, %d bytes: stored %d bytes", name, n, len(f.object))
+			}
+			if want := crc32c.Format(crc32c.Sum(data[:n])); f.crc != want {
+				t.Errorf("%s, %d bytes (%d singles, %d commits): backend given CRC-32C %q, the bytes have %s",
+					name, n, f.singles, f.commits, f.crc, want)
+			}
+		}
+	}
+}
+
+// TestSingleRefusesABodyThatDoesNotEnd: a body that goes on past the size given is refused,
+// not cut short (its reader's error at the end, a checksum's, is never skipped).
+func TestSingleRefusesABodyThatDoesNotEnd(t *testing.T) {
+	f := &fake{sends: map[int]int{}}
+	_, err := Put(context.Background(), "k", io.MultiReader(strings.NewReader("12345")), &driver.PutOptions{Size: 4}, f.backend(1000, 1))
+	if err == nil || f.singles != 0 {
+		t.Fatalf("a 5-byte body put as 4: err %v, %d singles sent", err, f.singles)
+	}
+}
