@@ -107,6 +107,20 @@ func (s *Store) VerifyByHash() bool { return s.hashes != nil && s.hashes.VerifyB
 // (driver.MD5Tagger: S3 and S3-compatible stores), so that two such ETags compare contents.
 func (s *Store) ETagsAreMD5() bool { return s.md5s != nil && s.md5s.ETagsAreMD5() }
 
+// CheckChecksums asks the backend whether the server refuses a put whose CRC-32C does not
+// match its body, with a put at key that it deletes after (driver.ChecksumChecker); a backend
+// that sends no checksum for the server to check is ErrUnsupported.
+func (s *Store) CheckChecksums(ctx context.Context, key string) (bool, string, error) {
+	if err := driver.ValidateKey("put", key); err != nil {
+		return false, "", err
+	}
+	c, ok := driver.Find[driver.ChecksumChecker](s.b)
+	if !ok {
+		return false, "", &Error{Op: "put", Key: key, Kind: ErrUnsupported, Err: errors.New("the store is sent no checksum to check")}
+	}
+	return c.CheckChecksums(ctx, s.prefix+key)
+}
+
 // Close releases what the store's bucket holds.
 func (s *Store) Close() error { return s.b.Close() }
 

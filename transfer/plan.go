@@ -347,7 +347,7 @@ func taskOf(o store.ObjectInfo, src, dst *End) (Task, bool, error) {
 			return Task{}, false, err
 		}
 	}
-	t := Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size, srcTime: o.LastModified, srcETag: o.ETag}
+	t := Task{Src: o.Key, Dst: dst.base + rel, Size: o.Size, srcTime: o.LastModified, srcETag: o.ETag, srcCRC: o.CRC32C}
 	if src.st != nil {
 		t.SrcETag = o.ETag
 	}

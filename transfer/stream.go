@@ -35,6 +35,13 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 		return store.ObjectInfo{}, nil, err
 	}
 	defer obj.Close()
+	_, local := r.src.(*Local)
+	var head <-chan string // the CRC-32C a Head finds, asked while the body is read
+	if !local && obj.Info.CRC32C == "" && obj.Info.Size >= headForSum {
+		c := make(chan string, 1)
+		go func() { c <- r.wantedSum(ctx, t.Src, obj.Info) }()
+		head = c
+	}
 	body := r.newCounter(obj, t)
 	opts := r.putOptions(t, obj.Info.Size)
 	sum := newSumReader(body)
@@ -47,10 +54,10 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 		p.abort()
 		return info, nil, body.mismatch(p.path, t.Src, err)
 	}
-	if _, local := r.src.(*Local); !local {
+	if !local {
 		want := obj.Info.CRC32C
-		if want == "" && n >= headForSum {
-			want = r.wantedSum(ctx, t.Src, obj.Info)
+		if head != nil {
+			want = <-head
 		}
 		if err := r.checkSum(t.Src, n, sum.h.Sum32(), want); err != nil {
 			p.abort()

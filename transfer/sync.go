@@ -229,6 +229,7 @@ func listDest(ctx context.Context, dst *End, takes func(rel string) bool) (map[s
 
 // unchanged reports whether the destination d, as listed, already holds t's source: the sizes
 // are equal, and
+//   - where both listings carry the object's CRC-32C (GCS's listings do), they are equal;
 //   - between two stores whose ETags are content MD5s (md5s: S3 and S3-compatible stores),
 //     where both ETags are MD5s (objects put whole), they are equal;
 //   - else (a local file, an object put in parts, GCS, Azure) the destination was written no
@@ -240,6 +241,9 @@ func listDest(ctx context.Context, dst *End, takes func(rel string) bool) (map[s
 func unchanged(t Task, d store.ObjectInfo, md5s bool) bool {
 	if t.Size != d.Size || t.Size < 0 {
 		return false
+	}
+	if t.srcCRC != "" && d.CRC32C != "" {
+		return t.srcCRC == d.CRC32C // both listings carry their bytes' CRC-32C (GCS's, say)
 	}
 	if md5s && isMD5(t.srcETag) && isMD5(d.ETag) {
 		return strings.EqualFold(t.srcETag, d.ETag)

@@ -306,6 +306,10 @@ func TestUnchanged(t *testing.T) {
 		{"other md5, newer", Task{Size: 3, srcTime: t0, srcETag: md5a}, store.ObjectInfo{Size: 3, ETag: md5b, LastModified: t0.Add(time.Hour)}, true, false},
 		{"md5s not comparable", Task{Size: 3, srcTime: t0, srcETag: md5a}, store.ObjectInfo{Size: 3, ETag: md5b, LastModified: t0.Add(time.Hour)}, false, true},
 		{"multipart etag", Task{Size: 3, srcTime: t0, srcETag: md5a}, store.ObjectInfo{Size: 3, ETag: md5b[:30] + "-2", LastModified: t0.Add(time.Hour)}, true, true},
+		{"same crc32c, older", Task{Size: 3, srcTime: t0, srcCRC: "AAAAAQ=="}, store.ObjectInfo{Size: 3, CRC32C: "AAAAAQ==", LastModified: t0.Add(-time.Hour)}, false, true},
+		{"other crc32c, newer", Task{Size: 3, srcTime: t0, srcCRC: "AAAAAQ=="}, store.ObjectInfo{Size: 3, CRC32C: "AAAAAg==", LastModified: t0.Add(time.Hour)}, false, false},
+		{"other crc32c, same md5", Task{Size: 3, srcTime: t0, srcETag: md5a, srcCRC: "AAAAAQ=="}, store.ObjectInfo{Size: 3, ETag: md5a, CRC32C: "AAAAAg=="}, true, false},
+		{"one crc32c only", Task{Size: 3, srcTime: t0, srcCRC: "AAAAAQ=="}, store.ObjectInfo{Size: 3, LastModified: t0.Add(time.Hour)}, false, true},
 	} {
 		if got := unchanged(tc.t, tc.d, tc.md5s); got != tc.want {
 			t.Errorf("%s: unchanged = %v, want %v", tc.name, got, tc.want)

@@ -40,6 +40,7 @@ type Task struct {
 	IfMatch  string `json:"-"`
 
 	srcTime time.Time // the source's modification time as listed (a sync compares it)
+	srcCRC  string    // the source's CRC-32C as listed, where the listing gives it (a sync compares it)
 	srcETag string    // the source's ETag as listed, a local file's too (a sync compares it)
 }
 

@@ -150,6 +150,15 @@ type MD5Tagger interface {
 	ETagsAreMD5() bool
 }
 
+// ChecksumChecker is implemented by a backend whose puts send their CRC-32C for the server to
+// check (S3): the probe asks it whether the server really refuses a body that does not match.
+type ChecksumChecker interface {
+	// CheckChecksums puts a small body at key with a CRC-32C it does not have, and deletes
+	// whatever that left. checked reports that the server refused the body; evidence says
+	// what it answered. err is a failure that shows neither (the store did not answer).
+	CheckChecksums(ctx context.Context, key string) (checked bool, evidence string, err error)
+}
+
 // LocalFiler is implemented by a backend that keeps each object as a file of this machine's
 // file system (the file store): a caller that must say which disk filled up, or that a
 // directory is not made yet, asks where a key lives instead of asking which backend it holds.

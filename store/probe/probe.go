@@ -42,6 +42,10 @@ const (
 	CapPinnedRead         = "pinned_read"         // a Get pinned to a stale ETag fails
 	CapUserMetadata       = "user_metadata"       // user metadata round-trips
 	CapListAfterWrite     = "list_after_write"    // a fresh object is listed
+	// CapChecksums: a put whose CRC-32C does not match its body is refused. Reported only
+	// for a store whose puts send one for the server to check (S3); not part of
+	// Capabilities, which every store reports.
+	CapChecksums = "checksums"
 )
 
 // Capabilities lists every capability in report order.

@@ -133,7 +133,24 @@ func (p *prober) run(ctx context.Context) error {
 	etag2 := p.checkReplace(ctx, info1.ETag, cur)
 	p.checkPinned(ctx, info1.ETag, etag2)
 	p.checkDelete(ctx, info1.ETag)
+	p.checkChecksums(ctx)
 	return ctx.Err()
+}
+
+// checkChecksums asks a store whose puts send their CRC-32C whether the server refuses a
+// body that does not match it, with a put beside the sentinel (deleted after). A store that
+// sends none reports nothing.
+func (p *prober) checkChecksums(ctx context.Context) {
+	checked, evidence, err := p.s.CheckChecksums(ctx, p.key+"-checksum")
+	switch {
+	case errors.Is(err, store.ErrUnsupported):
+	case err != nil:
+		p.set(CapChecksums, Inconclusive, "the put with a wrong CRC-32C failed without showing a check: %v", err)
+	case checked:
+		p.set(CapChecksums, Yes, "%s", evidence)
+	default:
+		p.set(CapChecksums, No, "%s", evidence)
+	}
 }
 
 func (p *prober) put(ctx context.Context, body []byte, o *store.PutOptions) (store.ObjectInfo, error) {

@@ -1,14 +1,21 @@
 package s3
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/wharfdata/wharf/internal/crc32c"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -97,4 +104,49 @@ func rewind(body io.Reader, pos int64) bool {
 	}
 	_, err := s.Seek(pos, io.SeekStart)
 	return err == nil
+}
+
+var _ driver.ChecksumChecker = (*Bucket)(nil)
+
+// CheckChecksums puts "wharf checksum probe" at key with the CRC-32C of other bytes, and
+// deletes it if the server stored it. A server that checks answers 400
+// (XAmzContentChecksumMismatch, BadDigest); one that refuses the header answers 501 or a 400
+// naming it (and this Bucket sends none from then on); one that stores the body ignored it.
+func (b *Bucket) CheckChecksums(ctx context.Context, key string) (bool, string, error) {
+	body := []byte("wharf checksum probe")
+	wrong := crc32c.Format(crc32c.Sum([]byte("other bytes")))
+	_, err := b.api.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(b.bucket), Key: aws.String(key), Body: bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))), ChecksumCRC32C: aws.String(wrong),
+	})
+	var api smithy.APIError
+	switch {
+	case err == nil:
+		_, derr := b.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)})
+		if derr != nil {
+			b.log.Warn("deleting the checksum probe's object failed", "bucket", b.bucket, "key", key, "error", derr)
+		}
+		return false, "a put whose x-amz-checksum-crc32c does not match its body was stored: the server ignores the header", nil
+	case checksumRefused(err):
+		b.refuseChecksums(err)
+		return false, "the server refuses checksum headers (" + answer(err) + "): puts go without them", nil
+	case errors.As(err, &api) && (api.ErrorCode() == "XAmzContentChecksumMismatch" || api.ErrorCode() == "BadDigest"):
+		b.tookChecksum()
+		return true, "a put whose x-amz-checksum-crc32c does not match its body was refused (" + answer(err) + ")", nil
+	}
+	return false, "", mapError(ctx, call{op: "put", key: key}, err)
+}
+
+// answer names an S3 error answer: "HTTP 400 BadDigest".
+func answer(err error) string {
+	var re *awshttp.ResponseError
+	code := ""
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		code = api.ErrorCode()
+	}
+	if errors.As(err, &re) {
+		return fmt.Sprintf("HTTP %d %s", re.HTTPStatusCode(), code)
+	}
+	return code
 }
