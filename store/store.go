@@ -107,6 +107,18 @@ func (s *Store) VerifyByHash() bool { return s.hashes != nil && s.hashes.VerifyB
 // (driver.MD5Tagger: S3 and S3-compatible stores), so that two such ETags compare contents.
 func (s *Store) ETagsAreMD5() bool { return s.md5s != nil && s.md5s.ETagsAreMD5() }
 
+// checkClass refuses a storage class or an encryption for a backend that has neither.
+func (s *Store) checkClass(op, key string, opts *PutOptions) error {
+	if opts == nil || opts.StorageClass == "" && opts.Encryption.IsZero() {
+		return nil
+	}
+	if c, ok := driver.Find[driver.Classer](s.b); ok && c.StorageClasses() {
+		return nil
+	}
+	return &Error{Op: op, Key: key, Kind: ErrUnsupported,
+		Err: fmt.Errorf("%s stores no objects in classes and encrypts none on request: leave out the storage class and encryption", s.desc.Scheme)}
+}
+
 // CheckChecksums asks the backend whether the server refuses a put whose CRC-32C does not
 // match its body, with a put at key that it deletes after (driver.ChecksumChecker); a backend
 // that sends no checksum for the server to check is ErrUnsupported.
@@ -188,6 +200,9 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *PutOp
 		return ObjectInfo{}, err
 	}
 	full := s.prefix + key
+	if err := s.checkClass("put", key, opts); err != nil {
+		return ObjectInfo{}, err
+	}
 	if opts.CRC32C != "" {
 		if _, err := crc32c.Parse(opts.CRC32C); err != nil {
 			return ObjectInfo{}, &Error{Op: "put", Key: key, Kind: ErrConfig, Err: err}
@@ -334,7 +349,7 @@ func (s *Store) ListAll(ctx context.Context, prefix string) ([]ObjectInfo, error
 }
 
 // Copy copies src to dst in this store: server-side where the backend can, else (and always
-// when opts carries a condition) streamed through Get and Put, never staged on disk. The copy
+// when opts carries a condition, a storage class or an encryption) streamed through Get and Put, never staged on disk. The copy
 // keeps the source's content type, standard headers and metadata, each unless opts gives its
 // own (see Carry). A streamed copy's put gets a fresh put-id like any conditional put; a
 // server-side copy adds one only to metadata opts gives.
@@ -345,7 +360,7 @@ func (s *Store) Copy(ctx context.Context, src, dst string, opts *PutOptions) (in
 	if err := driver.ValidateKey("copy", dst); err != nil {
 		return ObjectInfo{}, err
 	}
-	if s.copier == nil || opts != nil && opts.Conditional() {
+	if s.copier == nil || opts != nil && (opts.Conditional() || opts.StorageClass != "" || !opts.Encryption.IsZero()) {
 		// Several servers ignore a condition on a server-side copy and overwrite (MinIO,
 		// fake-gcs-server): a conditional copy is a Get and a conditional Put instead, which
 		// every store the probe proves cas enforces.

@@ -11,6 +11,7 @@ type (
 	ObjectInfo    = driver.ObjectInfo
 	Object        = driver.Object
 	Headers       = driver.Headers
+	Encryption    = driver.Encryption
 	BucketInfo    = driver.BucketInfo
 	GetOptions    = driver.GetOptions
 	PutOptions    = driver.PutOptions

@@ -115,7 +115,7 @@ func (s Stores) parseEnds(srcRaw, dstRaw string, o CopyOptions) (src, dst *End, 
 	case o.NoFsync && srcRaw == "-":
 		return nil, nil, usage("cp: --no-fsync is for copies from a file or a store: a copy of standard input is always fsynced")
 	case o.setsAttributes() && (dstErr != nil || dst.kind != endStore):
-		return nil, nil, usage("cp: --content-type and the header flags set what an object carries: %s is not a store", dstRaw)
+		return nil, nil, usage("cp: --content-type, the header flags, --storage-class and --sse set what an object carries: %s is not a store", dstRaw)
 	case srcErr != nil:
 		return nil, nil, srcErr
 	case dstErr != nil:

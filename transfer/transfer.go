@@ -76,6 +76,10 @@ type Options struct {
 	// server-side copy: the bytes are streamed, so that each header is merged the same way.
 	ContentType string
 	Headers     store.Headers
+	// StorageClass and Encryption, where set, are given to every object written to a store
+	// (PutOptions): like the attributes above, a copy that sets them is streamed.
+	StorageClass string
+	Encryption   store.Encryption
 	// ServerSide, when set, is the one store holding both source and destination: each task
 	// is a server-side copy (store.Copy) instead of a Get and a Put.
 	ServerSide *store.Store
@@ -285,14 +289,18 @@ func (r *runner) stop(t Task, err error) {
 	}
 }
 
-// setsAttributes reports whether o sets a content type or a standard header.
-func (o Options) setsAttributes() bool { return o.ContentType != "" || !o.Headers.IsZero() }
+// setsAttributes reports whether o sets a content type, a standard header, a storage class or
+// an encryption.
+func (o Options) setsAttributes() bool {
+	return o.ContentType != "" || !o.Headers.IsZero() || o.StorageClass != "" || !o.Encryption.IsZero()
+}
 
 // overlay sets on po the content type and each standard header o sets, over what po carries.
 func (o Options) overlay(po *store.PutOptions) {
 	if o.ContentType != "" {
 		po.ContentType = o.ContentType
 	}
+	po.StorageClass, po.Encryption = o.StorageClass, o.Encryption
 	h, set := &po.Headers, o.Headers
 	for _, f := range []struct {
 		dst *string

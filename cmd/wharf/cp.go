@@ -169,6 +169,9 @@ func (a *app) planCopy(ctx context.Context, cmd, srcRaw, dstRaw string, o cpOpti
 	if o.Jobs < 1 {
 		return nil, usageErr(fmt.Errorf("%s: -j %d: want at least 1", cmd, o.Jobs))
 	}
+	if err := checkEncryption(o.Encryption); err != nil {
+		return nil, err
+	}
 	stores, err := a.stores()
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,4 +77,20 @@ func attributeFlags(fs *pflag.FlagSet, o *transfer.Options) {
 	fs.StringVar(&o.Headers.CacheControl, "cache-control", "", "the Cache-Control header of every object written to a store")
 	fs.StringVar(&o.Headers.ContentEncoding, "content-encoding", "", "the Content-Encoding header of every object written to a store, e.g. gzip")
 	fs.StringVar(&o.Headers.ContentDisposition, "content-disposition", "", "the Content-Disposition header of every object written to a store")
+	fs.StringVar(&o.StorageClass, "storage-class", "", "the storage class of every object written to a store: S3's STANDARD_IA, GLACIER_IR…, GCS's NEARLINE, COLDLINE…, Azure's access tier Hot, Cool, Cold, Archive")
+	fs.StringVar(&o.Encryption.Mode, "sse", "", "server-side encryption of every object written to an S3 store: AES256 or aws:kms")
+	fs.StringVar(&o.Encryption.KMSKeyID, "sse-kms-key-id", "", "the KMS key of every object written: S3's key id or ARN (implies --sse aws:kms), GCS's Cloud KMS key resource name")
+}
+
+// checkEncryption refuses an --sse the stores do not name.
+func checkEncryption(e store.Encryption) error {
+	switch e.Mode {
+	case "", "AES256", "aws:kms":
+	default:
+		return usageErr(fmt.Errorf("--sse %q: want AES256 or aws:kms", e.Mode))
+	}
+	if e.Mode == "AES256" && e.KMSKeyID != "" {
+		return usageErr(errors.New("--sse AES256 uses the store's own keys: --sse-kms-key-id is for --sse aws:kms"))
+	}
+	return nil
 }

@@ -56,6 +56,9 @@ func writeStat(w io.Writer, url string, o store.ObjectInfo) error {
 	row("crc32c", textfmt.Dash(o.CRC32C))
 	row("last-modified", modified)
 	row("content-type", textfmt.Dash(o.ContentType))
+	if o.StorageClass != "" {
+		row("storage-class", o.StorageClass)
+	}
 	writeHeaders(&b, o.Headers)
 	writeMetadata(&b, o.Metadata)
 	_, err := io.WriteString(w, b.String())

@@ -14,11 +14,11 @@ func (a *app) statCommand() *cobra.Command {
 		Long: `Show what the store records about one object, without reading its body: size,
 ETag (the generation on GCS), the CRC-32C of its bytes that copies check (the store's own, or
 the one wharf recorded when it wrote the object; "-" when it carries none), last-modified
-time, content type, the standard headers it carries (cache-control, content-disposition,
+time, content type, the storage class where the store names one (S3 leaves out STANDARD), the standard headers it carries (cache-control, content-disposition,
 content-encoding, content-language) and user metadata (keys lowercase, such as wharf-sha256).
 
 JSON output (--format json) is one object: {"key","size","etag","crc32c","last_modified",
-"content_type","headers","metadata"}, headers as {"cache_control","content_disposition",
+"content_type","storage_class","headers","metadata"}, headers as {"cache_control","content_disposition",
 "content_encoding","content_language"}; fields the store does not record are left out.`,
 		Example: `  wharf stat ./examples/data/orders/2024-01-01.csv
   wharf stat s3://my-bucket/exports/orders/manifest.json

@@ -104,6 +104,9 @@ func (a *app) sync(ctx context.Context, srcRaw, dstRaw string, o syncOptions) er
 	if o.Jobs < 1 {
 		return usageErr(fmt.Errorf("sync: -j %d: want at least 1", o.Jobs))
 	}
+	if err := checkEncryption(o.Encryption); err != nil {
+		return err
+	}
 	start := time.Now()
 	stores, err := a.stores()
 	if err != nil {

@@ -65,6 +65,9 @@ func (c *Container) Head(ctx context.Context, key string) (driver.ObjectInfo, er
 	}
 	info := objectInfo(key, p.ContentLength, p.ETag, p.LastModified, p.ContentType, p.Metadata)
 	info.Headers = standardHeaders(p.CacheControl, p.ContentDisposition, p.ContentEncoding, p.ContentLanguage)
+	if p.AccessTier != nil && (p.AccessTierInferred == nil || !*p.AccessTierInferred) {
+		info.StorageClass = *p.AccessTier // a tier set on the blob, not the account's default
+	}
 	return info, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,8 +34,36 @@ const (
 // blocks (Put Block), at most Concurrency blocks of PartSize in memory (none for a body read
 // in place), each retried alone, then committed by one Put Block List carrying the put's
 // condition. An unknown size that fits in one block is buffered and sent in one Put Blob.
+//
+// A storage class is the blob's access tier (Hot, Cool, Cold, Archive), set by the request
+// that makes the blob; Azure encrypts every blob with keys it manages, so an encryption asked
+// for is refused (ErrUnsupported).
 func (c *Container) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
+	if !opts.Encryption.IsZero() {
+		return driver.ObjectInfo{}, &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnsupported,
+			Err: errors.New("Azure encrypts every blob with keys it manages; wharf asks for no other encryption there")}
+	}
+	if _, err := accessTier(key, opts.StorageClass); err != nil {
+		return driver.ObjectInfo{}, err
+	}
 	return upload.Put(ctx, key, body, opts, c.engine(key, opts))
+}
+
+// StorageClasses reports that Azure puts choose an access tier.
+func (c *Container) StorageClasses() bool { return true }
+
+// accessTier returns the access tier a storage class names (case aside), nil for none.
+func accessTier(key, class string) (*blob.AccessTier, error) {
+	if class == "" {
+		return nil, nil
+	}
+	for _, t := range []blob.AccessTier{blob.AccessTierHot, blob.AccessTierCool, blob.AccessTierCold, blob.AccessTierArchive} {
+		if strings.EqualFold(class, string(t)) {
+			return &t, nil
+		}
+	}
+	return nil, &driver.Error{Op: "put", Key: key, Kind: driver.ErrConfig,
+		Err: fmt.Errorf("storage class %q: Azure's access tiers are Hot, Cool, Cold and Archive", class)}
 }
 
 // engine is how the upload engine writes key in this container.
@@ -62,7 +91,9 @@ func (c *Container) engine(key string, opts *driver.PutOptions) upload.Backend {
 // (opts.CRC32C) in the metadata.
 func (c *Container) putSingle(ctx context.Context, key string, body *sizedBody, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	md := withCRCMeta(opts.Metadata, opts.CRC32C)
+	tier, _ := accessTier(key, opts.StorageClass)
 	resp, err := c.blockBlob(key).Upload(ctx, body, &blockblob.UploadOptions{
+		Tier:             tier,
 		HTTPHeaders:      httpHeaders(opts),
 		Metadata:         encodeMetadata(md),
 		AccessConditions: putConditions(opts),
@@ -206,7 +237,9 @@ func (u *blocks) Commit(ctx context.Context, n int, size int64, crc string) (dri
 		ids[i] = u.blockID(i + 1)
 	}
 	md := withCRCMeta(u.opts.Metadata, crc)
+	tier, _ := accessTier(u.key, u.opts.StorageClass)
 	resp, err := u.blob.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{
+		Tier:             tier,
 		HTTPHeaders:      httpHeaders(u.opts),
 		Metadata:         encodeMetadata(md),
 		AccessConditions: putConditions(u.opts),

@@ -159,6 +159,14 @@ type ChecksumChecker interface {
 	CheckChecksums(ctx context.Context, key string) (checked bool, evidence string, err error)
 }
 
+// Classer is implemented by a backend that stores objects in classes a put can choose
+// (PutOptions.StorageClass) and can be asked for server-side encryption (PutOptions.Encryption,
+// which it refuses by itself where it cannot do what is asked): S3, GCS, Azure. The portable
+// store refuses both for any other backend.
+type Classer interface {
+	StorageClasses() bool
+}
+
 // LocalFiler is implemented by a backend that keeps each object as a file of this machine's
 // file system (the file store): a caller that must say which disk filled up, or that a
 // directory is not made yet, asks where a key lives instead of asking which backend it holds.
@@ -212,6 +220,9 @@ type ObjectInfo struct {
 	// moves here out of Metadata. "" when neither is known with this answer (S3 returns its
 	// own with a Head, not with a ranged read).
 	CRC32C string `json:"crc32c,omitempty"`
+	// StorageClass is the class the store keeps the object in, where it says ("" for S3's
+	// STANDARD, which S3 leaves out; GCS's class; Azure's access tier).
+	StorageClass string `json:"storage_class,omitempty"`
 }
 
 // LiftCRC32C moves a CRC-32C recorded in the metadata (MetaCRC32C) to i.CRC32C, unless the
@@ -272,12 +283,30 @@ type PutOptions struct {
 	// bytes are in memory at once. Zero means the store's setting or the backend's default.
 	PartSize    int64
 	Concurrency int
+	// StorageClass, when set, is the class the object is stored in: S3's STANDARD_IA,
+	// GLACIER_IR…, GCS's NEARLINE, COLDLINE…, Azure's access tier Hot, Cool, Cold, Archive.
+	// A backend without storage classes refuses it (ErrUnsupported).
+	StorageClass string
+	// Encryption, when set, asks for server-side encryption as S3 names it; a backend that
+	// cannot do what it asks refuses it (ErrUnsupported).
+	Encryption Encryption
 	// CRC32C, when set, is the CRC-32C the body must have (crc32c.Format): a copy gives its
 	// source's. The put computes the body's own as it sends it either way; one that differs
 	// fails with ErrChecksumMismatch and leaves no object. A backend's Single and Commit
 	// receive the body's own here.
 	CRC32C string
 }
+
+// Encryption is a put's server-side encryption: Mode "AES256" (keys the store manages) or
+// "aws:kms" (a KMS key: KMSKeyID, or the store's default KMS key when empty). On GCS a
+// KMSKeyID is the customer-managed key's resource name, which needs no Mode.
+type Encryption struct {
+	Mode     string `json:"mode,omitempty"`
+	KMSKeyID string `json:"kms_key_id,omitempty"`
+}
+
+// IsZero reports whether no encryption is asked for.
+func (e Encryption) IsZero() bool { return e == Encryption{} }
 
 // Conditional reports whether the put carries a condition.
 func (o *PutOptions) Conditional() bool { return o != nil && (o.IfNoneMatch || o.IfMatch != "") }

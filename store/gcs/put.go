@@ -22,6 +22,9 @@ const (
 	copyBufferSize  = minChunk                     // also the most of an unknown-size body read ahead
 )
 
+// StorageClasses reports that GCS puts choose a storage class and a Cloud KMS key.
+func (b *Bucket) StorageClasses() bool { return true }
+
 // Put writes body at key through the SDK's Writer. A body that fits in one chunk (known size up
 // to the chunk size, or unknown size ending within 256 KiB) is read whole first, then sent in
 // one request carrying its CRC32C, which GCS checks before it stores anything. A larger body
@@ -39,6 +42,10 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *driv
 	if err != nil {
 		return driver.ObjectInfo{}, err
 	}
+	if opts.Encryption.Mode != "" {
+		return driver.ObjectInfo{}, &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnsupported,
+			Err: fmt.Errorf("GCS encrypts every object with keys it manages (no %s to ask for): for a key of yours give a Cloud KMS key's resource name as the KMS key id", opts.Encryption.Mode)}
+	}
 	chunk := b.chunkSize(opts)
 	whole, rest, release, err := readAhead(body, opts.Size, chunk)
 	defer release()
@@ -53,6 +60,7 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, opts *driv
 	w.Metadata = opts.Metadata
 	w.CacheControl, w.ContentDisposition = opts.Headers.CacheControl, opts.Headers.ContentDisposition
 	w.ContentEncoding, w.ContentLanguage = opts.Headers.ContentEncoding, opts.Headers.ContentLanguage
+	w.StorageClass, w.KMSKeyName = opts.StorageClass, opts.Encryption.KMSKeyID
 	ww := &startedWriter{w: w}
 	n := int64(len(whole))
 	if whole != nil {

@@ -298,6 +298,7 @@ func objectInfo(key string, a *storage.ObjectAttrs) driver.ObjectInfo {
 	return driver.ObjectInfo{
 		Key: key, Size: a.Size, ETag: etag(a.Generation), LastModified: seconds(a.Updated),
 		ContentType: a.ContentType, Metadata: lowerKeys(a.Metadata), CRC32C: crcString(a.CRC32C),
+		StorageClass: a.StorageClass,
 		Headers: driver.Headers{
 			CacheControl: a.CacheControl, ContentDisposition: a.ContentDisposition,
 			ContentEncoding: a.ContentEncoding, ContentLanguage: a.ContentLanguage,

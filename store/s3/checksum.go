@@ -27,7 +27,8 @@ const (
 )
 
 // sendChecksums reports whether the next put sends x-amz-checksum-crc32c. A server that
-// refused one (checksumRefused) is sent none again by this Bucket, so that zero
+// refused one (checksumRefused, and took the same request without it) is sent none again by
+// this Bucket, so that zero
 // configuration works on a store that rejects checksum headers; its objects are still
 // checked on download where they carry wharf-crc32c.
 func (b *Bucket) sendChecksums() bool { return b.checksums.Load() != checksumsRefused }
@@ -55,9 +56,11 @@ func (b *Bucket) refuseChecksums(err error) {
 	}
 }
 
-// checksumRefused reports whether err is a server's refusal of the checksum headers
+// checksumRefused reports whether err may be a server's refusal of the checksum headers
 // themselves (501 Not Implemented, or a 400 that names a checksum header or algorithm),
-// not a checksum that did not match (XAmzContentChecksumMismatch, BadDigest).
+// not a checksum that did not match (XAmzContentChecksumMismatch, BadDigest). A 501 may
+// refuse something else the request asks (an encryption without a KMS): the request is sent
+// again without the checksum, and only when that one is taken is the refusal learned.
 func checksumRefused(err error) bool {
 	var api smithy.APIError
 	if !errors.As(err, &api) {

@@ -74,6 +74,7 @@ func (b *Bucket) Head(ctx context.Context, key string) (driver.ObjectInfo, error
 	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.ContentType, out.Metadata)
 	info.Headers = headersOf(out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage)
 	info.CRC32C = fullCRC(out.ChecksumCRC32C, out.ChecksumType)
+	info.StorageClass = string(out.StorageClass)
 	return info, nil
 }
 

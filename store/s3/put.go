@@ -73,6 +73,8 @@ func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size
 		IfMatch:       quoteETag(opts.IfMatch),
 	}
 	setHeaders(opts.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
+	in.StorageClass = types.StorageClass(opts.StorageClass)
+	in.ServerSideEncryption, in.SSEKMSKeyId = encryption(opts.Encryption)
 	if opts.IfNoneMatch {
 		in.IfNoneMatch = aws.String("*")
 	}
@@ -85,9 +87,12 @@ func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size
 	}
 	out, err := b.api.PutObject(ctx, in)
 	if err != nil && in.ChecksumCRC32C != nil && checksumRefused(err) && rewind(body, pos) {
-		b.refuseChecksums(err)
+		// Sent again without it: only if that one is taken was the header what was refused.
+		first := err
 		in.ChecksumCRC32C = nil
-		out, err = b.api.PutObject(ctx, in)
+		if out, err = b.api.PutObject(ctx, in); err == nil {
+			b.refuseChecksums(first)
+		}
 	} else if err == nil && in.ChecksumCRC32C != nil {
 		b.tookChecksum()
 	}
@@ -103,6 +108,19 @@ func putInfo(key string, size int64, etag *string, opts *driver.PutOptions) driv
 	return driver.ObjectInfo{Key: key, Size: size, ETag: unquote(etag), ContentType: opts.ContentType,
 		Headers: opts.Headers, Metadata: opts.Metadata}
 }
+
+// encryption returns the request fields of a put's server-side encryption: a KMS key id
+// alone asks for aws:kms with it.
+func encryption(e driver.Encryption) (types.ServerSideEncryption, *string) {
+	mode := e.Mode
+	if mode == "" && e.KMSKeyID != "" {
+		mode = string(types.ServerSideEncryptionAwsKms)
+	}
+	return types.ServerSideEncryption(mode), optString(e.KMSKeyID)
+}
+
+// StorageClasses reports that S3 puts choose a storage class and an encryption.
+func (b *Bucket) StorageClasses() bool { return true }
 
 // setHeaders sets the request fields of the standard headers to h's, leaving unset those h
 // does not give.
@@ -150,16 +168,21 @@ func (b *Bucket) startUpload(ctx context.Context, key string, opts *driver.PutOp
 		Metadata:    opts.Metadata,
 	}
 	setHeaders(opts.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
+	in.StorageClass = types.StorageClass(opts.StorageClass)
+	in.ServerSideEncryption, in.SSEKMSKeyId = encryption(opts.Encryption)
 	checksums = checksums && b.sendChecksums()
 	if checksums {
 		in.ChecksumAlgorithm, in.ChecksumType = types.ChecksumAlgorithmCrc32c, types.ChecksumTypeFullObject
 	}
 	out, err := b.api.CreateMultipartUpload(ctx, in)
 	if err != nil && checksums && checksumRefused(err) {
-		b.refuseChecksums(err)
+		// Created again without them: only if that one is taken were they what was refused.
+		first := err
 		checksums = false
 		in.ChecksumAlgorithm, in.ChecksumType = "", ""
-		out, err = b.api.CreateMultipartUpload(ctx, in)
+		if out, err = b.api.CreateMultipartUpload(ctx, in); err == nil {
+			b.refuseChecksums(first)
+		}
 	}
 	if err != nil {
 		return nil, mapError(ctx, call{op: "put", key: key}, err)
