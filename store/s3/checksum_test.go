@@ -10,6 +10,7 @@ import (
 	"github.com/wharfdata/wharf/internal/faultproxy"
 	"github.com/wharfdata/wharf/internal/testenv"
 	"github.com/wharfdata/wharf/store"
+	_ "github.com/wharfdata/wharf/store/mem"
 	"github.com/wharfdata/wharf/store/probe"
 )
 
