@@ -321,16 +321,22 @@ func (p *Plan) collect(ctx context.Context) error {
 	return nil
 }
 
-// taskOf maps o, listed under src, to its copy to dst. It reports false for a directory
-// marker (a zero-byte key ending in '/'), and an error for a key the copy must pass over.
+// taskOf maps o, listed under src, to its copy to dst. A key ending in '/' (a directory
+// marker, or an object another tool wrote there) is copied into a store that keeps such
+// keys; where the copy makes files (a local directory, a file store), it reports false for a
+// directory marker (zero bytes) and an error for one with bytes, which the copy passes over.
+// It reports an error for any other key the copy must pass over.
 func taskOf(o store.ObjectInfo, src, dst *End) (Task, bool, error) {
 	rel := strings.TrimPrefix(o.Key, src.base)
-	if rel == "" || strings.HasSuffix(rel, "/") {
+	if rel == "" {
+		return Task{}, false, nil // the marker of the directory copied itself
+	}
+	if strings.HasSuffix(rel, "/") && !keepsSlashKeys(dst) {
 		if o.Size == 0 {
 			return Task{}, false, nil // a directory marker
 		}
 		return Task{}, false, &store.Error{Op: "get", Key: o.Key, Kind: store.ErrKeyInvalid,
-			Err: fmt.Errorf("an object of %d bytes whose key ends in '/' cannot be copied: no file name or key of wharf's ends in '/'", o.Size)}
+			Err: fmt.Errorf("an object of %d bytes whose key ends in '/' cannot be copied to %s: no file name ends in '/'", o.Size, dst.raw)}
 	}
 	if src.st != nil {
 		if err := store.ValidateKey("get", o.Key); err != nil {
@@ -353,6 +359,10 @@ func taskOf(o store.ObjectInfo, src, dst *End) (Task, bool, error) {
 	}
 	return t, true, nil
 }
+
+// keepsSlashKeys reports whether dst keeps keys ending in '/': a store whose objects are not
+// files of this machine.
+func keepsSlashKeys(dst *End) bool { return dst.st != nil && !dst.st.Describe().Local() }
 
 // fileDirClashes splits off the tasks whose destination another task needs as a directory
 // (the keys "a" and "a/b" cannot both be local files): those are passed over, and what is

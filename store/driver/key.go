@@ -8,9 +8,13 @@ import (
 )
 
 // ValidateKey checks a key before any backend sees it. A key is refused (ErrKeyInvalid) when it
-// is empty, starts with '/', has an empty segment ("a//b"), a "." or ".." segment, a NUL or a
-// control character other than a tab, or is not valid UTF-8. A key that passes can never name
-// anything outside a store's root. A tab is a key byte like any other.
+// is empty, starts with '/', has an empty segment ("a//b") but its last, a "." or ".."
+// segment, a NUL or a control character other than a tab, or is not valid UTF-8. A key that
+// passes can never name anything outside a store's root. A tab is a key byte like any other.
+//
+// A key may end in one '/' ("logs/2024/"): such objects are what consoles and other tools
+// make as directory markers, and what a copy between stores keeps. A backend that keeps
+// objects as files (the file store) refuses them itself, since no file name ends in '/'.
 //
 // A backslash is read (op "get", "head", "list": an object another tool wrote, such as
 // aws-cli on S3, can be read and downloaded) but never written or deleted: Azure and
@@ -53,7 +57,7 @@ func keyProblem(key string) string {
 			return "key contains a control character"
 		}
 	}
-	for seg := range strings.SplitSeq(key, "/") {
+	for seg := range strings.SplitSeq(strings.TrimSuffix(key, "/"), "/") {
 		switch seg {
 		case "":
 			return "key has an empty segment"

@@ -24,9 +24,10 @@ func open(t *testing.T, dir string) *store.Store {
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		Name:        "file",
-		Open:        func(t *testing.T) *store.Store { return open(t, t.TempDir()) },
-		OpenMissing: func(t *testing.T) *store.Store { return open(t, filepath.Join(t.TempDir(), "absent")) },
+		NoTrailingSlash: true,
+		Name:            "file",
+		Open:            func(t *testing.T) *store.Store { return open(t, t.TempDir()) },
+		OpenMissing:     func(t *testing.T) *store.Store { return open(t, filepath.Join(t.TempDir(), "absent")) },
 		Want: map[string]string{
 			probe.CapConditionalCreate: probe.Yes, probe.CapConditionalReplace: probe.Yes,
 			probe.CapConditionalDelete: probe.Yes, probe.CapPinnedRead: probe.Yes,

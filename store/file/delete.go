@@ -18,7 +18,7 @@ func (s *Store) Delete(ctx context.Context, key string, opts *driver.DeleteOptio
 	}
 	r, err := s.openRoot(ctx, "delete", key, false)
 	if err == errNoRoot { // an empty store: the key is missing
-		if err := driver.ValidateKey("delete", key); err != nil {
+		if err := validKey("delete", key); err != nil {
 			return err
 		}
 		if opts.IfMatch != "" {

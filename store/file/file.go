@@ -144,10 +144,22 @@ func (s *Store) openRoot(ctx context.Context, op, key string, write bool) (*os.R
 	return nil, mapErr(op, key, err)
 }
 
-// checkKey refuses, beyond driver.ValidateKey, keys under the hidden directory and keys whose
+// validKey is driver.ValidateKey, and refuses a key ending in '/': a file store keeps each
+// object as a file, and no file name ends in '/'.
+func validKey(op, key string) error {
+	if err := driver.ValidateKey(op, key); err != nil {
+		return err
+	}
+	if strings.HasSuffix(key, "/") {
+		return invalidKey(op, key, "a file store keeps each object as a file, and no file name ends in '/'")
+	}
+	return nil
+}
+
+// checkKey refuses, beyond validKey, keys under the hidden directory and keys whose
 // path runs through a symbolic link. (os.Root also keeps every access inside the root.)
 func checkKey(r *os.Root, op, key string) error {
-	if err := driver.ValidateKey(op, key); err != nil {
+	if err := validKey(op, key); err != nil {
 		return err
 	}
 	if hasMetaSegment(key) {

@@ -63,7 +63,7 @@ func (s *Store) Head(ctx context.Context, key string) (driver.ObjectInfo, error)
 func (s *Store) openObject(ctx context.Context, op, key string) (*os.File, driver.ObjectInfo, error) {
 	r, err := s.openRoot(ctx, op, key, false)
 	if err == errNoRoot {
-		if err := driver.ValidateKey(op, key); err != nil {
+		if err := validKey(op, key); err != nil {
 			return nil, driver.ObjectInfo{}, err
 		}
 		return nil, driver.ObjectInfo{}, &driver.Error{Op: op, Key: key, Kind: driver.ErrNotExist,

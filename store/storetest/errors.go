@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 func (su *suite) testErrors(t *testing.T) {
 	t.Run("NotExist", su.testNotExist)
+	t.Run("TrailingSlash", su.testTrailingSlash)
 	t.Run("InvalidKeys", su.testInvalidKeys)
 	t.Run("BucketMissing", su.testBucketMissing)
 	t.Run("Cancelled", su.testCancelled)
@@ -51,7 +53,72 @@ func (su *suite) testNotExist(t *testing.T) {
 	}
 }
 
-var invalidKeys = []string{"", "../x", "a/../b", "./a", "a//b", "/a", "a/", "nul\x00", "bell\x07", "\xff"}
+var invalidKeys = []string{"", "../x", "a/../b", "./a", "a//b", "/a", "a//", "/", "nul\x00", "bell\x07", "\xff"}
+
+// testTrailingSlash: a key may end in '/' (a directory marker, or an object another tool
+// wrote there), and such an object is put, read, listed, copied and deleted like any other;
+// a store that keeps objects as files (Harness.NoTrailingSlash) refuses it with ErrKeyInvalid
+// and writes nothing.
+func (su *suite) testTrailingSlash(t *testing.T) {
+	s := su.open(t)
+	ctx := t.Context()
+	if su.h.NoTrailingSlash {
+		_, err := s.Put(ctx, "dir/", bytes.NewReader(nil), &store.PutOptions{Size: 0})
+		wantKind(t, err, store.ErrKeyInvalid, "put dir/")
+		_, err = s.Head(ctx, "dir/")
+		wantKind(t, err, store.ErrKeyInvalid, "head dir/")
+		return
+	}
+	quirk := func(op string) bool {
+		why, ok := su.h.TrailingSlashQuirks[op]
+		if ok {
+			t.Logf("%s: %s of a key ending in '/' not checked: %s", su.h.Name, op, why)
+		}
+		return ok
+	}
+	if why, ok := su.h.TrailingSlashQuirks["all"]; ok {
+		t.Skipf("%s: keys ending in '/' not checked: %s", su.h.Name, why)
+	}
+	for key, body := range map[string]string{"dir/": "", "odd/": "bytes of a key ending in a slash"} {
+		if _, err := s.Put(ctx, key, strings.NewReader(body), &store.PutOptions{Size: int64(len(body))}); err != nil {
+			t.Fatalf("put %q: %v", key, err)
+		}
+		if quirk("read") {
+			continue
+		}
+		if head := mustHead(t, s, key); head.Size != int64(len(body)) {
+			t.Errorf("head %q: size %d, want %d", key, head.Size, len(body))
+		}
+		if got, _ := getBytes(t, s, key, nil); string(got) != body {
+			t.Errorf("get %q: %q, want %q", key, got, body)
+		}
+	}
+	want := []string{"dir/", "odd/"}
+	if !quirk("copy") {
+		if _, err := s.Copy(ctx, "odd/", "copied/", nil); err != nil {
+			t.Fatalf("copy odd/ to copied/: %v", err)
+		}
+		want = append([]string{"copied/"}, want...)
+	}
+	var keys []string
+	for o, err := range s.Walk(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, o.Key)
+	}
+	if !slices.Equal(keys, want) {
+		t.Errorf("listed %q, want %q", keys, want)
+	}
+	for _, key := range want {
+		if err := s.Delete(ctx, key, nil); err != nil {
+			t.Errorf("delete %q: %v", key, err)
+		}
+		if _, err := s.Head(ctx, key); !errors.Is(err, store.ErrNotExist) && !quirk("read") {
+			t.Errorf("head %q after its delete: %v, want ErrNotExist", key, err)
+		}
+	}
+}
 
 // testInvalidKeys: every op refuses an invalid key with ErrKeyInvalid and writes nothing.
 func (su *suite) testInvalidKeys(t *testing.T) {

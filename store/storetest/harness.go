@@ -50,6 +50,15 @@ type Harness struct {
 	// small and large objects alike; it asserts everywhere that one it returns is right.
 	Checksums bool
 
+	// NoTrailingSlash declares that the backend keeps objects as files and refuses keys
+	// ending in '/' (the file store); the suite asserts the refusal instead of the objects.
+	NoTrailingSlash bool
+	// TrailingSlashQuirks names the operations ("read": head and get; "copy"; "all") on a key
+	// ending in '/' that the server gets wrong, each with what it does instead; the suite
+	// leaves them unchecked and logs why. (SeaweedFS answers 404 to a copy of one;
+	// fake-gcs-server keeps none.)
+	TrailingSlashQuirks map[string]string
+
 	// ManyKeys is how many objects the pagination case lists; 0: 1,100 (more than one page
 	// of S3's default 1,000).
 	ManyKeys int
