@@ -41,7 +41,7 @@ const (
 func (c *Container) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
 	if !opts.Encryption.IsZero() {
 		return driver.ObjectInfo{}, &driver.Error{Op: "put", Key: key, Kind: driver.ErrUnsupported,
-			Err: errors.New("Azure encrypts every blob with keys it manages; wharf asks for no other encryption there")}
+			Err: errors.New("every Azure blob is encrypted with keys Azure manages; wharf asks for no other encryption there")}
 	}
 	if _, err := accessTier(key, opts.StorageClass); err != nil {
 		return driver.ObjectInfo{}, err
