@@ -89,11 +89,17 @@ func Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOption
 	return putParts(ctx, key, body, first, opts, partSize, b)
 }
 
+// smallBody is the size up to which a body sent in one request is read into a pooled buffer
+// and sent from there even when it can seek: one read of a small file costs less than two.
+const smallBody = 64 << 10
+
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, smallBody); return &b }}
+
 // single sends body, of size bytes, in one request, once its CRC-32C is known: a body that
-// can seek is read once for it and rewound, any other is read into memory (at most
-// Limits.SingleMax bytes) and sent from there.
+// can seek (over 64 KiB) is read once for it and rewound, any other is read into memory (at
+// most Limits.SingleMax bytes) and sent from there.
 func single(ctx context.Context, key string, body io.Reader, size int64, opts *driver.PutOptions, b Backend) (driver.ObjectInfo, error) {
-	if s, ok := body.(io.ReadSeeker); ok {
+	if s, ok := body.(io.ReadSeeker); ok && size > smallBody {
 		pos, err := s.Seek(0, io.SeekCurrent)
 		if err == nil {
 			h := crc32c.New()
@@ -110,7 +116,14 @@ func single(ctx context.Context, key string, body io.Reader, size int64, opts *d
 			return b.Single(ctx, body, size, withCRC(opts, h.Sum32()))
 		}
 	}
-	buf := make([]byte, size)
+	var buf []byte
+	if size <= smallBody {
+		p := smallBufs.Get().(*[]byte)
+		defer smallBufs.Put(p)
+		buf = (*p)[:size]
+	} else {
+		buf = make([]byte, size)
+	}
 	if n, err := io.ReadFull(body, buf); err != nil {
 		if err == io.ErrUnexpectedEOF || err == io.EOF {
 			err = fmt.Errorf("it ended after %d of the %d bytes the put said: %w", n, size, io.ErrUnexpectedEOF)
