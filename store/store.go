@@ -190,7 +190,9 @@ func (s *Store) Head(ctx context.Context, key string) (info ObjectInfo, err erro
 // fresh wharf-put-id in its metadata (unless the caller gave one), and an ErrOutcomeUnknown
 // names it in Error.PutID for ResolvePut. A put is retried after a transport fault or
 // throttling only when its body can be sent again (an io.Seeker, or none) and it is not
-// conditional.
+// conditional. With opts.CRC32C the body is checked as the backend reads it, and a body with
+// another CRC-32C fails the put with ErrChecksumMismatch before the backend commits anything.
+// A storage class or an encryption asked of a backend without them is ErrUnsupported.
 func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts *PutOptions) (info ObjectInfo, err error) {
 	if err := driver.ValidateKey("put", key); err != nil {
 		return ObjectInfo{}, err

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -90,7 +89,7 @@ func (c *Container) engine(key string, opts *driver.PutOptions) upload.Backend {
 // putSingle sends body in one Put Blob carrying the condition, and its CRC-32C
 // (opts.CRC32C) in the metadata.
 func (c *Container) putSingle(ctx context.Context, key string, body *sizedBody, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	md := withCRCMeta(opts.Metadata, opts.CRC32C)
+	md := driver.WithCRC32C(opts.Metadata, opts.CRC32C)
 	tier, _ := accessTier(key, opts.StorageClass)
 	resp, err := c.blockBlob(key).Upload(ctx, body, &blockblob.UploadOptions{
 		Tier:             tier,
@@ -236,7 +235,7 @@ func (u *blocks) Commit(ctx context.Context, n int, size int64, crc string) (dri
 	for i := range ids {
 		ids[i] = u.blockID(i + 1)
 	}
-	md := withCRCMeta(u.opts.Metadata, crc)
+	md := driver.WithCRC32C(u.opts.Metadata, crc)
 	tier, _ := accessTier(u.key, u.opts.StorageClass)
 	resp, err := u.blob.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{
 		Tier:             tier,
@@ -250,19 +249,6 @@ func (u *blocks) Commit(ctx context.Context, n int, size int64, crc string) (dri
 	info := putInfo(u.key, size, etagString(resp.ETag), deref(resp.LastModified), u.opts)
 	info.Metadata = md
 	return info, nil
-}
-
-// withCRCMeta returns md with wharf-crc32c set to crc, leaving md itself as it was.
-func withCRCMeta(md map[string]string, crc string) map[string]string {
-	if crc == "" {
-		return md
-	}
-	out := maps.Clone(md)
-	if out == nil {
-		out = map[string]string{}
-	}
-	out[driver.MetaCRC32C] = crc
-	return out
 }
 
 // Abort leaves the staged blocks to Azure, which discards uncommitted blocks.

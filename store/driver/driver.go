@@ -225,6 +225,20 @@ type ObjectInfo struct {
 	StorageClass string `json:"storage_class,omitempty"`
 }
 
+// WithCRC32C returns md with MetaCRC32C set to crc ("" leaves md as it is), leaving md itself
+// as it was: what a backend that records the checksum in metadata sends.
+func WithCRC32C(md map[string]string, crc string) map[string]string {
+	if crc == "" {
+		return md
+	}
+	out := maps.Clone(md)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[MetaCRC32C] = crc
+	return out
+}
+
 // LiftCRC32C moves a CRC-32C recorded in the metadata (MetaCRC32C) to i.CRC32C, unless the
 // store gave its own, and drops it from i.Metadata: what wharf records for itself is not the
 // user's metadata.

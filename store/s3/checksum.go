@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -75,19 +74,6 @@ func checksumRefused(err error) bool {
 		return strings.Contains(strings.ToLower(api.ErrorMessage()), "checksum")
 	}
 	return false
-}
-
-// withCRCMeta returns md with wharf-crc32c set to crc, leaving md itself as it was.
-func withCRCMeta(md map[string]string, crc string) map[string]string {
-	if crc == "" {
-		return md
-	}
-	out := maps.Clone(md)
-	if out == nil {
-		out = map[string]string{}
-	}
-	out[driver.MetaCRC32C] = crc
-	return out
 }
 
 // fullCRC returns an answer's CRC-32C when it is the whole object's: a full-object checksum,

@@ -102,7 +102,7 @@ func (b *Bucket) replacing(ctx context.Context, src string, opts *driver.PutOpti
 	in.ContentType = optString(o.ContentType)
 	in.Metadata = o.Metadata
 	if crc := cmp.Or(head.CRC32C, head.Metadata[driver.MetaCRC32C]); crc != "" {
-		in.Metadata = withCRCMeta(o.Metadata, crc) // the bytes are the source's: so is their checksum
+		in.Metadata = driver.WithCRC32C(o.Metadata, crc) // the bytes are the source's: so is their checksum
 	}
 	setHeaders(o.Headers, &in.CacheControl, &in.ContentDisposition, &in.ContentEncoding, &in.ContentLanguage)
 	in.CopySourceIfMatch = quoteETag(head.ETag)

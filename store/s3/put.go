@@ -62,7 +62,7 @@ func (b *Bucket) engine(key string, opts *driver.PutOptions) upload.Backend {
 // ranged reads return too. A server that refuses the checksum header is sent the put again
 // without it.
 func (b *Bucket) putSingle(ctx context.Context, key string, body io.Reader, size int64, opts *driver.PutOptions) (driver.ObjectInfo, error) {
-	md := withCRCMeta(opts.Metadata, opts.CRC32C)
+	md := driver.WithCRC32C(opts.Metadata, opts.CRC32C)
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(b.bucket),
 		Key:           aws.String(key),

@@ -130,14 +130,18 @@ func single(ctx context.Context, key string, body io.Reader, size int64, opts *d
 		}
 		return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
 	}
-	if err := extraByte(body); err != nil {
-		return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
+	if _, seeks := body.(io.Seeker); !seeks {
+		// A stream must end where the put said (a checked body fails at its end); a body
+		// that can seek is read for size bytes, as a single request always sent it.
+		if err := extraByte(body); err != nil {
+			return driver.ObjectInfo{}, driver.BodyError(ctx, "put", key, err)
+		}
 	}
 	return b.Single(ctx, bytes.NewReader(buf), size, withCRC(opts, crc32c.Sum(buf)))
 }
 
-// extraByte fails when body holds more than the put said: a single request sends exactly
-// the size given, and a body that goes on was measured wrong. A reader that fails at its end
+// extraByte fails when a stream holds more than the put said: a single request sends exactly
+// the size given, and a stream that goes on was measured wrong. A reader that fails at its end
 // (a checksum that does not match) fails here too.
 func extraByte(body io.Reader) error {
 	var one [1]byte
