@@ -113,16 +113,9 @@ run_tool() {
 # would time the previous run's cleanup, not the copy. Every run starts after a sync, so that
 # no tool pays for the write-back of the one before.
 measure() {
-  local out start end load
-  out=$WORK/time.txt
   [ "$3" = small ] || rm -rf "$WORK/down"
   mkdir -p "$WORK/down"
-  sync
-  read -r load _ </proc/loadavg
-  start=$(date +%s.%N)
-  /usr/bin/time -v -o "$out" bash -c "$(declare -f run_tool); $(declare -p WORK WHARF BEFORE EP S5CMD RCLONE WHARF_FLAGS RCLONE_FLAGS); run_tool $*"
-  end=$(date +%s.%N)
-  printf '%s %s %s\n' "$(echo "$end - $start" | bc -l)" "$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out")" "$load"
+  timed "$WORK/time.txt" "$(declare -f run_tool); $(declare -p WORK WHARF BEFORE EP S5CMD RCLONE WHARF_FLAGS RCLONE_FLAGS); run_tool $*"
 }
 
 

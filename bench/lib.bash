@@ -63,6 +63,19 @@ start_bench_minio() {
 
 # median, minmax and ratio summarise a run's figures: the median of the numbers on standard
 # input, their range as LO-HI, and $1 / $2 to two decimals.
+# timed OUT SCRIPT: runs SCRIPT (a bash script, given whole) under GNU time -v, its report in
+# OUT, after a sync so that it pays for no earlier write-back; prints "seconds rss_kib load",
+# load being the 1-minute load average just before it.
+timed() {
+  local out=$1 script=$2 start end load
+  sync
+  read -r load _ </proc/loadavg
+  start=$(date +%s.%N)
+  /usr/bin/time -v -o "$out" bash -c "$script"
+  end=$(date +%s.%N)
+  printf '%s %s %s\n' "$(echo "$end - $start" | bc -l)" "$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out")" "$load"
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 minmax() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
 ratio() { echo "$1 / $2" | bc -l | xargs printf '%.2f'; }

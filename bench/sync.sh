@@ -84,13 +84,7 @@ run_tool() {
 
 # measure TOOL PREFIX: prints "seconds rss_kib load".
 measure() {
-  local out=$WORK/time.txt start end load
-  sync
-  read -r load _ </proc/loadavg
-  start=$(date +%s.%N)
-  /usr/bin/time -v -o "$out" bash -c "$(declare -f run_tool); $(declare -p WORK WHARF EP S5CMD RCLONE RCLONE_FLAGS SRC); run_tool $*"
-  end=$(date +%s.%N)
-  printf '%s %s %s\n' "$(echo "$end - $start" | bc -l)" "$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out")" "$load"
+  timed "$WORK/time.txt" "$(declare -f run_tool); $(declare -p WORK WHARF EP S5CMD RCLONE RCLONE_FLAGS SRC); run_tool $*"
 }
 
 
