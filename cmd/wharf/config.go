@@ -14,6 +14,7 @@ import (
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/lease"
+	"github.com/wharfdata/wharf/load"
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
@@ -40,6 +41,7 @@ type fileConfig struct {
 	Backfill      *backfill.Config `yaml:"backfill"`
 	Stores        store.Stores     `yaml:"stores"`
 	Lease         *lease.Config    `yaml:"lease"` // for the lease commands and state: bucket
+	Load          load.Config      `yaml:"load"`  // each export's load target, by its name
 	// EndpointAllowlist adds host patterns to WHARF_ENDPOINT_ALLOWLIST: every store's endpoint
 	// must match one, and an export destination's custom endpoint outside this machine needs
 	// one even when the list is otherwise empty.

@@ -35,6 +35,10 @@ backfill:
 lease:
   ttl: 5m
   # lease
+load:
+  orders:
+    target: postgres://loader@127.0.0.1:9/warehouse
+    # load.orders
 stores:
   lake:
     backend: s3
@@ -50,7 +54,7 @@ func TestE2EConfigMisspeltKeyRefusedEverywhere(t *testing.T) {
 	commands := [][]string{
 		{"export"}, {"validate"}, {"runs"}, {"ship", "--drain", "--node", "n1"},
 		{"backfill", "./logs/"}, {"backfill", "status", "--job", "j", "./logs/"},
-		{"lease", "show", "nightly", "--store", "./locks"}, {"ls", "./"},
+		{"lease", "show", "nightly", "--store", "./locks"}, {"ls", "./"}, {"load"},
 	}
 	sections := []struct{ marker, key, indent, path string }{
 		{"# top", "stat_dir", "", "the top level"},
@@ -61,6 +65,7 @@ func TestE2EConfigMisspeltKeyRefusedEverywhere(t *testing.T) {
 		{"# backfill", "max_in_flite", "  ", "backfill"},
 		{"# lease", "renew_evry", "  ", "lease"},
 		{"# stores.lake", "endpont", "    ", "stores.lake"},
+		{"# load.orders", "tabel", "    ", "load.orders"},
 	}
 	dir := t.TempDir()
 	c := cli{dir: dir}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/load"
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store/driver"
@@ -256,4 +257,17 @@ func (b *hookedBody) after(n int) {
 func killSelf() {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
+}
+
+// loadTestPause parses WHARF_TEST_LOAD_PAUSE, after-part:duration, and returns a progress
+// callback of `wharf load` that sleeps that long after each part is copied (after the last,
+// that is just before the load's transaction publishes and commits), or nil when unset. The
+// crash tests SIGKILL the binary in those pauses.
+func loadTestPause(getenv func(string) string) func(load.Progress) {
+	name, dur, _ := strings.Cut(strings.TrimSpace(getenv(envTestLoad)), ":")
+	d, err := time.ParseDuration(dur)
+	if name != "after-part" || err != nil {
+		return nil
+	}
+	return func(load.Progress) { time.Sleep(d) }
 }

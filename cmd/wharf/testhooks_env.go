@@ -7,6 +7,7 @@ import "github.com/wharfdata/wharf/store/driver"
 const (
 	envTestPause = "WHARF_TEST_EXPORT_PAUSE" // pauses of `wharf export` (crash tests)
 	envTestShip  = "WHARF_TEST_SHIP"         // kill and pause points of `wharf ship` (crash tests)
+	envTestLoad  = "WHARF_TEST_LOAD_PAUSE"   // pauses of `wharf load` (crash tests)
 )
 
 // chainWraps applies each non-nil decorator in turn (the first innermost); nil when none.

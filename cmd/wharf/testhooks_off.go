@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/wharfdata/wharf/load"
 	"github.com/wharfdata/wharf/ship"
 	"github.com/wharfdata/wharf/store/driver"
 )
@@ -11,6 +12,8 @@ import (
 // with the wharftest tag (scripts/test.sh) compiles. The environment is not even read.
 
 func exportTestWrap(func(string) string) func(driver.Bucket) driver.Bucket { return nil }
+
+func loadTestPause(func(string) string) func(load.Progress) { return nil }
 
 func shipTestHooks(func(string) string) ship.Hooks { return ship.Hooks{} }
 

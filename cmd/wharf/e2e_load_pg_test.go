@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/wharfdata/wharf/internal/testenv"
+	"github.com/wharfdata/wharf/load"
+)
+
+// loadCase is a PostgreSQL source table (pgMixedTable), a config exporting it with
+// destination ./out/{export}/{run_id}/ and loading it into a table of its own, with a ledger
+// of its own.
+type loadCase struct {
+	db            *sql.DB
+	dir, cfg, src string
+	dst, ledger   string
+	source, pwRef string
+}
+
+func newLoadCase(t *testing.T, extra string) *loadCase {
+	t.Helper()
+	srv := testenv.Postgres(t)
+	c := &loadCase{dir: t.TempDir(), source: srv.URL, pwRef: srv.PasswordRef(t)}
+	c.src = pgMixedTable(t, srv)
+	c.dst, c.ledger = c.src+"_loaded", c.src+"_ledger"
+	cfg, err := pgx.ParseConfig(srv.URL)
+	must(t, err)
+	cfg.Password = srv.Password
+	c.db = stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { c.db.Close() })
+	c.exec(t, `DROP TABLE IF EXISTS `+c.dst, `DROP TABLE IF EXISTS `+c.ledger)
+	c.cfg = filepath.Join(c.dir, "wharf.yaml")
+	body := fmt.Sprintf(`state: .wharf/state.db
+exports:
+  - name: pg
+    source: %s
+    password: %s
+    table: %s
+    chunk_key: id
+    chunk_rows: 100
+    destination: ./out/{export}/{run_id}/
+load:
+  pg:
+    target: %s
+    password: %s
+    table: %s
+    ledger: %s
+%s`, c.source, c.pwRef, c.src, c.source, c.pwRef, c.dst, c.ledger, extra)
+	must(t, os.WriteFile(c.cfg, []byte(body), 0o644))
+	return c
+}
+
+func (c *loadCase) exec(t *testing.T, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := c.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func (c *loadCase) count(t *testing.T, q string) int {
+	t.Helper()
+	var n int
+	if err := c.db.QueryRow(q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// export runs an export and returns its run id.
+func (c *loadCase) export(t *testing.T) string {
+	t.Helper()
+	wharf(t, "export", "-c", c.cfg).must(t, 0)
+	return runRecords(t, c.cfg)[0].RunID
+}
+
+// load runs `wharf load --format json` and decodes its result.
+func (c *loadCase) load(t *testing.T, code int, args ...string) (load.Result, result) {
+	t.Helper()
+	r := wharf(t, append([]string{"load", "-c", c.cfg, "--format", "json"}, args...)...).must(t, code)
+	var res load.Result
+	if code == 0 {
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+			t.Fatalf("load output %q: %v", r.out, err)
+		}
+	}
+	return res, r
+}
+
+// sourceCols selects the source's columns as the loaded table holds them (json is jsonb).
+const sourceCols = `id, small, i, f4, f8, amount, name, raw, ok, d, ts, tz, u, j::jsonb`
+
+// same fails t unless the loaded table holds exactly the source's rows, compared by an
+// independent query: EXCEPT ALL both ways, and the counts.
+func (c *loadCase) same(t *testing.T) {
+	t.Helper()
+	src := `SELECT ` + sourceCols + ` FROM ` + c.src
+	dst := `SELECT ` + strings.ReplaceAll(sourceCols, "::jsonb", "") + ` FROM ` + c.dst
+	if n := c.count(t, `SELECT count(*) FROM (`+src+` EXCEPT ALL `+dst+`) x`); n != 0 {
+		t.Errorf("%d source rows are not in the loaded table", n)
+	}
+	if n := c.count(t, `SELECT count(*) FROM (`+dst+` EXCEPT ALL `+src+`) x`); n != 0 {
+		t.Errorf("%d loaded rows are not in the source", n)
+	}
+}
+
+// TestE2ELoadReplace exports a table of every mapped type from PostgreSQL and loads it into
+// another table: the rows equal the source's; a rerun loads nothing; after the source
+// changes, a new run replaces the rows; the older run is then refused, unless --force.
+func TestE2ELoadReplace(t *testing.T) {
+	c := newLoadCase(t, "")
+	run1 := c.export(t)
+	res, _ := c.load(t, 0, "--run-id", run1)
+	if !res.Loaded || !res.Created || res.Rows != pgRows+1 || res.RunID != run1 || res.Mode != load.ModeReplace {
+		t.Fatalf("first load: %+v", res)
+	}
+	c.same(t)
+	if n := c.count(t, `SELECT count(*) FROM `+c.ledger+` WHERE run_id = '`+run1+`' AND rows = `+fmt.Sprint(pgRows+1)); n != 1 {
+		t.Fatalf("the ledger has %d rows of run %s", n, run1)
+	}
+
+	res, _ = c.load(t, 0, "--run-id", run1)
+	if res.Loaded || !strings.Contains(res.Note, "nothing to do") {
+		t.Fatalf("a rerun of a loaded run: %+v", res)
+	}
+
+	c.exec(t, `DELETE FROM `+c.src+` WHERE id BETWEEN 10 AND 19`,
+		`UPDATE `+c.src+` SET name = 'changed', amount = amount + 1 WHERE id BETWEEN 100 AND 120`,
+		`INSERT INTO `+c.src+` (id, name) VALUES (1001, 'new'), (1002, 'newer')`)
+	time.Sleep(1100 * time.Millisecond) // a later run id, by the second
+	run2 := c.export(t)
+	res, _ = c.load(t, 0) // the last run
+	if !res.Loaded || res.Created || res.RunID != run2 || res.Rows != pgRows+1-10+2 {
+		t.Fatalf("second load: %+v", res)
+	}
+	c.same(t)
+
+	_, r := c.load(t, 1, "--run-id", run1)
+	if !strings.Contains(r.err, "WHARF_LOAD_REFUSED") || !strings.Contains(r.err, run2) {
+		t.Fatalf("loading the older run: %s", r.err)
+	}
+	res, _ = c.load(t, 0, "--run-id", run1, "--force")
+	if !res.Loaded || res.Rows != pgRows+1 {
+		t.Fatalf("forced load of the older run: %+v", res)
+	}
+}
+
+// TestE2ELoadAppendAndMerge: a delta run appended after a full one gives exactly the source
+// (no row twice); a second full run merged on id gives exactly the source after updates and
+// inserts.
+func TestE2ELoadAppendAndMerge(t *testing.T) {
+	t.Run("append", func(t *testing.T) {
+		c := newLoadCase(t, "    mode: append\n")
+		body, err := os.ReadFile(c.cfg)
+		must(t, err)
+		must(t, os.WriteFile(c.cfg, bytes.Replace(body, []byte("    chunk_rows: 100\n"), []byte("    chunk_rows: 100\n    mode: delta\n    cursor_column: id\n"), 1), 0o644))
+		c.exec(t, `DELETE FROM `+c.src+` WHERE id = `+fmt.Sprint(pgRows+1)) // a NULL-only row has a cursor
+		c.export(t)
+		c.load(t, 0)
+		c.exec(t, `INSERT INTO `+c.src+` SELECT id + 1000, small, i, f4, f8, amount, name, raw, ok, d, ts, tz, u, j FROM `+c.src+` WHERE id <= 50`)
+		time.Sleep(1100 * time.Millisecond)
+		c.export(t)
+		res, _ := c.load(t, 0)
+		if !res.Loaded || res.Rows != 50 {
+			t.Fatalf("appending the delta run: %+v", res)
+		}
+		c.same(t)
+	})
+	t.Run("merge", func(t *testing.T) {
+		c := newLoadCase(t, "    mode: merge\n    key: [id]\n")
+		c.exec(t, `DELETE FROM `+c.src+` WHERE id = `+fmt.Sprint(pgRows+1))
+		c.export(t)
+		c.load(t, 0)
+		c.exec(t, `UPDATE `+c.src+` SET name = 'merged', j = '{"m": 1}' WHERE id % 7 = 0`,
+			`INSERT INTO `+c.src+` (id, name) VALUES (5000, 'inserted')`)
+		time.Sleep(1100 * time.Millisecond)
+		c.export(t)
+		res, _ := c.load(t, 0)
+		if !res.Loaded || res.Rows != pgRows+1 {
+			t.Fatalf("merging the second run: %+v", res)
+		}
+		c.same(t)
+	})
+}
+
+// TestE2ELoadRefusals: a table that does not fit, a part changed since it was certified and
+// a merge without key columns are each refused by name, and nothing is written.
+func TestE2ELoadRefusals(t *testing.T) {
+	c := newLoadCase(t, "")
+	c.export(t)
+	c.exec(t, `CREATE TABLE `+c.dst+` (id text, name text)`)
+	_, r := c.load(t, 1)
+	if !strings.Contains(r.err, "WHARF_LOAD_REFUSED") || !strings.Contains(r.err, `column \"id\" is text`) || !strings.Contains(r.err, `column \"small\" is missing`) {
+		t.Fatalf("a table that does not fit: %s", r.err)
+	}
+	c.exec(t, `DROP TABLE `+c.dst)
+	_, r = c.load(t, 2, "--mode", "merge")
+	if !strings.Contains(r.err, "WHARF_LOAD_CONFIG_INVALID") || !strings.Contains(r.err, "key") {
+		t.Fatalf("merge without a key: %s", r.err)
+	}
+	c.exec(t, `INSERT INTO `+c.src+` (id, name) VALUES (5, 'one key twice')`)
+	time.Sleep(1100 * time.Millisecond)
+	run := c.export(t)
+	_, r = c.load(t, 1, "--mode", "merge", "--key", "id")
+	if !strings.Contains(r.err, "WHARF_LOAD_REFUSED") || !strings.Contains(r.err, "two rows with one key") {
+		t.Fatalf("a merge of a run with one key twice: %s", r.err)
+	}
+	parts, err := filepath.Glob(filepath.Join(c.dir, "out", "pg", run, "part-*"))
+	if err != nil || len(parts) == 0 {
+		t.Fatalf("parts of run %s: %v %v", run, parts, err)
+	}
+	b, err := os.ReadFile(parts[0])
+	must(t, err)
+	b[len(b)/2] ^= 0xff
+	must(t, os.WriteFile(parts[0], b, 0o644))
+	_, r = c.load(t, 1)
+	if !strings.Contains(r.err, "WHARF_LOAD_REFUSED") || !strings.Contains(r.err, "not a certified run") || !strings.Contains(r.err, filepath.Base(parts[0])) {
+		t.Fatalf("a part changed since it was certified: %s", r.err)
+	}
+	if n := c.count(t, `SELECT count(*) FROM `+c.ledger); n != 0 {
+		t.Fatalf("the ledger has %d rows after refusals", n)
+	}
+	if n := c.count(t, `SELECT count(*) FROM pg_class WHERE relname = '`+c.dst+`'`); n != 0 {
+		t.Fatal("a refused load created the table")
+	}
+}
+
+// TestE2ELoadCrash SIGKILLs `wharf load` at random points of a load that replaces an earlier
+// one (pausing after each part, WHARF_TEST_LOAD_PAUSE): after each kill the table holds the
+// earlier run's rows or, had the commit come first, the new run's, never a mixture, and the
+// ledger agrees; a rerun then gives exactly the new run, once.
+func TestE2ELoadCrash(t *testing.T) {
+	c := newLoadCase(t, "")
+	c.export(t)
+	c.load(t, 0)
+	before := c.count(t, `SELECT count(*) FROM `+c.dst)
+	c.exec(t, `INSERT INTO `+c.src+` (id, name) SELECT g, 'later' FROM generate_series(2000, 2099) g`)
+	time.Sleep(1100 * time.Millisecond)
+	run2 := c.export(t)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for i := range 3 {
+		cmd := cli{env: []string{envTestLoad + "=after-part:300ms"}}.command("load", "-c", c.cfg)
+		must(t, cmd.Start())
+		time.Sleep(time.Duration(100+rng.IntN(1400)) * time.Millisecond) // 5 parts: ~1.5 s of pauses
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		loaded := c.count(t, `SELECT count(*) FROM `+c.ledger+` WHERE run_id = '`+run2+`'`)
+		rows := c.count(t, `SELECT count(*) FROM `+c.dst)
+		switch {
+		case loaded == 0 && rows == before:
+		case loaded == 1 && rows == before+100:
+			c.same(t)
+		default:
+			t.Fatalf("kill %d: the table has %d rows (before %d), the ledger %d row(s) of the run", i, rows, before, loaded)
+		}
+		t.Logf("kill %d: committed %v", i, loaded == 1)
+	}
+	c.load(t, 0)
+	c.same(t)
+	if n := c.count(t, `SELECT count(*) FROM `+c.ledger+` WHERE run_id = '`+run2+`'`); n != 1 {
+		t.Fatalf("the ledger has %d rows of the run", n)
+	}
+}
+
+// TestE2ELoadPool loads 8 exports at once (--pool 8), each into its own table.
+func TestE2ELoadPool(t *testing.T) {
+	c := newLoadCase(t, "")
+	var exports, loads strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&exports, "  - name: pg%d\n    source: %s\n    password: %s\n    table: %s\n    chunk_key: id\n    chunk_rows: 100\n    destination: ./out/{export}/\n", i, c.source, c.pwRef, c.src)
+		fmt.Fprintf(&loads, "  pg%d:\n    target: %s\n    password: %s\n    table: %s_%d\n    ledger: %s\n", i, c.source, c.pwRef, c.dst, i, c.ledger)
+		c.exec(t, fmt.Sprintf(`DROP TABLE IF EXISTS %s_%d`, c.dst, i))
+	}
+	must(t, os.WriteFile(c.cfg, []byte("state: .wharf/state.db\nexports:\n"+exports.String()+"load:\n"+loads.String()), 0o644))
+	wharf(t, "export", "-c", c.cfg).must(t, 0)
+	r := wharf(t, "load", "-c", c.cfg, "--pool", "8", "--format", "json").must(t, 0)
+	if n := strings.Count(r.out, `"loaded":true`); n != 8 {
+		t.Fatalf("%d of 8 loads loaded:\n%s", n, r.out)
+	}
+	for i := range 8 {
+		if n := c.count(t, fmt.Sprintf(`SELECT count(*) FROM %s_%d`, c.dst, i)); n != pgRows+1 {
+			t.Errorf("table %d holds %d rows", i, n)
+		}
+	}
+}

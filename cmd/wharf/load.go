@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/load"
+)
+
+type loadFlags struct {
+	validateFlags
+	force  bool
+	pool   int
+	target load.Target
+	key    string
+}
+
+func (a *app) loadCommand() *cobra.Command {
+	var f loadFlags
+	cmd := &cobra.Command{
+		Use:   "load -c wharf.yaml [--export NAME] [--date YYYY-MM-DD] [--run-id R] [--prefix P]",
+		Short: "Load a certified export run into a PostgreSQL table",
+		Long: `Load a certified run into a PostgreSQL table, never connecting to the export's source. The
+prefix is resolved as validate resolves it (--date, default today UTC; --run-id, default
+for a {run_id} destination the export's last run; or exactly --prefix, one export only),
+and must be certified (--deep: every part re-read and decoded first). The target of each
+export is its entry under load: in the config (target, password, table, mode, key,
+ledger), or the flags below.
+
+The table's columns come from the manifest's schema, through one type table
+(docs/export.md); a type or format it lacks is refused by name before anything is written.
+Exactly the manifest's parts are read, each checked against its size and sha256, and
+streamed with COPY ... FROM STDIN (FORMAT binary). Modes:
+
+  replace  (default) the table holds exactly the run's rows
+  append   the run's rows are added (a delta run's)
+  merge    rows replace those with the same key (--key), others are added
+
+The whole load is one transaction that also writes a row of the load ledger (table
+wharf_load_ledger beside the table): a crash leaves the table as it was, and a rerun
+loads the run once. A run already loaded into the table is not loaded again (exit 0); a
+run older than one already loaded, or loaded before with another manifest, is refused
+unless --force. A missing table is created. Exit 0: loaded, or nothing to do; 1: refused
+(WHARF_LOAD_REFUSED) or the database failed (WHARF_LOAD_TARGET_FAILED); 2: usage.`,
+		Example: `  wharf load -c wharf.yaml --export orders
+  wharf load -c wharf.yaml --export orders --run-id 20260131T020000Z-1a2b3c --mode merge --key id
+  wharf load -c wharf.yaml --pool 4 --format json`,
+		Args: args(0, 0, "no arguments (the exports and their targets come from the config file)"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.pool < 1 {
+				return usageErr(fmt.Errorf("load: --pool %d: want 1 or more", f.pool))
+			}
+			return a.load(cmd, f)
+		},
+	}
+	f.add(cmd, "re-read and decode every part before the load (as validate --deep)")
+	fl := cmd.Flags()
+	fl.BoolVar(&f.force, "force", false, "load a run the ledger refuses: older than one loaded, or loaded with another manifest")
+	fl.IntVar(&f.pool, "pool", 1, "load this many exports at once")
+	fl.StringVar(&f.target.URL, "target", "", "the database, postgres://user@host:port/db (default: the export's load.target)")
+	fl.StringVar(&f.target.Table, "table", "", "the table, name or schema.name (default: the export's load.table, else its name)")
+	fl.StringVar((*string)(&f.target.Mode), "mode", "", "replace, append or merge (default: the export's load.mode, else replace)")
+	fl.StringVar(&f.key, "key", "", "merge: the key columns, comma-separated (default: the export's load.key)")
+	return cmd
+}
+
+// loadJob is one export's load.
+type loadJob struct {
+	e      *export.Export
+	prefix string
+	target load.Target
+}
+
+func (a *app) load(cmd *cobra.Command, f loadFlags) error {
+	ctx := cmd.Context()
+	var jobs []loadJob
+	err := a.eachPrefix(ctx, "load", f.validateFlags, func(e *export.Export, prefix string) error {
+		t, err := a.loadTarget(cmd, e.Name, f)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, loadJob{e: e, prefix: prefix, target: t})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	results := make([]*load.Result, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, f.pool)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			results[i], errs[i] = a.loadOne(ctx, j, f)
+		})
+	}
+	wg.Wait()
+	var failed error
+	for i, r := range results {
+		if errs[i] != nil {
+			if failed != nil { // the first is printed as the command's error
+				printError(a.err, a.format, errs[i], 1)
+			} else {
+				failed = errs[i]
+			}
+			continue
+		}
+		if err := a.show(r, textOf(r.Text)); err != nil {
+			return err
+		}
+	}
+	return failed
+}
+
+func (a *app) loadOne(ctx context.Context, j loadJob, f loadFlags) (*load.Result, error) {
+	r, err := load.Run(ctx, load.Options{Export: j.e.Name, Prefix: j.prefix, Store: &j.e.Store, Target: j.target,
+		Deep: f.deep, Force: f.force, Getenv: a.getenv, Progress: loadTestPause(a.getenv)})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", j.e.Name, err)
+	}
+	return r, nil
+}
+
+// loadTarget is the export's load: entry with the flags given over it, checked.
+func (a *app) loadTarget(cmd *cobra.Command, name string, f loadFlags) (load.Target, error) {
+	var t load.Target
+	if c := a.cfg; c != nil && c.file.Load[name] != nil {
+		t = *c.file.Load[name]
+	}
+	fl := cmd.Flags()
+	if fl.Changed("target") {
+		t.URL = f.target.URL
+	}
+	if fl.Changed("table") {
+		t.Table = f.target.Table
+	}
+	if fl.Changed("mode") {
+		t.Mode = f.target.Mode
+	}
+	if fl.Changed("key") {
+		t.Key = strings.Split(f.key, ",")
+	}
+	if t.URL == "" {
+		return t, usageErr(fmt.Errorf("load: export %s has no target: add load: %s: target: postgres://user@host:port/db to the config, or give --target", name, name))
+	}
+	if err := t.Check(name); err != nil {
+		return t, err
+	}
+	return t, nil
+}

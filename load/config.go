@@ -1,0 +1,119 @@
+package load
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wharfdata/wharf/errcode"
+)
+
+// Config is wharf.yaml's load: section: the target of each export's loads, by the export's
+// name.
+type Config map[string]*Target
+
+// Target says where and how an export's runs are loaded.
+type Target struct {
+	// URL is the PostgreSQL database: postgres://user@host:port/db. A password is never part
+	// of it: give it as a reference in Password.
+	URL      string `yaml:"target"`
+	Password string `yaml:"password" secret:"ref"` // env://NAME or file:///path
+	// Table is the table loaded: "name" or "schema.name" (default: the export's name).
+	Table string `yaml:"table"`
+	Mode  Mode   `yaml:"mode"` // "" is ModeReplace
+	// Key names the key columns of ModeMerge.
+	Key []string `yaml:"key"`
+	// Ledger is the ledger table: "name" or "schema.name" (default: DefaultLedger, in the
+	// schema of Table).
+	Ledger string `yaml:"ledger"`
+}
+
+// Mode is Target.Mode.
+type Mode string
+
+// The load modes.
+const (
+	ModeReplace Mode = "replace" // the default
+	ModeAppend  Mode = "append"
+	ModeMerge   Mode = "merge"
+)
+
+// DefaultLedger is the name of the ledger table when Target.Ledger is empty.
+const DefaultLedger = "wharf_load_ledger"
+
+var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// tableName splits "name" or "schema.name" into a pgx.Identifier.
+func tableName(s string) (pgx.Identifier, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("%q: want name or schema.name", s)
+	}
+	for _, p := range parts {
+		if !identPattern.MatchString(p) {
+			return nil, fmt.Errorf("%q: want name or schema.name, of letters, digits and _", s)
+		}
+	}
+	return pgx.Identifier(parts), nil
+}
+
+// Check validates t, the target of export's loads, and fills its defaults. Errors are
+// ErrConfig and name the option.
+func (t *Target) Check(export string) error {
+	bad := func(key, format string, a ...any) error {
+		return errcode.E("config", "load."+export+"."+key, ErrConfig, fmt.Errorf(format, a...))
+	}
+	switch {
+	case t.URL == "":
+		return bad("target", "no target given (postgres://user@host:port/db)")
+	case !strings.HasPrefix(t.URL, "postgres://") && !strings.HasPrefix(t.URL, "postgresql://"):
+		scheme, _, _ := strings.Cut(t.URL, "://")
+		return bad("target", "target scheme %q: want postgres://", scheme)
+	}
+	if t.Table == "" {
+		t.Table = export
+	}
+	if _, err := tableName(t.Table); err != nil {
+		return bad("table", "%v", err)
+	}
+	if t.Ledger != "" {
+		if _, err := tableName(t.Ledger); err != nil {
+			return bad("ledger", "%v", err)
+		}
+	}
+	switch t.Mode {
+	case "":
+		t.Mode = ModeReplace
+	case ModeReplace, ModeAppend, ModeMerge:
+	default:
+		return bad("mode", "mode %q: want replace, append or merge", t.Mode)
+	}
+	switch {
+	case t.Mode == ModeMerge && len(t.Key) == 0:
+		return bad("key", "mode merge needs the key columns (key: [id])")
+	case t.Mode != ModeMerge && len(t.Key) > 0:
+		return bad("key", "key columns go with mode merge, not %s", t.Mode)
+	}
+	for i, k := range t.Key {
+		if k == "" || slices.Contains(t.Key[:i], k) {
+			return bad("key", "key column %q: empty or given twice", k)
+		}
+	}
+	return nil
+}
+
+// ledgerName is the ledger's identifier: Ledger, or DefaultLedger in the table's schema.
+func (t *Target) ledgerName() pgx.Identifier {
+	if t.Ledger != "" {
+		id, _ := tableName(t.Ledger)
+		return id
+	}
+	table, _ := tableName(t.Table)
+	if len(table) == 2 {
+		return pgx.Identifier{table[0], DefaultLedger}
+	}
+	return pgx.Identifier{DefaultLedger}
+}

@@ -1,0 +1,215 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/store"
+)
+
+// Options say what to load, and where.
+type Options struct {
+	Export string        // the export whose run is loaded: the manifest must name it
+	Prefix string        // the URL of the run's prefix
+	Store  *store.Config // the prefix's store options
+	Target Target        // where to (Check fills its defaults)
+	Deep   bool          // re-read and decode every part before the load (validate --deep)
+	Force  bool          // load a run the ledger would refuse (older, or another manifest)
+	// Getenv reads the environment for the password's env:// reference; nil reads nothing.
+	Getenv func(string) string
+	// TempDir holds each part while its rows are copied ("" is os.TempDir).
+	TempDir string
+	// Progress, when set, is called after each part is copied.
+	Progress func(Progress)
+	Logger   *slog.Logger // nil discards
+}
+
+// Progress is a load's progress after a part.
+type Progress struct {
+	Parts, PartsDone int
+	Rows, Bytes      int64
+}
+
+// Result is what Run did. Its JSON is the stable schema of `wharf load --format json`
+// (fields are only ever added).
+type Result struct {
+	Prefix         string `json:"prefix"`
+	Export         string `json:"export"`
+	RunID          string `json:"run_id"`
+	ManifestSHA256 string `json:"manifest_sha256"`
+	Table          string `json:"table"`
+	Mode           Mode   `json:"mode"`
+	// Loaded is false when the ledger already recorded this run, with this manifest, as
+	// loaded into the table: nothing was done (Note says when it was loaded).
+	Loaded     bool   `json:"loaded"`
+	Created    bool   `json:"created"` // the table did not exist and was created
+	Rows       int64  `json:"rows"`
+	Parts      int    `json:"parts"`
+	Bytes      int64  `json:"bytes"`
+	DurationMS int64  `json:"duration_ms"`
+	Note       string `json:"note,omitempty"`
+}
+
+// column is one column loaded: its name, its manifest (Arrow) type, its PostgreSQL type.
+type column struct {
+	name, arrow, pg string
+}
+
+// Run loads the run at o.Prefix into o.Target (see the package documentation).
+func Run(ctx context.Context, o Options) (*Result, error) {
+	start := time.Now()
+	t := o.Target
+	if err := t.Check(o.Export); err != nil {
+		return nil, err
+	}
+	table, _ := tableName(t.Table)
+	m, sum, err := certified(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := columnsOf(o.Prefix, m, &t)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Prefix: o.Prefix, Export: m.Export, RunID: m.RunID, ManifestSHA256: sum,
+		Table: strings.Join(table, "."), Mode: t.Mode, Parts: len(m.Parts)}
+	tg, err := connect(ctx, &t, o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer tg.close()
+	ledger := t.ledgerName()
+	if err := tg.ensureLedger(ctx, ledger); err != nil {
+		return nil, err
+	}
+	tx, err := tg.conn.Begin(ctx)
+	if err != nil {
+		return nil, tg.fail("begin", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "wharf load "+r.Table); err != nil {
+		return nil, tg.fail("lock "+r.Table, err)
+	}
+	if note, err := tg.checkLedger(ctx, tx, ledger, r, m, o.Force); err != nil || note != "" {
+		r.Note = note
+		r.DurationMS = time.Since(start).Milliseconds()
+		return r, err
+	}
+	if r.Created, err = tg.ensureTable(ctx, tx, table, cols, &t); err != nil {
+		return nil, err
+	}
+	s, err := store.Open(ctx, o.Prefix, o.Store)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	src := &rows{ctx: ctx, s: s, m: m, cols: cols, dir: o.TempDir, progress: o.Progress}
+	defer src.closePart()
+	into := table
+	if t.Mode != ModeAppend {
+		into = pgx.Identifier{"wharf_load_stage"}
+		if err := tg.stage(ctx, tx, into, cols); err != nil {
+			return nil, err
+		}
+	}
+	n, err := tx.CopyFrom(ctx, into, names(cols), src)
+	if src.err != nil {
+		return nil, src.err
+	}
+	if err != nil {
+		return nil, tg.fail("copy into "+into.Sanitize(), err)
+	}
+	if n != m.Rows || src.rows != m.Rows {
+		return nil, errcode.E("load", o.Prefix, ErrRefused, fmt.Errorf("copied %d rows, the manifest lists %d", n, m.Rows))
+	}
+	if err := tg.publish(ctx, tx, table, into, cols, &t); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+ledger.Sanitize()+` (table_name, export, run_id, manifest_sha256, mode, rows, run_started_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (table_name, export, run_id) DO UPDATE SET manifest_sha256 = EXCLUDED.manifest_sha256,
+  mode = EXCLUDED.mode, rows = EXCLUDED.rows, run_started_at = EXCLUDED.run_started_at, loaded_at = now()`,
+		r.Table, m.Export, m.RunID, sum, string(t.Mode), m.Rows, m.StartedAt); err != nil {
+		return nil, tg.fail("write the ledger "+ledger.Sanitize(), err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, tg.fail("commit", err)
+	}
+	r.Loaded, r.Rows, r.Bytes = true, n, src.bytes
+	r.DurationMS = time.Since(start).Milliseconds()
+	return r, nil
+}
+
+// certified returns the manifest of the certified run at o.Prefix, of o.Export, and the
+// sha256 of its bytes (its _SUCCESS).
+func certified(ctx context.Context, o Options) (*dataset.Manifest, string, error) {
+	s, err := store.Open(ctx, o.Prefix, o.Store)
+	if err != nil {
+		return nil, "", errcode.E("load", o.Prefix, dataset.ErrVerifyManifestRead, err)
+	}
+	defer s.Close()
+	v, err := dataset.Validate(ctx, s, o.Prefix, o.Deep, dataset.StoreOpener(o.Store))
+	if err != nil {
+		return nil, "", err
+	}
+	if err := v.NotCertified(); err != nil || v.LegacyRun {
+		if err == nil {
+			err = errors.New("a legacy run, without manifest.json")
+		}
+		return nil, "", errcode.E("load", o.Prefix, ErrRefused, fmt.Errorf("not a certified run: %w", err))
+	}
+	m := v.Manifest
+	if o.Export != "" && m.Export != o.Export {
+		return nil, "", errcode.E("load", o.Prefix, ErrRefused, fmt.Errorf("the run there is of export %q, not %q", m.Export, o.Export))
+	}
+	body, ok, err := dataset.ReadSmall(ctx, s, dataset.SuccessKey)
+	if err != nil || !ok {
+		return nil, "", errcode.E("load", o.Prefix, dataset.ErrVerifyManifestRead, fmt.Errorf("reading %s: %w", dataset.SuccessKey, errors.Join(err, store.ErrNotExist)))
+	}
+	return m, string(bytes.TrimSpace(body)), nil
+}
+
+// columnsOf maps the manifest's schema through the type table, refusing what it lacks and
+// checking the merge keys.
+func columnsOf(prefix string, m *dataset.Manifest, t *Target) ([]column, error) {
+	if m.Format != dataset.FormatParquet {
+		return nil, errcode.E("load", prefix, ErrRefused, fmt.Errorf("the run's parts are %s: load reads Parquet parts only", m.Format))
+	}
+	var cols []column
+	var refused []string
+	for _, c := range m.Schema {
+		pg, ok := pgTypeOf(c.Type)
+		if !ok {
+			refused = append(refused, fmt.Sprintf("column %q of type %s", c.Name, c.Type))
+			continue
+		}
+		cols = append(cols, column{name: c.Name, arrow: c.Type, pg: pg})
+	}
+	if len(refused) > 0 {
+		return nil, errcode.E("load", prefix, ErrRefused, fmt.Errorf("no PostgreSQL type for %s (docs/export.md lists the type table)", strings.Join(refused, ", ")))
+	}
+	for _, k := range t.Key {
+		if !slices.ContainsFunc(cols, func(c column) bool { return c.name == k }) {
+			return nil, errcode.E("load", prefix, ErrRefused, fmt.Errorf("key column %q is not a column of the run", k))
+		}
+	}
+	return cols, nil
+}
+
+func names(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.name
+	}
+	return out
+}
