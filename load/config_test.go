@@ -5,13 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/wharfdata/wharf/errcode"
 )
 
@@ -64,43 +57,5 @@ func TestTypeTable(t *testing.T) {
 		if got, ok := pgTypeOf(refused); ok {
 			t.Errorf("%s maps to %s; want it refused", refused, got)
 		}
-	}
-}
-
-// TestValues reads each kind of column as pgx is given it, NULLs included.
-func TestValues(t *testing.T) {
-	mem := memory.NewGoAllocator()
-	ib := array.NewInt64Builder(mem)
-	ib.AppendValues([]int64{7}, nil)
-	ib.AppendNull()
-	ints := ib.NewArray()
-	db := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 12, Scale: 3})
-	db.Append(decimal128.FromI64(-1125))
-	dec := db.NewArray()
-	ub := extensions.NewUUIDBuilder(mem)
-	ub.AppendBytes([16]byte{1, 2, 3})
-	uuids := ub.NewArray()
-	tb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
-	tb.Append(arrow.Timestamp(1_700_000_000_000_001))
-	ts := tb.NewArray()
-
-	v, err := valuesOf(ints, "int64")
-	if err != nil || v(0) != int64(7) || v(1) != nil {
-		t.Fatalf("int64: %v %v %v", err, v(0), v(1))
-	}
-	v, err = valuesOf(dec, "decimal(12, 3)")
-	if n, ok := v(0).(pgtype.Numeric); err != nil || !ok || n.Int.Int64() != -1125 || n.Exp != -3 {
-		t.Fatalf("decimal: %v %#v", err, v(0))
-	}
-	v, err = valuesOf(uuids, "extension<arrow.uuid>")
-	if u, ok := v(0).(pgtype.UUID); err != nil || !ok || u.Bytes[2] != 3 {
-		t.Fatalf("uuid: %v %#v", err, v(0))
-	}
-	v, err = valuesOf(ts, "timestamp[us, tz=UTC]")
-	if tz, ok := v(0).(pgtype.Timestamptz); err != nil || !ok || tz.Time.UnixMicro() != 1_700_000_000_000_001 {
-		t.Fatalf("timestamptz: %v %#v", err, v(0))
-	}
-	if _, err := valuesOf(ints, "int32"); err == nil || !strings.Contains(err.Error(), "the part's column is int64") {
-		t.Fatalf("a column of another type: %v", err)
 	}
 }

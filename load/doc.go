@@ -9,7 +9,8 @@
 // column of any other type, or a part that is not Parquet, is refused by name before
 // anything is written. It reads exactly the parts the manifest lists (never a listing), each
 // checked against the manifest's size and sha256 as it is read, and streams their rows
-// through COPY … FROM STDIN (FORMAT binary) (pgx's CopyFrom).
+// through one COPY … FROM STDIN (FORMAT binary) (pgconn's CopyFrom), encoded from the Arrow
+// columns straight into PostgreSQL's binary format.
 //
 // Everything happens in one PostgreSQL transaction, which also writes a row of the load
 // ledger (export, run id, manifest sha256, table, mode, rows): so a crash or a failure at any
@@ -21,9 +22,9 @@
 //
 // The modes:
 //
-//   - replace: the rows are copied into a temporary staging table, then the table is
-//     truncated and filled from it; a reader sees the old rows until the commit, the new
-//     ones after (a TRUNCATE holds the table's lock from then to the commit);
+//   - replace: the table is truncated, then the rows are copied into it; a reader waits
+//     for the commit (TRUNCATE takes the table's exclusive lock for the transaction) and
+//     then sees the new rows;
 //   - append: the rows are copied into the table itself; they are seen at the commit;
 //   - merge: the rows are copied into a staging table, then MERGEd on the key columns: a row
 //     whose key is in the table replaces it, any other is inserted. Two rows of the run with

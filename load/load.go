@@ -116,18 +116,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	src := &rows{ctx: ctx, s: s, m: m, cols: cols, dir: o.TempDir, progress: o.Progress}
 	defer src.closePart()
 	into := table
-	if t.Mode != ModeAppend {
+	switch t.Mode {
+	case ModeReplace:
+		if err := tg.exec(ctx, tx, "truncate "+r.Table, `TRUNCATE `+table.Sanitize()); err != nil {
+			return nil, err
+		}
+	case ModeMerge:
 		into = pgx.Identifier{"wharf_load_stage"}
 		if err := tg.stage(ctx, tx, into, cols); err != nil {
 			return nil, err
 		}
 	}
-	n, err := tx.CopyFrom(ctx, into, names(cols), src)
-	if src.err != nil {
-		return nil, src.err
-	}
+	n, err := tg.copy(ctx, tx, into, cols, src)
 	if err != nil {
-		return nil, tg.fail("copy into "+into.Sanitize(), err)
+		return nil, err
 	}
 	if n != m.Rows || src.rows != m.Rows {
 		return nil, errcode.E("load", o.Prefix, ErrRefused, fmt.Errorf("copied %d rows, the manifest lists %d", n, m.Rows))

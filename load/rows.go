@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -22,9 +23,9 @@ import (
 // batchRows is how many rows of a part are decoded at once.
 const batchRows = 16 * 1024
 
-// rows is the pgx.CopyFromSource of a run's parts: exactly the manifest's, in its order, each
-// read into a temporary file and checked against the manifest's size and sha256 before a row
-// of it is decoded.
+// rows streams a run's parts in PostgreSQL's binary COPY format: exactly the manifest's, in its
+// order, each read into a temporary file and checked against the manifest's size and sha256
+// before a row of it is decoded.
 type rows struct {
 	ctx      context.Context
 	s        *store.Store
@@ -33,96 +34,76 @@ type rows struct {
 	dir      string
 	progress func(Progress)
 
-	next  int // the next part to open
-	part  dataset.Part
-	f     *os.File
-	pf    *file.Reader
-	rr    pqarrow.RecordReader
-	rec   arrow.RecordBatch
-	vals  []valueFunc
-	row   int   // in rec
-	inRec int   // rows in rec
-	got   int64 // rows of the part so far
-	out   []any
+	part dataset.Part
+	f    *os.File
+	pf   *file.Reader
+	rr   pqarrow.RecordReader
+	got  int64 // rows of the part so far
 
 	rows, bytes int64
 	done        int
-	err         error
 }
 
-func (r *rows) Next() bool {
-	if r.err != nil {
-		return false
+// flushAt is the size at which the encoded rows are handed to the connection.
+const flushAt = 1 << 20
+
+// stream writes every row of every part to w, between the format's header and trailer.
+func (r *rows) stream(w io.Writer) error {
+	buf := append(make([]byte, 0, flushAt+64<<10), copyHeader...)
+	enc := make([]fieldFunc, len(r.cols))
+	for _, p := range r.m.Parts {
+		if err := r.openPart(p); err != nil {
+			return err
+		}
+		for r.rr.Next() {
+			rec := r.rr.RecordBatch()
+			if err := r.bind(rec, enc); err != nil {
+				return err
+			}
+			n := int(rec.NumRows())
+			for i := range n {
+				buf = binary.BigEndian.AppendUint16(buf, uint16(len(enc)))
+				for _, e := range enc {
+					buf = e(buf, i)
+				}
+				if len(buf) >= flushAt {
+					if _, err := w.Write(buf); err != nil {
+						return err
+					}
+					buf = buf[:0]
+				}
+			}
+			r.got += int64(n)
+		}
+		if err := r.endPart(); err != nil {
+			return err
+		}
 	}
-	for {
-		if r.row+1 < r.inRec {
-			r.row++
-			return true
-		}
-		if r.rr != nil && r.rr.Next() {
-			r.rec = r.rr.RecordBatch()
-			if err := r.bind(); err != nil {
-				r.err = err
-				return false
-			}
-			r.row, r.inRec = 0, int(r.rec.NumRows())
-			r.got += int64(r.inRec)
-			if r.inRec > 0 {
-				return true
-			}
-			continue
-		}
-		if r.rr != nil {
-			if err := r.endPart(); err != nil {
-				r.err = err
-				return false
-			}
-		}
-		if r.next == len(r.m.Parts) {
-			return false
-		}
-		if err := r.openPart(r.m.Parts[r.next]); err != nil {
-			r.err = err
-			return false
-		}
-		r.next++
-	}
+	_, err := w.Write(append(buf, copyTrailer...))
+	return err
 }
 
-func (r *rows) Values() ([]any, error) {
-	for i, v := range r.vals {
-		r.out[i] = v(r.row)
+// bind makes the encoders of a batch's columns.
+func (r *rows) bind(rec arrow.RecordBatch, enc []fieldFunc) error {
+	if int(rec.NumCols()) != len(r.cols) {
+		return r.partErr(fmt.Errorf("it has %d columns, the manifest %d", rec.NumCols(), len(r.cols)))
 	}
-	return r.out, nil
-}
-
-func (r *rows) Err() error { return r.err }
-
-// bind makes the value functions of the current batch's columns.
-func (r *rows) bind() error {
-	if int(r.rec.NumCols()) != len(r.cols) {
-		return r.partErr(fmt.Errorf("it has %d columns, the manifest %d", r.rec.NumCols(), len(r.cols)))
-	}
-	r.vals = r.vals[:0]
 	for i, c := range r.cols {
-		if name := r.rec.ColumnName(i); name != c.name {
+		if name := rec.ColumnName(i); name != c.name {
 			return r.partErr(fmt.Errorf("its column %d is %q, the manifest's %q", i+1, name, c.name))
 		}
-		v, err := valuesOf(r.rec.Column(i), c.arrow)
+		e, err := encoderOf(rec.Column(i), c.arrow)
 		if err != nil {
 			return r.partErr(fmt.Errorf("column %q: %w", c.name, err))
 		}
-		r.vals = append(r.vals, v)
-	}
-	if r.out == nil {
-		r.out = make([]any, len(r.cols))
+		enc[i] = e
 	}
 	return nil
 }
 
 // openPart reads part p into a temporary file, checks its size and sha256, and opens its rows.
 func (r *rows) openPart(p dataset.Part) error {
-	r.part, r.got, r.row, r.inRec = p, 0, 0, 0
+	r.part, r.got = p, 0
 	obj, err := r.s.Get(r.ctx, p.Key, nil)
 	if err != nil {
 		return err
@@ -190,7 +171,6 @@ func (r *rows) closePart() {
 		r.f.Close()
 		r.f = nil
 	}
-	r.rec, r.inRec, r.row = nil, 0, 0
 }
 
 func (r *rows) partErr(err error) error {

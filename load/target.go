@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -165,6 +166,30 @@ WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, table.Saniti
 	return false, nil
 }
 
+// copy streams src's rows into table into with one COPY FROM STDIN (FORMAT binary), and returns
+// how many PostgreSQL took. A failure of src (a part that changed, a column of another type)
+// is returned as it is, and aborts the COPY.
+func (tg *target) copy(ctx context.Context, tx pgx.Tx, into pgx.Identifier, cols []column, src *rows) (int64, error) {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := src.stream(pw)
+		pw.CloseWithError(err) // nil: the reader sees the end
+		done <- err
+	}()
+	tag, err := tx.Conn().PgConn().CopyFrom(ctx, pr, `COPY `+into.Sanitize()+` (`+idents(names(cols))+`) FROM STDIN (FORMAT binary)`)
+	pr.CloseWithError(errCopyEnded) // a stream still writing stops
+	if serr := <-done; serr != nil && !errors.Is(serr, errCopyEnded) {
+		return 0, serr
+	}
+	if err != nil {
+		return 0, tg.fail("copy into "+into.Sanitize(), err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+var errCopyEnded = errors.New("the COPY ended")
+
 // stage creates the temporary staging table, dropped at the commit.
 func (tg *target) stage(ctx context.Context, tx pgx.Tx, stage pgx.Identifier, cols []column) error {
 	_, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE `+stage.Sanitize()+` (`+strings.Join(columnDefs(cols), ", ")+`) ON COMMIT DROP`)
@@ -174,47 +199,44 @@ func (tg *target) stage(ctx context.Context, tx pgx.Tx, stage pgx.Identifier, co
 	return nil
 }
 
-// publish moves the staged rows into the table as the mode says (append copied them there).
-func (tg *target) publish(ctx context.Context, tx pgx.Tx, table, stage pgx.Identifier, cols []column, t *Target) error {
-	list := idents(names(cols))
-	var stmts []string
-	switch t.Mode {
-	case ModeReplace:
-		stmts = []string{`TRUNCATE ` + table.Sanitize(),
-			`INSERT INTO ` + table.Sanitize() + ` (` + list + `) SELECT ` + list + ` FROM ` + stage.Sanitize()}
-	case ModeMerge:
-		var on, set, vals []string
-		for _, c := range cols {
-			id := pgx.Identifier{c.name}.Sanitize()
-			vals = append(vals, "s."+id)
-			if slices.Contains(t.Key, c.name) {
-				on = append(on, "t."+id+" = s."+id)
-			} else {
-				set = append(set, id+" = s."+id)
-			}
-		}
-		keys := idents(t.Key)
-		var dup string
-		err := tx.QueryRow(ctx, `SELECT row(`+keys+`)::text FROM `+stage.Sanitize()+` GROUP BY `+keys+` HAVING count(*) > 1 LIMIT 1`).Scan(&dup)
-		switch {
-		case err == nil:
-			return errcode.E("load", table.Sanitize(), ErrRefused, fmt.Errorf("the run holds two rows with one key: (%s) = %s", strings.Join(t.Key, ", "), dup))
-		case !errors.Is(err, pgx.ErrNoRows):
-			return tg.fail("look for keys given twice", err)
-		}
-		matched := "DO NOTHING"
-		if len(set) > 0 {
-			matched = "UPDATE SET " + strings.Join(set, ", ")
-		}
-		stmts = []string{`MERGE INTO ` + table.Sanitize() + ` AS t USING ` + stage.Sanitize() + ` AS s ON ` + strings.Join(on, " AND ") +
-			` WHEN MATCHED THEN ` + matched + ` WHEN NOT MATCHED THEN INSERT (` + list + `) VALUES (` + strings.Join(vals, ", ") + `)`}
-	}
-	for _, q := range stmts {
-		if _, err := tx.Exec(ctx, q); err != nil {
-			return tg.fail(string(t.Mode)+" into "+table.Sanitize(), err)
-		}
+// exec runs one statement of step.
+func (tg *target) exec(ctx context.Context, tx pgx.Tx, step, q string) error {
+	if _, err := tx.Exec(ctx, q); err != nil {
+		return tg.fail(step, err)
 	}
 	return nil
+}
+
+// publish merges the staged rows into the table (replace and append copied them there).
+func (tg *target) publish(ctx context.Context, tx pgx.Tx, table, stage pgx.Identifier, cols []column, t *Target) error {
+	if t.Mode != ModeMerge {
+		return nil
+	}
+	var on, set, vals []string
+	for _, c := range cols {
+		id := pgx.Identifier{c.name}.Sanitize()
+		vals = append(vals, "s."+id)
+		if slices.Contains(t.Key, c.name) {
+			on = append(on, "t."+id+" = s."+id)
+		} else {
+			set = append(set, id+" = s."+id)
+		}
+	}
+	keys := idents(t.Key)
+	var dup string
+	err := tx.QueryRow(ctx, `SELECT row(`+keys+`)::text FROM `+stage.Sanitize()+` GROUP BY `+keys+` HAVING count(*) > 1 LIMIT 1`).Scan(&dup)
+	switch {
+	case err == nil:
+		return errcode.E("load", table.Sanitize(), ErrRefused, fmt.Errorf("the run holds two rows with one key: (%s) = %s", strings.Join(t.Key, ", "), dup))
+	case !errors.Is(err, pgx.ErrNoRows):
+		return tg.fail("look for keys given twice", err)
+	}
+	matched := "DO NOTHING"
+	if len(set) > 0 {
+		matched = "UPDATE SET " + strings.Join(set, ", ")
+	}
+	return tg.exec(ctx, tx, "merge into "+table.Sanitize(), `MERGE INTO `+table.Sanitize()+` AS t USING `+stage.Sanitize()+` AS s ON `+
+		strings.Join(on, " AND ")+` WHEN MATCHED THEN `+matched+` WHEN NOT MATCHED THEN INSERT (`+idents(names(cols))+`) VALUES (`+strings.Join(vals, ", ")+`)`)
 }
 
 func columnDefs(cols []column) []string {

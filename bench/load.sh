@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Benchmarks `wharf load` into PostgreSQL against the target's own ceiling in the same run:
+# `COPY … FROM STDIN (FORMAT binary)` of the same rows from a local file that
+# `COPY … TO STDOUT (FORMAT binary)` made (a benchmark, not a test: it asserts nothing). See
+# bench/README.md, "load".
+#
+#   bench/load.sh                  10 million rows, 3 rounds
+#   ROWS=1000000 bench/load.sh     a quicker look
+#
+# Environment: ROWS (default 10000000), ROUNDS (default 3), MODES (default "replace append"),
+# BENCH_DIR (scratch space, default a fresh temp dir; needs ~3 GiB for 10M rows), WHARF_BIN (a
+# wharf binary to use instead of building ./cmd/wharf).
+#
+# The table is bench/export.sh's (8 columns: bigint, int, double, numeric(12,2), text, bool,
+# timestamptz, uuid). It is exported once (untimed) to the file store; then each round times,
+# in an order that turns round by round, the ceiling (psql's COPY FROM STDIN of the binary
+# file into an empty table) and `wharf load` in each mode into an empty table (each copies
+# into the table in one transaction; replace truncates it first). A round's ratio is the ceiling's time over
+# the load's; the summary gives the medians, the largest peak RSS (GNU time -v) and the load
+# average before each measurement. It starts its own PostgreSQL on a free loopback port and
+# stops it by PID on exit.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/servers.bash
+source scripts/lib/servers.bash
+# shellcheck source=bench/lib.bash
+source bench/lib.bash
+ROWS=${ROWS:-10000000}
+ROUNDS=${ROUNDS:-3}
+MODES=${MODES:-replace append}
+install_time
+bench_workdir load
+build_wharf "$WORK"
+mkdir -p "$RUN_DIR/postgres"
+chmod 700 "$RUN_DIR"
+start_postgres "$RUN_DIR/postgres"
+wait_ready "$RUN_DIR/postgres" postgres
+# shellcheck disable=SC1091
+source "$RUN_DIR/postgres/env"
+printf '%s\n' "$WHARF_TEST_POSTGRES_PASSWORD" >"$RUN_DIR/pg-password"
+chmod 600 "$RUN_DIR/pg-password"
+PSQL=(env PGPASSWORD="$WHARF_TEST_POSTGRES_PASSWORD" psql -X -q -v ON_ERROR_STOP=1 "$WHARF_TEST_POSTGRES_URL")
+
+log "creating t with $ROWS rows (8 columns)"
+"${PSQL[@]}" <<SQL
+CREATE TABLE t (id bigint, qty int, price double precision, amount numeric(12,2),
+  name text, ok boolean, at timestamptz, u uuid);
+INSERT INTO t SELECT g, (g % 1000)::int, g / 7.0, (g % 100000) / 100.0, 'item ' || g, g % 3 = 0,
+  timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second',
+  md5(g::text)::uuid
+FROM generate_series(1, $ROWS) g;
+CREATE TABLE ceiling (LIKE t);
+SQL
+"${PSQL[@]}" -c "COPY t TO STDOUT (FORMAT binary)" >"$WORK/t.bin"
+
+cat >"$WORK/wharf.yaml" <<EOF
+state: $WORK/state.db
+exports:
+  - name: t
+    source: $WHARF_TEST_POSTGRES_URL
+    password: file://$RUN_DIR/pg-password
+    table: t
+    chunk_key: id
+    destination: $WORK/out/
+load:
+  t:
+    target: $WHARF_TEST_POSTGRES_URL
+    password: file://$RUN_DIR/pg-password
+    table: loaded
+EOF
+log "exporting t (untimed)"
+"$WHARF" export -c "$WORK/wharf.yaml" --parallel 2 >/dev/null
+parquet_mib=$(du -sm "$WORK/out" | cut -f1)
+
+read -ra tools <<<"ceiling $MODES"
+printf 'rows %d, binary COPY file %d MiB, Parquet %d MiB; %d round(s); load average %s\n' "$ROWS" \
+  "$(($(stat -c %s "$WORK/t.bin") / 1048576))" "$parquet_mib" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+: >"$WORK/results.txt"
+for round in $(seq 1 "$ROUNDS"); do
+  n=${#tools[@]}
+  for k in $(seq 0 $((n - 1))); do
+    tool=${tools[$(((k + round) % n))]}
+    # every measurement starts from an empty table, and a checkpoint, outside the time
+    "${PSQL[@]}" -c "DROP TABLE IF EXISTS loaded; DROP TABLE IF EXISTS wharf_load_ledger; TRUNCATE ceiling; CHECKPOINT"
+    case $tool in
+    ceiling) script="${PSQL[*]} -c 'COPY ceiling FROM STDIN (FORMAT binary)' <'$WORK/t.bin'" ;;
+    *) script="'$WHARF' load -c '$WORK/wharf.yaml' --mode $tool --format json >'$WORK/run-$tool.json'" ;;
+    esac
+    read -r secs rss load < <(timed "$WORK/time.txt" "$script")
+    if [ "$tool" != ceiling ]; then
+      got=$(jq -r .rows "$WORK/run-$tool.json")
+      [ "$got" = "$ROWS" ] || log "load --mode $tool: loaded $got rows, want $ROWS"
+    fi
+    printf 'round %d: %-8s %8.2fs  %10.0f rows/s  peak RSS %7.1f MiB  load %s\n' "$round" "$tool" "$secs" \
+      "$(echo "$ROWS / $secs" | bc -l)" "$(echo "$rss / 1024" | bc -l)" "$load"
+    printf '%s %s %s %s %s\n' "$round" "$tool" "$secs" "$rss" "$load" >>"$WORK/results.txt"
+  done
+done
+printf 'median over %d round(s); load average %s\n' "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+sel() { awk -v t="$1" -v c="$2" '$2 == t {print $c}' "$WORK/results.txt"; }
+for tool in "${tools[@]}"; do
+  ratios=$(for round in $(seq 1 "$ROUNDS"); do
+    c=$(awk -v r="$round" '$1 == r && $2 == "ceiling" {print $3}' "$WORK/results.txt")
+    s=$(awk -v r="$round" -v t="$tool" '$1 == r && $2 == t {print $3}' "$WORK/results.txt")
+    ratio "$c" "$s"
+    echo
+  done)
+  printf '%-8s %8.2fs  ratio to the ceiling %s (rounds: %s)  peak RSS %6.1f MiB (largest)\n' "$tool" "$(sel "$tool" 3 | median)" \
+    "$(echo "$ratios" | median | xargs printf '%.2f')" "$(echo "$ratios" | xargs)" "$(echo "$(sel "$tool" 4 | sort -g | tail -n 1) / 1024" | bc -l)"
+done
