@@ -60,11 +60,15 @@ func tableName(s string) (pgx.Identifier, error) {
 	return pgx.Identifier(parts), nil
 }
 
-// Check validates t, the target of export's loads, and fills its defaults. Errors are
-// ErrConfig and name the option.
+// Check validates t, the target of export's loads (export "": a target given by flags alone),
+// and fills its defaults. Errors are ErrConfig and name the option.
 func (t *Target) Check(export string) error {
 	bad := func(key, format string, a ...any) error {
-		return errcode.E("config", "load."+export+"."+key, ErrConfig, fmt.Errorf(format, a...))
+		where := "load." + export + "." + key
+		if export == "" { // a load given by flags alone
+			where = "--" + key
+		}
+		return errcode.E("config", where, ErrConfig, fmt.Errorf(format, a...))
 	}
 	switch {
 	case t.URL == "":

@@ -60,6 +60,10 @@ type Result struct {
 	Note       string `json:"note,omitempty"`
 }
 
+// RecordColumn is the one column, of type jsonb, a dataset of records (a backfill's store
+// sink) is loaded into: one row a record.
+const RecordColumn = "record"
+
 // column is one column loaded: its name, its manifest (Arrow) type, its PostgreSQL type.
 type column struct {
 	name, arrow, pg string
@@ -184,8 +188,15 @@ func certified(ctx context.Context, o Options) (*dataset.Manifest, string, error
 // columnsOf maps the manifest's schema through the type table, refusing what it lacks and
 // checking the merge keys.
 func columnsOf(prefix string, m *dataset.Manifest, t *Target) ([]column, error) {
-	if m.Format != dataset.FormatParquet {
-		return nil, errcode.E("load", prefix, ErrRefused, fmt.Errorf("the run's parts are %s: load reads Parquet parts only", m.Format))
+	switch m.Format {
+	case dataset.FormatLines: // a backfill's store sink: each record a JSON value
+		if len(t.Key) > 0 {
+			return nil, errcode.E("load", prefix, ErrRefused, errors.New("the dataset's records load into one jsonb column, record, which has no key to merge on"))
+		}
+		return []column{{name: RecordColumn, pg: "jsonb"}}, nil
+	case dataset.FormatParquet:
+	default:
+		return nil, errcode.E("load", prefix, ErrRefused, fmt.Errorf("the run's parts are %s: load reads Parquet parts, and a backfill's records", m.Format))
 	}
 	var cols []column
 	var refused []string

@@ -1,6 +1,8 @@
 package load
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -52,6 +55,13 @@ func (r *rows) stream(w io.Writer) error {
 	buf := append(make([]byte, 0, flushAt+64<<10), copyHeader...)
 	enc := make([]fieldFunc, len(r.cols))
 	for _, p := range r.m.Parts {
+		if r.m.Format == dataset.FormatLines {
+			var err error
+			if buf, err = r.records(w, p, buf); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := r.openPart(p); err != nil {
 			return err
 		}
@@ -83,6 +93,48 @@ func (r *rows) stream(w io.Writer) error {
 	return err
 }
 
+// records streams part p of a dataset of records: each line (without its newline) one row of
+// one jsonb field. It returns buf with what is still to be written.
+func (r *rows) records(w io.Writer, p dataset.Part, buf []byte) ([]byte, error) {
+	f, err := r.fetch(p)
+	if err != nil {
+		return buf, err
+	}
+	text, err := (&dataset.PartFile{Manifest: r.m, Part: p, File: f}).Text()
+	if err != nil {
+		return buf, r.partErr(err)
+	}
+	defer text.Close()
+	br := bufio.NewReaderSize(text, 1<<16)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) { // a record longer than the buffer
+			var more []byte
+			more, err = br.ReadBytes('\n')
+			line = append(slices.Clone(line), more...)
+		}
+		if len(line) > 0 {
+			rec := bytes.TrimSuffix(line, []byte{'\n'})
+			buf = binary.BigEndian.AppendUint16(buf, 1)
+			buf = append(append(appendLen(buf, len(rec)+1), 1), rec...)
+			r.got++
+			if len(buf) >= flushAt {
+				if _, werr := w.Write(buf); werr != nil {
+					return buf, werr
+				}
+				buf = buf[:0]
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return buf, r.partErr(err)
+		}
+	}
+	return buf, r.endPart()
+}
+
 // bind makes the encoders of a batch's columns.
 func (r *rows) bind(rec arrow.RecordBatch, enc []fieldFunc) error {
 	if int(rec.NumCols()) != len(r.cols) {
@@ -101,29 +153,43 @@ func (r *rows) bind(rec arrow.RecordBatch, enc []fieldFunc) error {
 	return nil
 }
 
-// openPart reads part p into a temporary file, checks its size and sha256, and opens its rows.
-func (r *rows) openPart(p dataset.Part) error {
+// fetch reads part p into a temporary file (removed at once: gone when it is closed, or when
+// the process dies) and checks its size and sha256 against the manifest's.
+func (r *rows) fetch(p dataset.Part) (*os.File, error) {
 	r.part, r.got = p, 0
 	obj, err := r.s.Get(r.ctx, p.Key, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer obj.Close()
-	if r.f, err = os.CreateTemp(r.dir, "wharf-load-*.parquet"); err != nil {
-		return fmt.Errorf("load: a temporary file for part %s: %w", p.Key, err)
+	if r.f, err = os.CreateTemp(r.dir, "wharf-load-*"); err != nil {
+		return nil, fmt.Errorf("load: a temporary file for part %s: %w", p.Key, err)
 	}
-	if err := os.Remove(r.f.Name()); err != nil { // gone when closed, or when the process dies
-		return fmt.Errorf("load: %w", err)
+	if err := os.Remove(r.f.Name()); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(r.f, h), obj)
 	if err != nil {
-		return fmt.Errorf("load: reading part %s: %w", p.Key, err)
+		return nil, fmt.Errorf("load: reading part %s: %w", p.Key, err)
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); n != p.Size || sum != p.SHA256 {
-		return r.partErr(fmt.Errorf("it is %d bytes of sha256 %s, the manifest lists %d bytes of %s: it changed since it was certified", n, sum, p.Size, p.SHA256))
+		return nil, r.partErr(fmt.Errorf("it is %d bytes of sha256 %s, the manifest lists %d bytes of %s: it changed since it was certified", n, sum, p.Size, p.SHA256))
 	}
-	if r.pf, err = file.NewParquetReader(r.f); err != nil {
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	r.bytes += n
+	return r.f, nil
+}
+
+// openPart fetches Parquet part p and opens its rows.
+func (r *rows) openPart(p dataset.Part) error {
+	f, err := r.fetch(p)
+	if err != nil {
+		return err
+	}
+	if r.pf, err = file.NewParquetReader(f); err != nil {
 		return r.partErr(err)
 	}
 	fr, err := pqarrow.NewFileReader(r.pf, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
@@ -133,15 +199,16 @@ func (r *rows) openPart(p dataset.Part) error {
 	if r.rr, err = fr.GetRecordReader(r.ctx, nil, nil); err != nil {
 		return r.partErr(err)
 	}
-	r.bytes += n
 	return nil
 }
 
 // endPart checks the part's row count and closes it.
 func (r *rows) endPart() error {
-	err := r.rr.Err()
-	if errors.Is(err, io.EOF) {
-		err = nil
+	var err error
+	if r.rr != nil {
+		if err = r.rr.Err(); errors.Is(err, io.EOF) {
+			err = nil
+		}
 	}
 	r.closePart()
 	switch {

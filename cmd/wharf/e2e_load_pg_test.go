@@ -296,3 +296,51 @@ func TestE2ELoadPool(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ELoadBackfillRecords backfills NDJSON objects into a store sink and loads that
+// dataset by its URL into a table of one jsonb column: one row a record, equal as JSON to the
+// records, each once; a rerun loads nothing.
+func TestE2ELoadBackfillRecords(t *testing.T) {
+	c := newLoadCase(t, "")
+	src, lake := filepath.Join(c.dir, "logs"), filepath.Join(c.dir, "lake")
+	var want []string
+	files := map[string]string{}
+	for f := range 3 {
+		var b strings.Builder
+		for i := range 40 {
+			rec := fmt.Sprintf(`{"file": %d, "i": %d, "msg": "line \"%d\""}`, f, i, i)
+			want = append(want, rec)
+			b.WriteString(rec + "\n")
+		}
+		files[fmt.Sprintf("logs/app-%d.ndjson", f)] = b.String()
+	}
+	writeFiles(t, c.dir, files)
+	must(t, os.MkdirAll(lake, 0o755))
+	wharf(t, backfillArgs(src, lake+"/", "--job", "loadme")...).must(t, 0)
+	args := []string{"load", lake + "/", "--target", c.source, "--table", c.dst, "--format", "json"}
+	if c.pwRef != "" {
+		args = append(args, "--password", c.pwRef)
+	}
+	r := wharf(t, args...).must(t, 0)
+	var res load.Result
+	must(t, json.Unmarshal([]byte(r.out), &res))
+	if !res.Loaded || res.Rows != int64(len(want)) || res.Export != "backfill:loadme" {
+		t.Fatalf("load of the backfill's records: %+v", res)
+	}
+	if n := c.count(t, `SELECT count(*) FROM `+c.dst); n != len(want) {
+		t.Fatalf("the table holds %d rows, want %d", n, len(want))
+	}
+	values := "('" + strings.Join(want, "'), ('") + "')"
+	q := `SELECT count(*) FROM (SELECT record FROM ` + c.dst + ` EXCEPT ALL SELECT v::jsonb FROM (VALUES ` + values + `) AS w(v)) x`
+	if n := c.count(t, q); n != 0 {
+		t.Fatalf("%d loaded records are not the backfilled ones", n)
+	}
+	r = wharf(t, args...).must(t, 0)
+	if !strings.Contains(r.out, `"loaded":false`) {
+		t.Fatalf("a rerun: %s", r.out)
+	}
+	r = wharf(t, "load", lake+"/", "--table", c.dst)
+	if r.code != 2 || !strings.Contains(r.err, "--target") {
+		t.Fatalf("a URL without --target: exit %d, %s", r.code, r.err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/load"
+	"github.com/wharfdata/wharf/store"
 )
 
 type loadFlags struct {
@@ -23,14 +25,18 @@ type loadFlags struct {
 func (a *app) loadCommand() *cobra.Command {
 	var f loadFlags
 	cmd := &cobra.Command{
-		Use:   "load -c wharf.yaml [--export NAME] [--date YYYY-MM-DD] [--run-id R] [--prefix P]",
+		Use:   "load [URL --target DB --table T | -c wharf.yaml [--export NAME] [--date YYYY-MM-DD] [--run-id R] [--prefix P]]",
 		Short: "Load a certified export run into a PostgreSQL table",
 		Long: `Load a certified run into a PostgreSQL table, never connecting to the export's source. The
 prefix is resolved as validate resolves it (--date, default today UTC; --run-id, default
 for a {run_id} destination the export's last run; or exactly --prefix, one export only),
 and must be certified (--deep: every part re-read and decoded first). The target of each
 export is its entry under load: in the config (target, password, table, mode, key,
-ledger), or the flags below.
+ledger), or the flags below. With a URL, that certified prefix is loaded, whoever wrote it,
+into --target's --table (--password: a reference, env://NAME or file:///path).
+
+A backfill's store sink dataset (records) loads into a table of one jsonb column, record:
+one row a record.
 
 The table's columns come from the manifest's schema, through one type table
 (docs/export.md); a type or format it lacks is refused by name before anything is written.
@@ -48,14 +54,15 @@ run older than one already loaded, or loaded before with another manifest, is re
 unless --force. A missing table is created. Exit 0: loaded, or nothing to do; 1: refused
 (WHARF_LOAD_REFUSED) or the database failed (WHARF_LOAD_TARGET_FAILED); 2: usage.`,
 		Example: `  wharf load -c wharf.yaml --export orders
+  wharf load s3://lake/events/ --target postgres://loader@127.0.0.1:5432/wh --password env://WH_PW --table events
   wharf load -c wharf.yaml --export orders --run-id 20260131T020000Z-1a2b3c --mode merge --key id
   wharf load -c wharf.yaml --pool 4 --format json`,
-		Args: args(0, 0, "no arguments (the exports and their targets come from the config file)"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: args(0, 1, "at most one prefix URL"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
 			if f.pool < 1 {
 				return usageErr(fmt.Errorf("load: --pool %d: want 1 or more", f.pool))
 			}
-			return a.load(cmd, f)
+			return a.load(cmd, argv, f)
 		},
 	}
 	f.add(cmd, "re-read and decode every part before the load (as validate --deep)")
@@ -66,29 +73,47 @@ unless --force. A missing table is created. Exit 0: loaded, or nothing to do; 1:
 	fl.StringVar(&f.target.Table, "table", "", "the table, name or schema.name (default: the export's load.table, else its name)")
 	fl.StringVar((*string)(&f.target.Mode), "mode", "", "replace, append or merge (default: the export's load.mode, else replace)")
 	fl.StringVar(&f.key, "key", "", "merge: the key columns, comma-separated (default: the export's load.key)")
+	fl.StringVar(&f.target.Password, "password", "", "the database password's reference, env://NAME or file:///path (default: the export's load.password)")
 	return cmd
 }
 
-// loadJob is one export's load.
+// loadJob is one prefix's load.
 type loadJob struct {
-	e      *export.Export
+	export string // "" for a URL: the manifest's, whichever
 	prefix string
+	store  *store.Config
 	target load.Target
 }
 
-func (a *app) load(cmd *cobra.Command, f loadFlags) error {
+func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 	ctx := cmd.Context()
 	var jobs []loadJob
-	err := a.eachPrefix(ctx, "load", f.validateFlags, func(e *export.Export, prefix string) error {
-		t, err := a.loadTarget(cmd, e.Name, f)
+	if len(argv) == 1 {
+		for _, name := range []string{"export", "date", "run-id", "prefix"} {
+			if cmd.Flags().Changed(name) {
+				return usageErr(fmt.Errorf("load: --%s goes with a config file, not with a URL", name))
+			}
+		}
+		if f.target.URL == "" || f.target.Table == "" {
+			return usageErr(errors.New("load: a URL needs --target postgres://user@host:port/db and --table T"))
+		}
+		t, err := a.loadTarget(cmd, "", f)
 		if err != nil {
 			return err
 		}
-		jobs = append(jobs, loadJob{e: e, prefix: prefix, target: t})
-		return nil
-	})
-	if err != nil {
-		return err
+		jobs = append(jobs, loadJob{prefix: argv[0], store: a.storeConfig(nil), target: t})
+	} else {
+		err := a.eachPrefix(ctx, "load", f.validateFlags, func(e *export.Export, prefix string) error {
+			t, err := a.loadTarget(cmd, e.Name, f)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, loadJob{export: e.Name, prefix: prefix, store: &e.Store, target: t})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	results := make([]*load.Result, len(jobs))
 	errs := make([]error, len(jobs))
@@ -120,10 +145,13 @@ func (a *app) load(cmd *cobra.Command, f loadFlags) error {
 }
 
 func (a *app) loadOne(ctx context.Context, j loadJob, f loadFlags) (*load.Result, error) {
-	r, err := load.Run(ctx, load.Options{Export: j.e.Name, Prefix: j.prefix, Store: &j.e.Store, Target: j.target,
+	r, err := load.Run(ctx, load.Options{Export: j.export, Prefix: j.prefix, Store: j.store, Target: j.target,
 		Deep: f.deep, Force: f.force, Getenv: a.getenv, Progress: loadTestPause(a.getenv)})
+	if err != nil && j.export != "" {
+		return nil, fmt.Errorf("load %s: %w", j.export, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", j.e.Name, err)
+		return nil, fmt.Errorf("load %s: %w", j.prefix, err)
 	}
 	return r, nil
 }
@@ -146,6 +174,9 @@ func (a *app) loadTarget(cmd *cobra.Command, name string, f loadFlags) (load.Tar
 	}
 	if fl.Changed("key") {
 		t.Key = strings.Split(f.key, ",")
+	}
+	if fl.Changed("password") {
+		t.Password = f.target.Password
 	}
 	if t.URL == "" {
 		return t, usageErr(fmt.Errorf("load: export %s has no target: add load: %s: target: postgres://user@host:port/db to the config, or give --target", name, name))
