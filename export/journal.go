@@ -43,7 +43,7 @@ type RunRecord struct {
 type Verification struct {
 	At     time.Time `json:"verified_at"`     // UTC, when the check ended
 	By     string    `json:"verified_by"`     // VerifiedByReconcile, VerifiedByValidate or VerifiedByValidateDeep
-	Result string    `json:"verified_result"` // "match", "mismatch", "unknown"; "certified", "not certified"
+	Result string    `json:"verified_result"` // "match", "mismatch", "unknown"; "certified", "not_certified"
 	Detail string    `json:"verified_detail"` // the figures: "4 chunks: 3 match, 1 mismatch, 0 unknown"
 }
 
