@@ -144,3 +144,31 @@ func TestJournalMigratesToVerifications(t *testing.T) {
 		t.Fatalf("after recording: %+v, %v; want %+v", last, err, v)
 	}
 }
+
+// A resume of a run (StartRun again) forgets the run's last verification: it was of the
+// output the resume changes.
+func TestJournalResumeForgetsVerification(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 20, 10)
+	res := f.mustRun(t)
+	j, err := OpenJournal(ctx, f.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	v := Verification{At: time.Now().UTC(), By: VerifiedByReconcile, Result: "mismatch", Detail: "2 chunks: 1 match, 1 mismatch, 0 unknown"}
+	if ok, err := j.RecordVerification(ctx, f.exp.Name, res.RunID, v); !ok || err != nil {
+		t.Fatalf("record: %v, %v", ok, err)
+	}
+	last, err := j.LastRun(ctx, f.exp.Name)
+	if err != nil || last.Verification == nil {
+		t.Fatalf("before the resume: %+v, %v", last, err)
+	}
+	if err := j.StartRun(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	again, err := j.LastRun(ctx, f.exp.Name)
+	if err != nil || again.RunID != res.RunID || again.Attempts != last.Attempts+1 || again.Verification != nil {
+		t.Fatalf("after the resume started: %+v, %v; want attempt %d, no verification", again, err, last.Attempts+1)
+	}
+}

@@ -133,13 +133,25 @@ func mustJSON(v any) string {
 }
 
 // StartRun records r as running, or, for a run already journaled (a resume), marks it running
-// again and counts the attempt.
+// again, counts the attempt and forgets its last verification, which was of the output the
+// resume now changes.
 func (j *Journal) StartRun(ctx context.Context, r *RunRecord) error {
-	_, err := j.db.ExecContext(ctx, `INSERT INTO runs (run_id, export, status, prefix, started_at, cursor_window)
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return j.fail(err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO runs (run_id, export, status, prefix, started_at, cursor_window)
 VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, error = '', attempts = attempts + 1, finished_at = ''`,
 		r.RunID, r.Export, StatusRunning, r.Prefix, ts(r.StartedAt), mustJSON(r.Window))
-	return j.fail(err)
+	if err != nil {
+		return j.fail(err)
+	}
+	if _, err = tx.ExecContext(ctx, `DELETE FROM verifications WHERE run_id = ?`, r.RunID); err != nil {
+		return j.fail(err)
+	}
+	return j.fail(tx.Commit())
 }
 
 // AbandonRuns marks the export's runs still recorded running, but for keep, abandoned: a
