@@ -93,3 +93,26 @@ func TestE2EReconcileJournaled(t *testing.T) {
 	wharf(t, "reconcile", "-c", cfg).must(t, 1)
 	wantVerified(t, runRecord(t, cfg, second.RunID), from, "reconcile", "unknown", "4 chunks: 3 match, 0 mismatch, 1 unknown")
 }
+
+// TestE2EReconcileBucketStateRecordsNothing: under state: bucket a reconcile and a
+// validation succeed and record nothing: no state file is made, and `wharf runs` (which reads
+// the commit log) shows the run unverified.
+func TestE2EReconcileBucketStateRecordsNothing(t *testing.T) {
+	x := newLeasedExport(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"wharf.yaml": x.config(0, "", "orders/")})
+	c := cli{dir: dir, env: []string{"WHARF_NODE_ID=host-a"}}
+	c.run(t, "-c", "wharf.yaml", "export").must(t, 0)
+	c.run(t, "-c", "wharf.yaml", "reconcile").must(t, 0)
+	c.run(t, "-c", "wharf.yaml", "validate", "--deep").must(t, 0)
+	out := c.run(t, "-c", "wharf.yaml", "runs", "--format", "json").must(t, 0).out
+	if !strings.Contains(out, `"status":"succeeded"`) || strings.Contains(out, "verified") {
+		t.Errorf("runs under state: bucket: %s; want the succeeded run, unverified", out)
+	}
+	if table := c.run(t, "-c", "wharf.yaml", "runs").must(t, 0).out; !strings.Contains(table, "VERIFIED (UTC)") || strings.Contains(table, "reconcile:") {
+		t.Errorf("runs table under state: bucket:\n%s", table)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".wharf")); !os.IsNotExist(err) {
+		t.Errorf("a state directory was made under state: bucket: %v", err)
+	}
+}
