@@ -4,7 +4,8 @@
 // prefix without touching the source (export registers its Parquet and CSV decoders for a
 // deep validation, dataset.RegisterDecoder); a run journal in a SQLite state file records
 // runs, per-chunk progress and delta cursors, so that an interrupted run resumes chunk by
-// chunk.
+// chunk, and each run's last verification (History.RecordVerification: a reconcile or a
+// validation made after the run, which History.Runs returns with it).
 //
 // # What a run promises
 //
@@ -68,7 +69,8 @@
 // the lease held fails *lease.HeldError and writes nothing; a run that is fenced past writes
 // nothing more. A succeeded run is committed to the log, with its manifest's sha256, before
 // the manifest is written; the manifest names that entry (Manifest.Log), and dataset.Validate
-// certifies a logged manifest only when the log records it.
+// certifies a logged manifest only when the log records it. A verification is not recorded
+// there (History.RecordVerification records nothing under StateBucket).
 //
 // # Consistency
 //

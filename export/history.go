@@ -9,8 +9,9 @@ import (
 )
 
 // History reads the runs of exports where the state says they are recorded: the local
-// journal at statePath, or each export's commit log when statePath is StateBucket. It never
-// writes: a state file that does not exist, or a log never written, holds no run.
+// journal at statePath, or each export's commit log when statePath is StateBucket. It writes
+// only verifications (RecordVerification), and never makes a journal: a state file that does
+// not exist, or a log never written, holds no run.
 type History struct {
 	// StatePath is the state file, or StateBucket.
 	StatePath string
@@ -71,4 +72,21 @@ func (h History) journal(ctx context.Context) (*Journal, error) {
 		return nil, nil
 	}
 	return OpenJournal(ctx, h.StatePath)
+}
+
+// RecordVerification records v as the last verification of e's run runID in the local
+// journal, which Runs then returns with the run, and reports whether it was recorded. It is
+// not when the journal does not hold the run, when there is no state file (none is made),
+// or under StateBucket: a commit log is written only under the export's writer lease, and a
+// verification is not worth taking it, so bucket state records no verification.
+func (h History) RecordVerification(ctx context.Context, e *Export, runID string, v Verification) (bool, error) {
+	if h.StatePath == StateBucket || runID == "" {
+		return false, nil
+	}
+	j, err := h.journal(ctx)
+	if j == nil || err != nil {
+		return false, err
+	}
+	defer j.Close()
+	return j.RecordVerification(ctx, e.Name, runID, v)
 }

@@ -33,7 +33,26 @@ type RunRecord struct {
 	StartedAt  time.Time     `json:"started_at"`
 	FinishedAt time.Time     `json:"finished_at,omitzero"`
 	Window     *CursorWindow `json:"cursor,omitempty"`
+	// The run's last verification, nil when none is recorded (its fields are then left out
+	// of the JSON).
+	*Verification
 }
+
+// Verification is a check of a run's output made after the run (RecordVerification): when,
+// by which command, its verdict and the figures it rests on.
+type Verification struct {
+	At     time.Time `json:"verified_at"`     // UTC, when the check ended
+	By     string    `json:"verified_by"`     // VerifiedByReconcile, VerifiedByValidate or VerifiedByValidateDeep
+	Result string    `json:"verified_result"` // "match", "mismatch", "unknown"; "certified", "not_certified"
+	Detail string    `json:"verified_detail"` // the figures: "4 chunks: 3 match, 1 mismatch, 0 unknown"
+}
+
+// What a Verification was made by.
+const (
+	VerifiedByReconcile    = "reconcile"
+	VerifiedByValidate     = "validate"
+	VerifiedByValidateDeep = "validate --deep"
+)
 
 // ChunkRecord is one chunk of a run: its range and, once committed, its part.
 type ChunkRecord struct {
@@ -59,11 +78,16 @@ CREATE TABLE IF NOT EXISTS run_schemas (
   run_id TEXT PRIMARY KEY, columns TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS run_definitions (
   run_id TEXT PRIMARY KEY, definition TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verifications (
+  run_id TEXT PRIMARY KEY, verified_at TEXT NOT NULL, verified_by TEXT NOT NULL, result TEXT NOT NULL,
+  detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors (
   export TEXT PRIMARY KEY, column_name TEXT NOT NULL, value TEXT NOT NULL, run_id TEXT NOT NULL,
   updated_at TEXT NOT NULL);`
 
-// OpenJournal opens (creating it and its directory when absent) the state file at path.
+// OpenJournal opens (creating it and its directory when absent) the state file at path. The
+// schema only ever grows by tables: a state file written before a table existed gets it
+// here, empty, and an older wharf ignores the tables it does not know.
 func OpenJournal(ctx context.Context, path string) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, newErr("state", path, ErrState, err)
@@ -109,13 +133,25 @@ func mustJSON(v any) string {
 }
 
 // StartRun records r as running, or, for a run already journaled (a resume), marks it running
-// again and counts the attempt.
+// again, counts the attempt and forgets its last verification, which was of the output the
+// resume now changes.
 func (j *Journal) StartRun(ctx context.Context, r *RunRecord) error {
-	_, err := j.db.ExecContext(ctx, `INSERT INTO runs (run_id, export, status, prefix, started_at, cursor_window)
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return j.fail(err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO runs (run_id, export, status, prefix, started_at, cursor_window)
 VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, error = '', attempts = attempts + 1, finished_at = ''`,
 		r.RunID, r.Export, StatusRunning, r.Prefix, ts(r.StartedAt), mustJSON(r.Window))
-	return j.fail(err)
+	if err != nil {
+		return j.fail(err)
+	}
+	if _, err = tx.ExecContext(ctx, `DELETE FROM verifications WHERE run_id = ?`, r.RunID); err != nil {
+		return j.fail(err)
+	}
+	return j.fail(tx.Commit())
 }
 
 // AbandonRuns marks the export's runs still recorded running, but for keep, abandoned: a
@@ -153,13 +189,19 @@ ON CONFLICT(export) DO UPDATE SET column_name = excluded.column_name, value = ex
 	return j.fail(tx.Commit())
 }
 
-const runCols = `run_id, export, status, error, prefix, rows, parts, bytes, attempts, started_at, finished_at, cursor_window`
+// runCols are a run's columns, with its verification's (NULL when none), from
+// runsFrom.
+const runCols = `runs.run_id, export, status, error, prefix, rows, parts, bytes, attempts, started_at,
+finished_at, cursor_window, v.verified_at, v.verified_by, v.result, v.detail`
+
+const runsFrom = ` FROM runs LEFT JOIN verifications v ON v.run_id = runs.run_id `
 
 func scanRun(sc interface{ Scan(...any) error }) (*RunRecord, error) {
 	var r RunRecord
 	var started, finished, window string
+	var vAt, vBy, vResult, vDetail sql.NullString
 	err := sc.Scan(&r.RunID, &r.Export, &r.Status, &r.Error, &r.Prefix, &r.Rows, &r.Parts, &r.Bytes,
-		&r.Attempts, &started, &finished, &window)
+		&r.Attempts, &started, &finished, &window, &vAt, &vBy, &vResult, &vDetail)
 	if err != nil {
 		return nil, err
 	}
@@ -168,12 +210,32 @@ func scanRun(sc interface{ Scan(...any) error }) (*RunRecord, error) {
 	if err := json.Unmarshal([]byte(window), &r.Window); err != nil {
 		return nil, err
 	}
+	if vAt.Valid {
+		r.Verification = &Verification{By: vBy.String, Result: vResult.String, Detail: vDetail.String}
+		r.Verification.At, _ = time.Parse(time.RFC3339Nano, vAt.String)
+	}
 	return &r, nil
+}
+
+// RecordVerification records v as the last verification of the export's run runID,
+// replacing the one recorded before. It reports whether the journal holds that run: a run
+// it does not hold (a prefix exported with another state file) records nothing.
+func (j *Journal) RecordVerification(ctx context.Context, export, runID string, v Verification) (bool, error) {
+	res, err := j.db.ExecContext(ctx, `INSERT INTO verifications (run_id, verified_at, verified_by, result, detail)
+SELECT run_id, ?, ?, ?, ? FROM runs WHERE run_id = ? AND export = ?
+ON CONFLICT(run_id) DO UPDATE SET verified_at = excluded.verified_at, verified_by = excluded.verified_by,
+  result = excluded.result, detail = excluded.detail`,
+		ts(v.At), v.By, v.Result, v.Detail, runID, export)
+	if err != nil {
+		return false, j.fail(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, j.fail(err)
 }
 
 // LastRun returns the export's most recently started run, or nil when it has none.
 func (j *Journal) LastRun(ctx context.Context, export string) (*RunRecord, error) {
-	row := j.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE export = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`, export)
+	row := j.db.QueryRowContext(ctx, `SELECT `+runCols+runsFrom+`WHERE export = ? ORDER BY started_at DESC, runs.rowid DESC LIMIT 1`, export)
 	r, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -186,8 +248,8 @@ func (j *Journal) Runs(ctx context.Context, export string, limit int) ([]RunReco
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := j.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE ? = '' OR export = ?
-ORDER BY started_at DESC, rowid DESC LIMIT ?`, export, export, limit)
+	rows, err := j.db.QueryContext(ctx, `SELECT `+runCols+runsFrom+`WHERE ? = '' OR export = ?
+ORDER BY started_at DESC, runs.rowid DESC LIMIT ?`, export, export, limit)
 	if err != nil {
 		return nil, j.fail(err)
 	}

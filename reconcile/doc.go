@@ -28,7 +28,10 @@
 //
 // Run never writes: not to the prefix, not to the journal. It reads the source as it is now,
 // outside any snapshot: a source changed since the run is the expected cause of a mismatch,
-// and the report carries the consistency mode the run was read with.
+// and the report carries the consistency mode the run was read with. Recording the verdict
+// is the journal's owner's: `wharf reconcile` hands it to export.History.RecordVerification,
+// which keeps it as the run's last verification in a local state file (not under bucket
+// state), and `wharf runs` shows it.
 //
 // # Options
 //

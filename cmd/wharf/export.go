@@ -128,6 +128,9 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 		if out.Validation, err = dataset.ValidateURL(ctx, res.Prefix, &e.Store, false); err != nil {
 			return fmt.Errorf("export %s: %w", e.Name, err)
 		}
+		if err := recordVerification(ctx, cfg.history(), &e, res.RunID, validated(out.Validation)); err != nil {
+			return fmt.Errorf("export %s: %w", e.Name, err)
+		}
 	}
 	if err := a.reportExport(e, cfg, out); err != nil {
 		return err

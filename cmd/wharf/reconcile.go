@@ -34,7 +34,10 @@ and max; no data page is read). Each chunk is:
 Figures that cannot be compared exactly (min and max of any other column;
 every column figure of an NDJSON or CSV part) are listed as not compared. The source is
 read as it is now: a source changed since the run is the expected cause of a mismatch.
-Nothing is written. Exit 0: every chunk matches; 1: a chunk does not match
+Nothing is written to the prefix or the source; the verdict (match, mismatch or unknown,
+with the chunk counts) is recorded in the journal as the run's last verification, which
+'wharf runs' shows (not under state: bucket, nor for a run the state file does not hold).
+Exit 0: every chunk matches; 1: a chunk does not match
 (WHARF_RECONCILE_MISMATCH), or the run cannot be reconciled (WHARF_RECONCILE_REFUSED);
 2: usage.`,
 		Example: `  wharf reconcile -c examples/quickstart.yaml
@@ -56,13 +59,16 @@ Nothing is written. Exit 0: every chunk matches; 1: a chunk does not match
 func (a *app) reconcile(cmd *cobra.Command, f validateFlags) error {
 	ctx := cmd.Context()
 	var failed error
-	err := a.eachPrefix(ctx, "reconcile", f, func(e *export.Export, prefix string) error {
+	err := a.eachPrefix(ctx, "reconcile", f, func(h export.History, e *export.Export, prefix string) error {
 		r, err := reconcile.Run(ctx, reconcile.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv})
 		if err != nil {
 			return fmt.Errorf("reconcile %s: %w", e.Name, err)
 		}
 		if err := a.show(r, textOf(r.Text)); err != nil {
 			return err
+		}
+		if err := recordVerification(ctx, h, e, r.RunID, reconciled(r)); err != nil {
+			return fmt.Errorf("reconcile %s: %w", e.Name, err)
 		}
 		if err := r.Err(); err != nil && failed == nil {
 			failed = err

@@ -24,11 +24,16 @@ func (a *app) runsCommand() *cobra.Command {
 		Short: "List the export runs recorded in the state file's journal",
 		Long: `List the runs the journal (the state file named by the config, default .wharf/state.db
 beside it) records, newest first: run id, export, status, rows, parts, bytes, when it
-started and finished, its prefix and, for a failed run, the error. A failed or interrupted
-run is what 'wharf export --resume' continues.
+started and finished, its prefix, for a failed run the error, and when the run was last
+verified and how: by 'wharf reconcile' (match, mismatch or unknown), or by 'wharf validate
+-c' or 'wharf export --validate' (certified or not_certified), whichever came last. A
+failed or interrupted run is what 'wharf export --resume' continues. Under state: bucket no
+verification is recorded.
 
 With --format json each run is one line: {"run_id","export","status","error","prefix",
-"rows","parts","bytes","attempts","started_at","finished_at","cursor"}.`,
+"rows","parts","bytes","attempts","started_at","finished_at","cursor","verified_at",
+"verified_by","verified_result","verified_detail"}; the verified_ fields are left out for
+a run never verified.`,
 		Example: `  wharf runs -c examples/quickstart.yaml
   wharf runs -c wharf.yaml --export orders --limit 5
   wharf runs -c wharf.yaml --format json | jq -r 'select(.status=="failed") | .run_id'`,
@@ -83,10 +88,11 @@ func writeRuns(a *app, cfg *config, runs []export.RunRecord) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN ID\tEXPORT\tSTATUS\tROWS\tPARTS\tBYTES\tSTARTED (UTC)\tTOOK\tPREFIX\tERROR")
+	fmt.Fprintln(tw, "RUN ID\tEXPORT\tSTATUS\tROWS\tPARTS\tBYTES\tSTARTED (UTC)\tTOOK\tPREFIX\tVERIFIED (UTC)\tERROR")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Export, r.Status, r.Rows,
-			r.Parts, textfmt.Size(r.Bytes), textfmt.Time(r.StartedAt), took(r), shortPrefix(r.Prefix), textfmt.Dash(firstLine(r.Error, 120)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Export, r.Status, r.Rows,
+			r.Parts, textfmt.Size(r.Bytes), textfmt.Time(r.StartedAt), took(r), shortPrefix(r.Prefix), verifiedText(r.Verification),
+			textfmt.Dash(firstLine(r.Error, 120)))
 	}
 	return tw.Flush()
 }

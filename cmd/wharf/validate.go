@@ -40,8 +40,11 @@ A prefix with no manifest.json that holds something else (one written by Spark o
 with an empty _SUCCESS) is a legacy run: reported legacy_run: true, not certified, and not a
 failure (exit 0; --strict exits 1). A prefix holding nothing at all, or only wharf's parts of
 a run killed before its manifest, is not a legacy run: exit 1. The resolved prefix is always
-printed. Exit 0: certified, or a legacy run; 1: not certified, each problem named, or
-unreadable (a missing bucket is WHARF_VERIFY_MANIFEST_READ_ERROR, never "legacy").`,
+printed. With a config file, the verdict on a run the journal holds (certified or
+not_certified, as "validate" or "validate --deep") is recorded as the run's last
+verification, which 'wharf runs' shows (not under state: bucket). Exit 0: certified, or a
+legacy run; 1: not certified, each problem named, or unreadable (a missing bucket is
+WHARF_VERIFY_MANIFEST_READ_ERROR, never "legacy").`,
 		Example: `  wharf validate ./examples/out/orders/2026-01-01/
   wharf validate -c examples/quickstart.yaml
   wharf validate -c wharf.yaml --export orders --date 2026-01-31 --deep
@@ -107,15 +110,22 @@ func (a *app) validateAt(ctx context.Context, raw string, cfg *store.Config, dee
 	return dataset.Validate(ctx, s, displayPrefix(loc.String()), deep, dataset.StoreOpener(cfg))
 }
 
+// validateConfig validates each export's prefix as f selects it (eachPrefix). 'wharf
+// validate' also records each validation of a run in the journal ('wharf parts' only reads).
 func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, report func(*dataset.Validation) error) error {
 	var failed error
-	err := a.eachPrefix(ctx, verb, f, func(e *export.Export, prefix string) error {
+	err := a.eachPrefix(ctx, verb, f, func(h export.History, e *export.Export, prefix string) error {
 		v, err := a.validateAt(ctx, prefix, &e.Store, f.deep)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", verb, e.Name, err)
 		}
 		if err := report(v); err != nil && failed == nil {
 			failed = err
+		}
+		if verb == "validate" && !v.LegacyRun {
+			if err := recordVerification(ctx, h, e, v.RunID, validated(v)); err != nil {
+				return fmt.Errorf("%s %s: %w", verb, e.Name, err)
+			}
 		}
 		return nil
 	})
@@ -127,9 +137,9 @@ func (a *app) validateConfig(ctx context.Context, verb string, f validateFlags, 
 
 // eachPrefix resolves, for each export of the config file that f selects, the prefix to
 // check (--prefix, or the destination for --date and --run-id, whose default for a {run_id}
-// destination is the export's last run) and hands it to check. It goes through every export
-// unless one fails to resolve or check fails.
-func (a *app) eachPrefix(ctx context.Context, verb string, f validateFlags, check func(e *export.Export, prefix string) error) error {
+// destination is the export's last run) and hands it to check, with the history of the
+// config's state. It goes through every export unless one fails to resolve or check fails.
+func (a *app) eachPrefix(ctx context.Context, verb string, f validateFlags, check func(h export.History, e *export.Export, prefix string) error) error {
 	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
@@ -155,7 +165,7 @@ func (a *app) eachPrefix(ctx context.Context, verb string, f validateFlags, chec
 				return err
 			}
 		}
-		if err := check(e, prefix); err != nil {
+		if err := check(cfg.history(), e, prefix); err != nil {
 			return err
 		}
 	}
