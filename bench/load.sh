@@ -8,6 +8,8 @@
 #   ROWS=1000000 bench/load.sh     a quicker look
 #
 # Environment: ROWS (default 10000000), ROUNDS (default 3), MODES (default "replace append"),
+# POOLS (the --pool figures measured after the rounds, default "1 4 16"; "" for none), POOL_ROWS
+# (rows of each of the 16 exports they load, default 200000),
 # BENCH_DIR (scratch space, default a fresh temp dir; needs ~3 GiB for 10M rows), WHARF_BIN (a
 # wharf binary to use instead of building ./cmd/wharf).
 #
@@ -107,4 +109,51 @@ for tool in "${tools[@]}"; do
   done)
   printf '%-8s %8.2fs  ratio to the ceiling %s (rounds: %s)  peak RSS %6.1f MiB (largest)\n' "$tool" "$(sel "$tool" 3 | median)" \
     "$(echo "$ratios" | median | xargs printf '%.2f')" "$(echo "$ratios" | xargs)" "$(echo "$(sel "$tool" 4 | sort -g | tail -n 1) / 1024" | bc -l)"
+done
+
+# --pool: 16 exports of a smaller table, each loaded into its own table, at --pool 1, 4 and 16:
+# the wharf process's open files (/proc/PID/fd) and its connections to the target
+# (pg_stat_activity), sampled every 50 ms, at their largest, and its peak RSS.
+POOLS=${POOLS-1 4 16}
+POOL_ROWS=${POOL_ROWS:-200000}
+[ -n "$POOLS" ] || exit 0
+log "creating p with $POOL_ROWS rows and 16 exports of it"
+"${PSQL[@]}" -c "CREATE TABLE p AS SELECT * FROM t WHERE id <= $POOL_ROWS"
+{
+  printf 'state: %s/pool-state.db\nexports:\n' "$WORK"
+  for i in $(seq 0 15); do
+    printf '  - name: p%d\n    source: %s\n    password: file://%s/pg-password\n    table: p\n    chunk_key: id\n    chunk_rows: 50000\n    destination: %s/out-pool/{export}/\n' \
+      "$i" "$WHARF_TEST_POSTGRES_URL" "$RUN_DIR" "$WORK"
+  done
+  printf 'load:\n'
+  for i in $(seq 0 15); do
+    printf '  p%d:\n    target: %s\n    password: file://%s/pg-password\n    table: pool_%d\n' "$i" "$WHARF_TEST_POSTGRES_URL" "$RUN_DIR" "$i"
+  done
+} >"$WORK/pool.yaml"
+"$WHARF" export -c "$WORK/pool.yaml" >/dev/null
+printf '16 exports of %d rows (%d parts each); largest seen while loading, sampled every 50 ms:\n' "$POOL_ROWS" $(((POOL_ROWS + 49999) / 50000))
+for n in $POOLS; do
+  drops=$(for i in $(seq 0 15); do printf 'DROP TABLE IF EXISTS pool_%d; ' "$i"; done)
+  "${PSQL[@]}" -c "$drops DROP TABLE IF EXISTS wharf_load_ledger; CHECKPOINT"
+  read -r load _ </proc/loadavg
+  start=$(date +%s.%N)
+  /usr/bin/time -v -o "$WORK/time-pool.txt" "$WHARF" load -c "$WORK/pool.yaml" --pool "$n" --format json >"$WORK/run-pool.json" &
+  tpid=$!
+  fds=0 conns=0 wpid=""
+  while kill -0 "$tpid" 2>/dev/null; do
+    [ -n "$wpid" ] || wpid=$(pgrep -P "$tpid" || true)
+    if [ -n "$wpid" ] && [ -d "/proc/$wpid/fd" ]; then
+      f=$(find "/proc/$wpid/fd" -mindepth 1 2>/dev/null | wc -l)
+      [ "$f" -gt "$fds" ] && fds=$f
+      c=$("${PSQL[@]}" -At -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'wharf load'" 2>/dev/null || echo 0)
+      [ "$c" -gt "$conns" ] && conns=$c
+    fi
+    sleep 0.05
+  done
+  wait "$tpid" || log "load --pool $n failed"
+  end=$(date +%s.%N)
+  loaded=$(grep -c '"loaded":true' "$WORK/run-pool.json" || true)
+  printf '  --pool %-2s %6.2fs  open files %3d  connections %2d  peak RSS %6.1f MiB  loaded %d of 16  load %s\n' "$n" \
+    "$(echo "$end - $start" | bc -l)" "$fds" "$conns" "$(echo "$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$WORK/time-pool.txt") / 1024" | bc -l)" \
+    "$loaded" "$load"
 done

@@ -121,3 +121,9 @@ func (t *Target) ledgerName() pgx.Identifier {
 	}
 	return pgx.Identifier{DefaultLedger}
 }
+
+// MemoryBound is the soft limit on the Go heap a load (or a --pool of loads) runs under: a
+// load holds one batch of one part's decoded rows and 1 MiB of encoded rows, but the
+// collector, left to itself, lets the heap grow to twice the live memory; under this limit
+// it collects sooner. bench/README.md ("load") has the peak RSS at --pool 1, 4 and 16.
+const MemoryBound = 160 << 20

@@ -16,10 +16,11 @@ import (
 
 type loadFlags struct {
 	validateFlags
-	force  bool
-	pool   int
-	target load.Target
-	key    string
+	force    bool
+	pool     int
+	requests int
+	target   load.Target
+	key      string
 }
 
 func (a *app) loadCommand() *cobra.Command {
@@ -51,7 +52,8 @@ The whole load is one transaction that also writes a row of the load ledger (tab
 wharf_load_ledger beside the table): a crash leaves the table as it was, and a rerun
 loads the run once. A run already loaded into the table is not loaded again (exit 0); a
 run older than one already loaded, or loaded before with another manifest, is refused
-unless --force. A missing table is created. Exit 0: loaded, or nothing to do; 1: refused
+unless --force. A missing table is created. --pool N loads N exports at once, each on one
+connection; their storage requests share --max-requests (16) in flight. Exit 0: loaded, or nothing to do; 1: refused
 (WHARF_LOAD_REFUSED) or the database failed (WHARF_LOAD_TARGET_FAILED); 2: usage.`,
 		Example: `  wharf load -c wharf.yaml --export orders
   wharf load s3://lake/events/ --target postgres://loader@127.0.0.1:5432/wh --password env://WH_PW --table events
@@ -59,8 +61,8 @@ unless --force. A missing table is created. Exit 0: loaded, or nothing to do; 1:
   wharf load -c wharf.yaml --pool 4 --format json`,
 		Args: args(0, 1, "at most one prefix URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if f.pool < 1 {
-				return usageErr(fmt.Errorf("load: --pool %d: want 1 or more", f.pool))
+			if f.pool < 1 || f.requests < 1 {
+				return usageErr(fmt.Errorf("load: --pool %d, --max-requests %d: want 1 or more", f.pool, f.requests))
 			}
 			return a.load(cmd, argv, f)
 		},
@@ -69,6 +71,7 @@ unless --force. A missing table is created. Exit 0: loaded, or nothing to do; 1:
 	fl := cmd.Flags()
 	fl.BoolVar(&f.force, "force", false, "load a run the ledger refuses: older than one loaded, or loaded with another manifest")
 	fl.IntVar(&f.pool, "pool", 1, "load this many exports at once")
+	fl.IntVar(&f.requests, "max-requests", 16, "storage requests in flight at most, shared by every load of the process")
 	fl.StringVar(&f.target.URL, "target", "", "the database, postgres://user@host:port/db (default: the export's load.target)")
 	fl.StringVar(&f.target.Table, "table", "", "the table, name or schema.name (default: the export's load.table, else its name)")
 	fl.StringVar((*string)(&f.target.Mode), "mode", "", "replace, append or merge (default: the export's load.mode, else replace)")
@@ -103,7 +106,7 @@ func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 		}
 		jobs = append(jobs, loadJob{prefix: argv[0], store: a.storeConfig(nil), target: t})
 	} else {
-		err := a.eachPrefix(ctx, "load", f.validateFlags, func(e *export.Export, prefix string) error {
+		err := a.eachPrefix(ctx, "load", f.validateFlags, func(_ export.History, e *export.Export, prefix string) error {
 			t, err := a.loadTarget(cmd, e.Name, f)
 			if err != nil {
 				return err
@@ -114,6 +117,13 @@ func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 		if err != nil {
 			return err
 		}
+	}
+	defer a.limitMemory(load.MemoryBound)()
+	budget := store.NewBudget(f.requests)
+	for i := range jobs {
+		cfg := *jobs[i].store
+		cfg.Wrap = chainWraps(cfg.Wrap, budget.Wrap)
+		jobs[i].store = &cfg
 	}
 	results := make([]*load.Result, len(jobs))
 	errs := make([]error, len(jobs))
