@@ -17,6 +17,8 @@
 //     credential: the source is named by host or file only;
 //   - _SUCCESS (SuccessKey), written after the manifest and only for a succeeded run: the hex
 //     sha256 of manifest.json's exact bytes (SuccessBody);
+//   - after a repair, the parts it replaced, beside the parts that replaced them: the manifest
+//     names them under superseded, and never lists them as parts;
 //   - under _superseded/<run_id>/ (SupersededDir) an earlier run's parts moved out of the
 //     way, and under _quarantine/<run_id>/ (QuarantineDir) objects found where a part belongs
 //     that no journal vouched for; neither is ever read as part of the dataset.

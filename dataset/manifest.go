@@ -68,6 +68,25 @@ type Manifest struct {
 	// source, relation, chunk key, mode, cursor column, format and value options; see
 	// export.Definition): two runs with one fingerprint read the same rows the same way.
 	Definition string `json:"definition,omitempty"`
+	// Superseded lists the parts a repair replaced (Repairs): still at the prefix, beside the
+	// parts that replaced them, and never read as the dataset, which is Parts alone.
+	Superseded []SupersededPart `json:"superseded,omitempty"`
+	// Repairs records each repair of the run, oldest first.
+	Repairs []Repair `json:"repairs,omitempty"`
+}
+
+// SupersededPart is a part a repair replaced, and the key of the part that replaced it.
+type SupersededPart struct {
+	Part
+	By       string `json:"by"`        // the key of the part that replaced it
+	RepairID string `json:"repair_id"` // the repair that replaced it (Repair.ID)
+}
+
+// Repair records one repair of a run: the chunks whose parts it read again from the source.
+type Repair struct {
+	ID     string    `json:"id"` // a run id of its own: the new parts are named for it
+	At     time.Time `json:"at"`
+	Chunks []int     `json:"chunks"`
 }
 
 // CursorWindow is the delta window a run exported: cursor > From and cursor <= To.

@@ -69,10 +69,10 @@ var (
 		Remedy:  "Fix the value in the source, or state what it means (`time_units`, `infinity`, `invalid_utf8: binary`), or convert it in a `query:`; then run again."})
 	// ErrSchemaChanged: a resumed run's source columns are not those the interrupted run
 	// wrote its parts with (a column added, dropped or retyped since).
-	ErrSchemaChanged = errcode.New(errcode.Def{Name: "WHARF_EXPORT_SCHEMA_CHANGED", Text: "the source's columns changed during the run",
+	ErrSchemaChanged = errcode.New(errcode.Def{Name: "WHARF_EXPORT_SCHEMA_CHANGED", Text: "the source's columns changed since the run",
 		Exit: errcode.ExitFailed, Class: errcode.Fatal, Standing: true, Section: section,
-		Meaning: "A `--resume` found the source's columns changed since the interrupted run wrote its first parts (a column added, dropped or retyped): its parts would not share one schema. The message names the column.",
-		Remedy:  "Run the export again without `--resume`."})
+		Meaning: "A `--resume`, or a `wharf repair`, found the source's columns changed since the run wrote its first parts (a column added, dropped or retyped): the new parts would not share the run's schema. The message names the column.",
+		Remedy:  "Run the export again without `--resume` (for a repair: export a new run)."})
 )
 
 // newErr returns an export failure: what was being done, on what (the table, column, host,

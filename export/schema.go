@@ -21,7 +21,7 @@ func (r *runner) settleSchema(ctx context.Context) error {
 		if err != nil || prev == nil { // a run journaled before schemas were: nothing to hold it to
 			return err
 		}
-		return adoptSchema(r.cols, prev, r.src.what(r.e), r.src.pg != nil)
+		return adoptSchema(r.cols, prev, r.src.what(r.e), r.src.pg != nil, "the interrupted run's parts have another schema; run again without --resume")
 	}
 	if r.e.InvalidUTF8 == UTF8Binary {
 		bad, err := r.src.invalidUTF8Columns(ctx, r.e, r.cols, r.window)
@@ -39,25 +39,26 @@ func (r *runner) settleSchema(ctx context.Context) error {
 	return r.j.SetRunSchema(ctx, r.rec.RunID, schemaColumns(r.cols))
 }
 
-// adoptSchema gives cols the Arrow types the interrupted run wrote its parts with (a text
-// column it found not UTF-8 stays binary), and refuses a source whose columns changed.
-func adoptSchema(cols []Column, prev []SchemaColumn, where string, pg bool) error {
+// adoptSchema gives cols the Arrow types an earlier run wrote its parts with (a text column
+// it found not UTF-8 stays binary), and refuses a source whose columns changed, saying why
+// with remedy.
+func adoptSchema(cols []Column, prev []SchemaColumn, where string, pg bool, remedy string) error {
 	changed := func(format string, a ...any) error {
-		return newErr("schema", where, ErrSchemaChanged, fmt.Errorf(format+": the interrupted run's parts have another schema; run again without --resume", a...))
+		return newErr("schema", where, ErrSchemaChanged, fmt.Errorf(format+": "+remedy, a...))
 	}
 	if len(prev) != len(cols) {
-		return changed("%d columns now, %d when the run started", len(cols), len(prev))
+		return changed("%d columns now, %d when the run read it", len(cols), len(prev))
 	}
 	for i, p := range prev {
 		c := &cols[i]
 		switch {
 		case c.Name != p.Name || c.DBType != p.Source:
-			return changed("column %d is %q %s now, %q %s when the run started", i+1, c.Name, c.DBType, p.Name, p.Source)
+			return changed("column %d is %q %s now, %q %s when the run read it", i+1, c.Name, c.DBType, p.Name, p.Source)
 		case c.Type.String() == p.Type:
 		case p.Type == arrow.BinaryTypes.Binary.String() && c.Type.ID() == arrow.STRING:
 			c.Type, c.rawBytes = arrow.BinaryTypes.Binary, pg
 		default:
-			return changed("column %q is %s now, %s when the run started", c.Name, c.Type, p.Type)
+			return changed("column %q is %s now, %s when the run read it", c.Name, c.Type, p.Type)
 		}
 	}
 	return nil

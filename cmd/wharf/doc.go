@@ -1,5 +1,5 @@
 // Command wharf is the command line of the wharf toolkit, with stable error codes and exit
-// codes over every store backend: the export job (export, validate, reconcile, load, parts, runs), the ship
+// codes over every store backend: the export job (export, validate, reconcile, repair, load, parts, runs), the ship
 // service and its spool (spool, ship), the backfill job (backfill), leases and their commit
 // log (lease), and the object tools (ls, du, cat, stat, mb, rb, cp, mv, sync, rm,
 // presign, probe, uploads), with version and completion.

@@ -76,7 +76,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Short: "Move data between pipelines and object storage",
 		Long: `wharf moves data between pipelines and object storage with contracts a downstream
 system can trust. Its jobs: export writes database tables as verified Parquet datasets
-(export, validate, reconcile, load, parts, runs); ship uploads a spool's finished files to a bucket, each
+(export, validate, reconcile, repair, load, parts, runs); ship uploads a spool's finished files to a bucket, each
 exactly once (spool, ship); backfill reads every object under a prefix as NDJSON records,
 across a fleet of workers (backfill); lease keeps fenced leases and a commit log in a store
 and runs a command while holding one (lease). Its object tools (ls, du, cat, stat, mb, rb, cp, mv,
@@ -141,7 +141,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	a.completeURLs(objectTools...)
 	root.AddCommand(a.versionCommand())
 	root.AddCommand(objectTools...)
-	root.AddCommand(a.exportCommand(), a.validateCommand(), a.reconcileCommand(), a.loadCommand(), a.runsCommand())
+	root.AddCommand(a.exportCommand(), a.validateCommand(), a.reconcileCommand(), a.repairCommand(), a.loadCommand(), a.runsCommand())
 	root.AddCommand(a.partsCommand())
 	root.AddCommand(a.spoolCommand())
 	root.AddCommand(a.shipCommand())

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/repair"
+)
+
+func decodePlan(t *testing.T, r result) repair.Plan {
+	t.Helper()
+	var p repair.Plan
+	if err := json.Unmarshal([]byte(r.out), &p); err != nil {
+		t.Fatalf("repair output %q (stderr %q): %v", r.out, r.err, err)
+	}
+	return p
+}
+
+func manifestAt(t *testing.T, prefix string) *dataset.Manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(prefix, dataset.ManifestKey))
+	must(t, err)
+	m, err := dataset.DecodeManifest(b)
+	must(t, err)
+	return m
+}
+
+// TestE2ERepairSQLite: a certified export whose source then changes in one chunk (rows
+// deleted, updated, inserted) reconciles to exactly that chunk as a mismatch; repair plans it
+// and writes nothing; repair --execute (from a report file) re-exports only it, beside the old
+// part, marks the old part superseded, and a second reconcile matches; the parts listed are
+// the source's rows once. A deleted part (unknown) is repaired too; a repair killed between
+// its manifest and _SUCCESS is finished by the next; a changed definition is refused.
+func TestE2ERepairSQLite(t *testing.T) {
+	cfg := quickstart(t)
+	dir := filepath.Dir(cfg)
+	src := filepath.Join(dir, "quickstart.db")
+	wharf(t, "export", "-c", cfg).must(t, 0)
+	// In chunk 1 (ids 251-500): a row deleted, one updated, one deleted and inserted anew.
+	execSQLite(t, src, `DELETE FROM orders WHERE id = 260`, `UPDATE orders SET note = 'changed' WHERE id = 300`,
+		`DELETE FROM orders WHERE id = 270`, `INSERT INTO orders VALUES (270, 'acme', '1.00', '2024-01-05 09:00:00', 1, NULL)`)
+	r := wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1)
+	rep := decodeReconcile(t, r)
+	got, _ := statuses(rep)
+	if !slices.Equal(got, []string{"match", "mismatch", "match", "match"}) {
+		t.Fatalf("after the source changed in chunk 1: %v", got)
+	}
+	reportFile := filepath.Join(dir, "report.json")
+	must(t, os.WriteFile(reportFile, []byte(r.out), 0o644))
+
+	before := treeSnapshot(t, rep.Prefix)
+	plan := decodePlan(t, wharf(t, "repair", "-c", cfg, "--format", "json").must(t, 0))
+	if plan.Executed || len(plan.Chunks) != 1 || plan.Chunks[0].Chunk != 1 || plan.Chunks[0].Part != rep.Chunks[1].Part {
+		t.Fatalf("the plan: %+v", plan)
+	}
+	if text := wharf(t, "repair", "-c", cfg).must(t, 0).out; !strings.Contains(text, "add --execute") {
+		t.Errorf("the plan's text does not say how to execute it:\n%s", text)
+	}
+	if after := treeSnapshot(t, rep.Prefix); len(after) != len(before) {
+		t.Fatalf("planning wrote: %d files before, %d after", len(before), len(after))
+	}
+
+	done := decodePlan(t, wharf(t, "repair", "-c", cfg, "--report", reportFile, "--execute", "--format", "json").must(t, 0))
+	if !done.Executed || len(done.Chunks) != 1 || done.Chunks[0].NewPart == "" || done.RepairID == "" {
+		t.Fatalf("the repair: %+v", done)
+	}
+	old, repl := filepath.Join(rep.Prefix, rep.Chunks[1].Part), filepath.Join(rep.Prefix, done.Chunks[0].NewPart)
+	if b, err := os.ReadFile(old); err != nil || before[old] != string(b) {
+		t.Fatalf("the replaced part was touched: %v", err)
+	}
+	if _, err := os.Stat(repl); err != nil {
+		t.Fatalf("the new part: %v", err)
+	}
+	m := manifestAt(t, rep.Prefix)
+	if len(m.Superseded) != 1 || m.Superseded[0].Key != rep.Chunks[1].Part || m.Superseded[0].By != done.Chunks[0].NewPart ||
+		len(m.Repairs) != 1 || m.Parts[1].Key != done.Chunks[0].NewPart {
+		t.Fatalf("the manifest after the repair: parts %v, superseded %+v, repairs %+v", m.Parts, m.Superseded, m.Repairs)
+	}
+	wharf(t, "validate", "-c", cfg, "--deep").must(t, 0)
+	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 0))
+	if rep.Matched != 4 {
+		t.Fatalf("a reconcile after the repair: %+v", rep)
+	}
+	parts := wharf(t, "parts", "-c", cfg).must(t, 0).out
+	if strings.Contains(parts, filepath.Base(old)) || !strings.Contains(parts, filepath.Base(repl)) {
+		t.Errorf("wharf parts lists the replaced part or not the new one:\n%s", parts)
+	}
+	if p := decodePlan(t, wharf(t, "repair", "-c", cfg, "--format", "json").must(t, 0)); len(p.Chunks) != 0 {
+		t.Errorf("a repair of a matching run plans %+v", p.Chunks)
+	}
+
+	// A deleted part: its chunk is unknown, and a repair reads it again.
+	must(t, os.Remove(filepath.Join(rep.Prefix, rep.Chunks[3].Part)))
+	done = decodePlan(t, wharf(t, "repair", "-c", cfg, "--execute", "--format", "json").must(t, 0))
+	if len(done.Chunks) != 1 || done.Chunks[0].Status != "unknown" || done.Chunks[0].Chunk != 3 {
+		t.Fatalf("the repair of a deleted part: %+v", done)
+	}
+	wharf(t, "reconcile", "-c", cfg).must(t, 0)
+
+	// A repair killed after its manifest, before its _SUCCESS: the marker is the old one.
+	success := filepath.Join(rep.Prefix, dataset.SuccessKey)
+	must(t, os.WriteFile(success, []byte(strings.Repeat("0", 64)+"\n"), 0o644))
+	wharf(t, "validate", "-c", cfg).must(t, 1)
+	p := decodePlan(t, wharf(t, "repair", "-c", cfg, "--format", "json").must(t, 0))
+	if p.Executed || !strings.Contains(p.Note, "interrupted") {
+		t.Fatalf("the plan for an interrupted repair: %+v", p)
+	}
+	p = decodePlan(t, wharf(t, "repair", "-c", cfg, "--execute", "--format", "json").must(t, 0))
+	if !p.Executed || !strings.Contains(p.Note, "written now") {
+		t.Fatalf("finishing an interrupted repair: %+v", p)
+	}
+	wharf(t, "validate", "-c", cfg, "--deep").must(t, 0)
+
+	// Another definition: refused, nothing written.
+	b, err := os.ReadFile(cfg)
+	must(t, err)
+	must(t, os.WriteFile(cfg, []byte(strings.Replace(string(b), "chunk_rows: 250", "chunk_rows: 250\n    invalid_utf8: binary", 1)), 0o644))
+	execSQLite(t, src, `UPDATE orders SET note = 'again' WHERE id = 10`)
+	before = treeSnapshot(t, rep.Prefix)
+	r = wharf(t, "repair", "-c", cfg, "--execute")
+	if r.code != 1 || !strings.Contains(r.err, "WHARF_RECONCILE_REFUSED") || !strings.Contains(r.err, "definition") {
+		t.Fatalf("a repair after the definition changed: exit %d, %s", r.code, r.err)
+	}
+	if after := treeSnapshot(t, rep.Prefix); len(after) != len(before) {
+		t.Fatal("a refused repair wrote")
+	}
+}

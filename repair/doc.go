@@ -1,0 +1,32 @@
+// Package repair re-exports the chunks of a certified export run that do not reconcile with
+// their source: what `wharf repair` runs.
+//
+// # What it promises
+//
+// Run derives its actions only from a reconcile report (package reconcile), given or made
+// afresh: every chunk that is not a match (mismatch or unknown) is to be repaired, and
+// nothing else. Without Options.Execute it only returns the plan. With it, it reads each such
+// chunk again from the source with the SQL that read it (export.RereadParts: its range of the
+// chunking key, within a delta run's cursor window), refused by name when the export's
+// definition is not the run's or the source's columns changed, and writes each as a new part
+// beside the old, named for a repair id of its own: no object is ever written over or
+// deleted but manifest.json and _SUCCESS. Then it writes a new manifest.json in which each
+// replaced part is listed under superseded (with the key of the part that replaced it), and
+// then _SUCCESS for it: parts, manifest, marker, in that order, as every run. So a reader of
+// the manifest (wharf parts, validate, load) reads each row once, and a reconcile after the
+// repair compares the new parts.
+//
+// Until the new manifest is written, the prefix is the run as it was, certified. A crash
+// between the manifest and _SUCCESS leaves it not certified (the marker is the old
+// manifest's); Run with Execute on such a prefix, whose manifest records a repair and whose
+// only problem is the marker, finishes the repair by writing the marker, and says so.
+//
+// A run journaled in a commit log (state: bucket) is refused: its certificate is the log's
+// entry, which a repair does not write yet.
+//
+// # Errors
+//
+// ErrRefused: nothing was written, and the message says why (the report is of another run,
+// the run is not certified, it is journaled in a commit log). A source, store or schema
+// failure keeps its own code (package export's, package store's, package reconcile's).
+package repair

@@ -1,0 +1,204 @@
+package repair
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/reconcile"
+	"github.com/wharfdata/wharf/store"
+)
+
+// Options say what to repair.
+type Options struct {
+	Export *export.Export // the export, as its config section prepared it
+	Prefix string         // the URL of the run's prefix
+	Store  *store.Config  // the prefix's store options
+	Getenv func(string) string
+	// Report is the reconcile report to repair from; nil reconciles the prefix afresh.
+	Report *reconcile.Report
+	// Execute writes the repair; false only plans it.
+	Execute bool
+	Now     func() time.Time // nil is time.Now
+}
+
+// Plan is what Run planned and, executed, did. Its JSON is the stable schema of `wharf repair
+// --format json` (fields are only ever added).
+type Plan struct {
+	Prefix   string   `json:"prefix"`
+	Export   string   `json:"export"`
+	RunID    string   `json:"run_id"`
+	Executed bool     `json:"executed"`
+	RepairID string   `json:"repair_id,omitempty"` // the new parts are named for it
+	Note     string   `json:"note,omitempty"`
+	Chunks   []Action `json:"chunks"` // the chunks to repair (none: nothing to do)
+}
+
+// Action is one chunk to repair.
+type Action struct {
+	Chunk   int    `json:"chunk"`
+	Part    string `json:"part"`
+	Status  string `json:"status"` // the report's: mismatch or unknown
+	Reason  string `json:"reason"`
+	NewPart string `json:"new_part,omitempty"` // executed: the part that replaced it
+	Rows    *int64 `json:"rows,omitempty"`     // executed: the new part's rows
+}
+
+// Run plans and, with o.Execute, executes the repair of the run at o.Prefix (see the package
+// documentation).
+func Run(ctx context.Context, o Options) (*Plan, error) {
+	s, err := store.Open(ctx, o.Prefix, o.Store)
+	if err != nil {
+		return nil, errcode.E("repair", o.Prefix, dataset.ErrVerifyManifestRead, err)
+	}
+	defer s.Close()
+	if p, done, err := finishInterrupted(ctx, s, o); done || err != nil {
+		return p, err
+	}
+	rep := o.Report
+	if rep == nil {
+		if rep, err = reconcile.Run(ctx, reconcile.Options{Export: o.Export, Prefix: o.Prefix, Store: o.Store, Getenv: o.Getenv}); err != nil {
+			return nil, err
+		}
+	}
+	v, err := dataset.Validate(ctx, s, o.Prefix, false)
+	if err != nil {
+		return nil, err
+	}
+	m := v.Manifest
+	switch {
+	case m == nil || m.Status != dataset.StatusSucceeded:
+		return nil, errcode.E("repair", o.Prefix, ErrRefused, errors.New("the prefix holds no manifest of a succeeded run"))
+	case m.Export != o.Export.Name:
+		return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("the run there is of export %q, not %q", m.Export, o.Export.Name))
+	case rep.RunID != m.RunID:
+		return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("the report is of run %s, the prefix holds run %s: reconcile it again", rep.RunID, m.RunID))
+	case m.Log != nil:
+		return nil, errcode.E("repair", o.Prefix, ErrRefused, errors.New("the run is journaled in a commit log (state: bucket), whose entry certifies its manifest: a repair does not write that entry yet"))
+	case m.Definition != "" && m.Definition != o.Export.Fingerprint():
+		return nil, errcode.E("repair", o.Prefix, reconcile.ErrRefused, errors.New("the export's definition is not the one the run was made to: its chunks' SQL is not known; export a new run"))
+	}
+	for _, pr := range v.Problems {
+		if !slices.Contains([]string{dataset.ProblemPartMissing, dataset.ProblemPartSize, dataset.ProblemPartETag,
+			dataset.ProblemPartHash, dataset.ProblemPartUnreadable}, pr.Code) {
+			return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("not a certified run: %w", v.NotCertified()))
+		}
+	}
+	p := &Plan{Prefix: o.Prefix, Export: m.Export, RunID: m.RunID, Chunks: []Action{}}
+	var idx []int
+	for _, c := range rep.Chunks {
+		if c.Status == reconcile.Match {
+			continue
+		}
+		i := slices.IndexFunc(m.Parts, func(part dataset.Part) bool { return part.Key == c.Part })
+		if i < 0 {
+			return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("the report's chunk %d names part %s, which the run's manifest does not list: reconcile it again", c.Chunk, c.Part))
+		}
+		idx = append(idx, i)
+		p.Chunks = append(p.Chunks, Action{Chunk: c.Chunk, Part: c.Part, Status: c.Status, Reason: reasonOf(c)})
+	}
+	if !o.Execute || len(idx) == 0 {
+		return p, nil
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	at := now().UTC()
+	p.RepairID = export.NewRunID(at)
+	parts, err := export.RereadParts(ctx, o.Export, m, idx, s, p.RepairID, o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	next := *m
+	next.Parts = slices.Clone(m.Parts)
+	rep2 := dataset.Repair{ID: p.RepairID, At: at}
+	for k, i := range idx {
+		next.Superseded = append(next.Superseded, dataset.SupersededPart{Part: m.Parts[i], By: parts[k].Key, RepairID: p.RepairID})
+		next.Parts[i] = parts[k]
+		rep2.Chunks = append(rep2.Chunks, parts[k].Chunk)
+		p.Chunks[k].NewPart, p.Chunks[k].Rows = parts[k].Key, &parts[k].Rows
+	}
+	next.Repairs = append(slices.Clone(m.Repairs), rep2)
+	next.Rows, next.Bytes = 0, 0
+	for _, part := range next.Parts {
+		next.Rows += part.Rows
+		next.Bytes += part.Size
+	}
+	if err := certify(ctx, s, &next); err != nil {
+		return nil, err
+	}
+	p.Executed = true
+	return p, nil
+}
+
+// certify writes m as manifest.json, then its _SUCCESS.
+func certify(ctx context.Context, s *store.Store, m *dataset.Manifest) error {
+	b, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	if _, err := s.Put(ctx, dataset.ManifestKey, bytes.NewReader(b), &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}); err != nil {
+		return err
+	}
+	return mark(ctx, s, b)
+}
+
+func mark(ctx context.Context, s *store.Store, manifest []byte) error {
+	body := dataset.SuccessBody(manifest)
+	_, err := s.Put(ctx, dataset.SuccessKey, bytes.NewReader(body), &store.PutOptions{Size: int64(len(body)), ContentType: "text/plain"})
+	return err
+}
+
+// finishInterrupted finishes a repair killed between its manifest and _SUCCESS: the prefix's
+// manifest records a repair, and its only problem is the marker. done reports that it did
+// (or, without Execute, that the plan is to).
+func finishInterrupted(ctx context.Context, s *store.Store, o Options) (*Plan, bool, error) {
+	v, err := dataset.Validate(ctx, s, o.Prefix, false)
+	if err != nil || v.Certified || v.Manifest == nil || len(v.Manifest.Repairs) == 0 || v.Manifest.Export != o.Export.Name {
+		return nil, false, nil
+	}
+	for _, pr := range v.Problems {
+		if pr.Code != dataset.ProblemSuccessMismatch && pr.Code != dataset.ProblemSuccessMissing {
+			return nil, false, nil
+		}
+	}
+	m := v.Manifest
+	last := m.Repairs[len(m.Repairs)-1]
+	p := &Plan{Prefix: o.Prefix, Export: m.Export, RunID: m.RunID, RepairID: last.ID, Chunks: []Action{},
+		Note: fmt.Sprintf("repair %s was interrupted after its manifest, before its _SUCCESS", last.ID)}
+	if !o.Execute {
+		p.Note += ": --execute writes the _SUCCESS"
+		return p, true, nil
+	}
+	b, ok, err := dataset.ReadSmall(ctx, s, dataset.ManifestKey)
+	if err != nil || !ok {
+		return nil, true, errcode.E("repair", o.Prefix, dataset.ErrVerifyManifestRead, errors.Join(err, store.ErrNotExist))
+	}
+	if err := mark(ctx, s, b); err != nil {
+		return nil, true, err
+	}
+	p.Executed, p.Note = true, p.Note+": its _SUCCESS is written now"
+	return p, true, nil
+}
+
+func reasonOf(c reconcile.Chunk) string {
+	if c.Reason != "" {
+		return c.Reason
+	}
+	var figs []string
+	for _, d := range c.Differences {
+		figs = append(figs, d.Figure)
+	}
+	if len(figs) > 3 {
+		figs = append(figs[:3], fmt.Sprintf("%d more", len(figs)-3))
+	}
+	return "differs: " + strings.Join(figs, ", ")
+}
