@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/internal/progress"
+	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/load"
 	"github.com/wharfdata/wharf/store"
 )
@@ -125,6 +129,7 @@ func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 		cfg.Wrap = chainWraps(cfg.Wrap, budget.Wrap)
 		jobs[i].store = &cfg
 	}
+	bar := a.newLoadBar(len(jobs))
 	results := make([]*load.Result, len(jobs))
 	errs := make([]error, len(jobs))
 	sem := make(chan struct{}, f.pool)
@@ -133,10 +138,11 @@ func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			results[i], errs[i] = a.loadOne(ctx, j, f)
+			results[i], errs[i] = a.loadOne(ctx, j, f, bar.progress(i))
 		})
 	}
 	wg.Wait()
+	bar.bar.Finish(!slices.ContainsFunc(errs, func(err error) bool { return err != nil }), true)
 	var failed error
 	for i, r := range results {
 		if errs[i] != nil {
@@ -154,9 +160,13 @@ func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 	return failed
 }
 
-func (a *app) loadOne(ctx context.Context, j loadJob, f loadFlags) (*load.Result, error) {
+func (a *app) loadOne(ctx context.Context, j loadJob, f loadFlags, progress func(load.Progress)) (*load.Result, error) {
+	if pause := loadTestPause(a.getenv); pause != nil {
+		shown := progress
+		progress = func(p load.Progress) { shown(p); pause(p) }
+	}
 	r, err := load.Run(ctx, load.Options{Export: j.export, Prefix: j.prefix, Store: j.store, Target: j.target,
-		Deep: f.deep, Force: f.force, Getenv: a.getenv, Progress: loadTestPause(a.getenv)})
+		Deep: f.deep, Force: f.force, Getenv: a.getenv, Progress: progress})
 	if err != nil && j.export != "" {
 		return nil, fmt.Errorf("load %s: %w", j.export, err)
 	}
@@ -195,4 +205,44 @@ func (a *app) loadTarget(cmd *cobra.Command, name string, f loadFlags) (load.Tar
 		return t, err
 	}
 	return t, nil
+}
+
+// loadBar draws the progress of every load of the command as one bar on a terminal: parts
+// copied of all, rows, bytes and the byte rate. Off a terminal, with --quiet or --format json
+// it draws nothing.
+type loadBar struct {
+	bar  *progress.Bar
+	mu   sync.Mutex
+	last []load.Progress
+}
+
+func (a *app) newLoadBar(jobs int) *loadBar {
+	b := &loadBar{last: make([]load.Progress, jobs)}
+	if a.drawsBars() {
+		b.bar = progress.StartFigures(a.err, 0, true, func(elapsed time.Duration) progress.Figures {
+			var sum load.Progress
+			b.mu.Lock()
+			for _, p := range b.last {
+				sum.Parts += p.Parts
+				sum.PartsDone += p.PartsDone
+				sum.Rows += p.Rows
+				sum.Bytes += p.Bytes
+			}
+			b.mu.Unlock()
+			rate := float64(sum.Bytes) / max(elapsed.Seconds(), 0.001)
+			return progress.Figures{Label: "load", Done: int64(sum.PartsDone), Total: int64(sum.Parts),
+				Text: fmt.Sprintf("%d/%d parts  %d rows  %s  %s/s", sum.PartsDone, sum.Parts, sum.Rows,
+					textfmt.Size(sum.Bytes), textfmt.Size(int64(rate)))}
+		})
+	}
+	return b
+}
+
+// progress is load.Options.Progress of load i.
+func (b *loadBar) progress(i int) func(load.Progress) {
+	return func(p load.Progress) {
+		b.mu.Lock()
+		b.last[i] = p
+		b.mu.Unlock()
+	}
 }
