@@ -67,16 +67,7 @@ printf '%s\n' "$WHARF_TEST_MINIO_SECRET_KEY" >"$RUN_DIR/minio-secret"
 chmod 600 "$RUN_DIR/pg-password" "$RUN_DIR/minio-key" "$RUN_DIR/minio-secret"
 PSQL=(env PGPASSWORD="$WHARF_TEST_POSTGRES_PASSWORD" psql -X -q -v ON_ERROR_STOP=1 "$WHARF_TEST_POSTGRES_URL")
 
-log "creating t with $ROWS rows (8 columns)"
-"${PSQL[@]}" <<SQL
-CREATE TABLE t (id bigint PRIMARY KEY, qty int, price double precision, amount numeric(12,2),
-  name text, ok boolean, at timestamptz, u uuid);
-INSERT INTO t SELECT g, (g % 1000)::int, g / 7.0, (g % 100000) / 100.0, 'item ' || g, g % 3 = 0,
-  timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second',
-  md5(g::text)::uuid
-FROM generate_series(1, $ROWS) g;
-VACUUM ANALYZE t;
-SQL
+bench_table "$ROWS"
 table_mb=$("${PSQL[@]}" -At -c "SELECT pg_total_relation_size('t') / 1048576.0")
 
 AWS_ACCESS_KEY_ID=$WHARF_TEST_MINIO_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$WHARF_TEST_MINIO_SECRET_KEY \

@@ -95,3 +95,33 @@ bench_workdir() {
   trap 'servers_stop "$RUN_DIR" 2>/dev/null || true; [ -n "${BENCH_DIR:-}" ] || rm -rf "$WORK"' EXIT
   trap 'exit 130' INT TERM
 }
+
+# bench_postgres starts a PostgreSQL of its own under RUN_DIR/postgres (bench_workdir's trap
+# stops it), writes its password to RUN_DIR/pg-password (for wharf's password: file://…) and
+# sets PSQL, the psql command line that reaches it.
+bench_postgres() {
+  mkdir -p "$RUN_DIR/postgres"
+  chmod 700 "$RUN_DIR"
+  start_postgres "$RUN_DIR/postgres"
+  wait_ready "$RUN_DIR/postgres" postgres
+  # shellcheck disable=SC1091
+  source "$RUN_DIR/postgres/env"
+  printf '%s\n' "$WHARF_TEST_POSTGRES_PASSWORD" >"$RUN_DIR/pg-password"
+  chmod 600 "$RUN_DIR/pg-password"
+  PSQL=(env PGPASSWORD="$WHARF_TEST_POSTGRES_PASSWORD" psql -X -q -v ON_ERROR_STOP=1 "$WHARF_TEST_POSTGRES_URL")
+}
+
+# bench_table ROWS creates the benchmarks' table t of ROWS rows (8 columns: bigint key, int,
+# double, numeric(12,2), text, bool, timestamptz, uuid), analysed.
+bench_table() {
+  log "creating t with $1 rows (8 columns)"
+  "${PSQL[@]}" <<SQL
+CREATE TABLE t (id bigint PRIMARY KEY, qty int, price double precision, amount numeric(12,2),
+  name text, ok boolean, at timestamptz, u uuid);
+INSERT INTO t SELECT g, (g % 1000)::int, g / 7.0, (g % 100000) / 100.0, 'item ' || g, g % 3 = 0,
+  timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second',
+  md5(g::text)::uuid
+FROM generate_series(1, $1) g;
+VACUUM ANALYZE t;
+SQL
+}

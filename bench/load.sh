@@ -33,26 +33,9 @@ MODES=${MODES:-replace append}
 install_time
 bench_workdir load
 build_wharf "$WORK"
-mkdir -p "$RUN_DIR/postgres"
-chmod 700 "$RUN_DIR"
-start_postgres "$RUN_DIR/postgres"
-wait_ready "$RUN_DIR/postgres" postgres
-# shellcheck disable=SC1091
-source "$RUN_DIR/postgres/env"
-printf '%s\n' "$WHARF_TEST_POSTGRES_PASSWORD" >"$RUN_DIR/pg-password"
-chmod 600 "$RUN_DIR/pg-password"
-PSQL=(env PGPASSWORD="$WHARF_TEST_POSTGRES_PASSWORD" psql -X -q -v ON_ERROR_STOP=1 "$WHARF_TEST_POSTGRES_URL")
-
-log "creating t with $ROWS rows (8 columns)"
-"${PSQL[@]}" <<SQL
-CREATE TABLE t (id bigint, qty int, price double precision, amount numeric(12,2),
-  name text, ok boolean, at timestamptz, u uuid);
-INSERT INTO t SELECT g, (g % 1000)::int, g / 7.0, (g % 100000) / 100.0, 'item ' || g, g % 3 = 0,
-  timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second',
-  md5(g::text)::uuid
-FROM generate_series(1, $ROWS) g;
-CREATE TABLE ceiling (LIKE t);
-SQL
+bench_postgres
+bench_table "$ROWS"
+"${PSQL[@]}" -c "CREATE TABLE ceiling (LIKE t)"
 "${PSQL[@]}" -c "COPY t TO STDOUT (FORMAT binary)" >"$WORK/t.bin"
 
 cat >"$WORK/wharf.yaml" <<EOF

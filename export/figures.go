@@ -3,8 +3,10 @@ package export
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -42,9 +44,11 @@ func (e *Export) Fingerprint() string { return definitionOf(e).Fingerprint }
 // Figures queries e's source once per part of m, with the WHERE clause that read the part's
 // chunk (its range of the chunking key, within the run's cursor window for a delta run):
 // the row count and, for every column of m's schema, its non-null count and, for an ordered
-// column, its min and max. It reads the source as it is now, outside any snapshot.
-func Figures(ctx context.Context, e *Export, m *dataset.Manifest, getenv func(string) string) ([]ChunkFigures, error) {
-	s, err := openSource(ctx, e, 1, getenv)
+// column, its min and max. It reads the source as it is now, outside any snapshot, with
+// parallel queries at once (at least 1), and returns the figures in m's part order.
+func Figures(ctx context.Context, e *Export, m *dataset.Manifest, parallel int, getenv func(string) string) ([]ChunkFigures, error) {
+	parallel = max(1, min(parallel, len(m.Parts)))
+	s, err := openSource(ctx, e, parallel, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -57,15 +61,38 @@ func Figures(ctx context.Context, e *Export, m *dataset.Manifest, getenv func(st
 	if m.Cursor != nil {
 		w = window{Column: m.Cursor.Column, After: m.Cursor.From, UpTo: m.Cursor.To, Empty: m.Cursor.To.IsZero()}
 	}
-	out := make([]ChunkFigures, 0, len(m.Parts))
-	for _, p := range m.Parts {
-		f, err := s.figures(ctx, e, cols, m.Schema, p, w)
-		if err != nil {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]ChunkFigures, len(m.Parts))
+	errs := make([]error, len(m.Parts))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Go(func() {
+			for i := range next {
+				if out[i], errs[i] = s.figures(ctx, e, cols, m.Schema, m.Parts[i], w); errs[i] != nil {
+					cancel()
+				}
+			}
+		})
+	}
+	for i := range m.Parts {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs { // the first failure in part order, before any cancellation it caused
+		if err != nil && !errors.Is(err, context.Canceled) {
 			return nil, err
 		}
-		out = append(out, f)
 	}
-	return out, nil
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, ctx.Err()
 }
 
 func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema []SchemaColumn, p Part, w window) (ChunkFigures, error) {

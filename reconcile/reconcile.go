@@ -22,6 +22,8 @@ type Options struct {
 	Prefix string         // the URL of the run's prefix
 	Store  *store.Config  // the prefix's store options
 	Getenv func(string) string
+	// Parallel is how many chunks' queries run on the source at once (0 or less: 1).
+	Parallel int
 }
 
 // The statuses of a chunk.
@@ -94,7 +96,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var figs []export.ChunkFigures
 	if m.Mode == dataset.ModeDelta && m.Cursor == nil {
 		r.Note = "the manifest of this delta run records no cursor window, so its chunks' rows cannot be selected again"
-	} else if figs, err = export.Figures(ctx, o.Export, m, o.Getenv); err != nil {
+	} else if figs, err = export.Figures(ctx, o.Export, m, o.Parallel, o.Getenv); err != nil {
 		return nil, err
 	}
 	s, err := store.Open(ctx, o.Prefix, o.Store)

@@ -64,7 +64,7 @@ func Run(ctx context.Context, o Options) (*Plan, error) {
 	}
 	rep := o.Report
 	if rep == nil {
-		if rep, err = reconcile.Run(ctx, reconcile.Options{Export: o.Export, Prefix: o.Prefix, Store: o.Store, Getenv: o.Getenv}); err != nil {
+		if rep, err = reconcile.Run(ctx, reconcile.Options{Export: o.Export, Prefix: o.Prefix, Store: o.Store, Getenv: o.Getenv, Parallel: 2}); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 func (a *app) reconcileCommand() *cobra.Command {
 	var f validateFlags
+	parallel := 2
 	cmd := &cobra.Command{
 		Use:   "reconcile -c wharf.yaml [--export NAME] [--date YYYY-MM-DD] [--run-id R] [--prefix P]",
 		Short: "Compare a certified export run with its source, chunk by chunk",
@@ -20,11 +21,10 @@ destination the export's last run; or exactly --prefix, one export only). The ru
 manifest must be certified, but for problems with single parts (a part deleted or
 rewritten), whose chunks are then unknown.
 
-For every chunk the source is queried once, with the WHERE clause that read the chunk (its
-range of the chunk key and, for a delta run, the run's cursor window): COUNT(*) and, for
-every column, its non-null count and, for an integer column (and a PostgreSQL date or
-timestamp), its MIN and MAX. They are
-compared with the part's Parquet footer only (its row count, each column's null count, min
+For every chunk the source is queried once (--parallel chunks at once, default 2), with the
+WHERE clause that read the chunk (its range of the chunk key and, for a delta run, the run's
+cursor window): COUNT(*) and, for every column, its non-null count and, for an integer
+column (and a PostgreSQL date or timestamp), its MIN and MAX. They are compared with the part's Parquet footer only (its row count, each column's null count, min
 and max; no data page is read). Each chunk is:
 
   match     every figure compared is equal
@@ -45,22 +45,22 @@ Exit 0: every chunk matches; 1: a chunk does not match
   wharf reconcile -c wharf.yaml --export orders --run-id 20260131T020000Z-1a2b3c --format json`,
 		Args: args(0, 0, "no arguments (the exports come from the config file)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.reconcile(cmd, f)
+			if parallel < 1 {
+				return usageErr(fmt.Errorf("reconcile: --parallel %d: want 1 or more", parallel))
+			}
+			return a.reconcile(cmd, f, parallel)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.export, "export", "", "only the export with this name")
-	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
-	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id (default: the export's last run)")
-	fl.StringVar(&f.prefix, "prefix", "", "exactly this prefix (one export only)")
+	f.addSelect(cmd, "resolve {run_id} to this run id (default: the export's last run)")
+	cmd.Flags().IntVar(&parallel, "parallel", parallel, "chunks queried on the source at once")
 	return cmd
 }
 
-func (a *app) reconcile(cmd *cobra.Command, f validateFlags) error {
+func (a *app) reconcile(cmd *cobra.Command, f validateFlags, parallel int) error {
 	ctx := cmd.Context()
 	var failed error
 	err := a.eachPrefix(ctx, "reconcile", f, func(h export.History, e *export.Export, prefix string) error {
-		r, err := reconcile.Run(ctx, reconcile.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv})
+		r, err := reconcile.Run(ctx, reconcile.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv, Parallel: parallel})
 		if err != nil {
 			return fmt.Errorf("reconcile %s: %w", e.Name, err)
 		}

@@ -46,11 +46,8 @@ failed; 2: usage.`,
 			return a.repair(cmd, f)
 		},
 	}
+	f.addSelect(cmd, "resolve {run_id} to this run id (default: the export's last run)")
 	fl := cmd.Flags()
-	fl.StringVar(&f.export, "export", "", "only the export with this name")
-	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
-	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id (default: the export's last run)")
-	fl.StringVar(&f.prefix, "prefix", "", "exactly this prefix (one export only)")
 	fl.StringVar(&f.report, "report", "", "repair from this reconcile report (wharf reconcile --format json) instead of reconciling afresh")
 	fl.BoolVar(&f.execute, "execute", false, "make the repair (without it, only the plan is printed)")
 	return cmd

@@ -60,14 +60,20 @@ WHARF_VERIFY_MANIFEST_READ_ERROR, never "legacy").`,
 	return cmd
 }
 
-// add gives cmd the flags that select the prefixes to validate.
+// add gives cmd the flags that select the prefixes to validate, and --deep.
 func (f *validateFlags) add(cmd *cobra.Command, deep string) {
+	f.addSelect(cmd, "resolve {run_id} to this run id")
+	cmd.Flags().BoolVar(&f.deep, "deep", false, deep)
+}
+
+// addSelect gives cmd the flags that select the exports' prefixes: --export, --date,
+// --run-id (runID is its help) and --prefix.
+func (f *validateFlags) addSelect(cmd *cobra.Command, runID string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.export, "export", "", "only the export with this name")
 	fl.StringVar(&f.date, "date", "", "resolve {date} for this day, YYYY-MM-DD (default: today, UTC)")
-	fl.StringVar(&f.runID, "run-id", "", "resolve {run_id} to this run id")
+	fl.StringVar(&f.runID, "run-id", "", runID)
 	fl.StringVar(&f.prefix, "prefix", "", "exactly this prefix (one export only)")
-	fl.BoolVar(&f.deep, "deep", false, deep)
 }
 
 // validatePrefixes validates the prefix argv names, with the global store options, or each
