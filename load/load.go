@@ -85,13 +85,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Prefix: o.Prefix, Export: m.Export, RunID: m.RunID, ManifestSHA256: sum,
-		Table: strings.Join(table, "."), Mode: t.Mode, Parts: len(m.Parts)}
 	tg, err := connect(ctx, &t, o.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	defer tg.close()
+	if len(table) == 1 { // one name for the table in the ledger and the lock, however it is given
+		var schema string
+		if err := tg.conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+			return nil, tg.fail("read the current schema", err)
+		}
+		table = pgx.Identifier{schema, table[0]}
+	}
+	r := &Result{Prefix: o.Prefix, Export: m.Export, RunID: m.RunID, ManifestSHA256: sum,
+		Table: strings.Join(table, "."), Mode: t.Mode, Parts: len(m.Parts)}
 	ledger := t.ledgerName()
 	if err := tg.ensureLedger(ctx, ledger); err != nil {
 		return nil, err
@@ -100,7 +107,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, tg.fail("begin", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "wharf load "+r.Table); err != nil {
 		return nil, tg.fail("lock "+r.Table, err)
 	}

@@ -104,33 +104,42 @@ func alive(pid int) bool {
 // group of its own (scripts/test.sh stops it by the PID written back), and waits for
 // /healthz?js-enabled-only=true.
 func (c NATSCluster) start(t testing.TB, dir string) {
+	if !c.launch(t, dir) {
+		return
+	}
+	// A node catching up with its cluster on a loaded machine (the whole suite on 2 cores)
+	// can take tens of seconds to report JetStream ready.
+	if !c.waitHealthy(dir, "?js-enabled-only=true", time.Minute) {
+		t.Errorf("testenv: the nats node in %s is not ready a minute after its restart", dir)
+	}
+}
+
+// launch starts the node of dir with its recorded binary and arguments, in a process group of
+// its own, and records its PID; false (t has the error) when it cannot.
+func (c NATSCluster) launch(t testing.TB, dir string) bool {
 	bin, err1 := os.ReadFile(filepath.Join(dir, "bin"))
 	args, err2 := os.ReadFile(filepath.Join(dir, "args"))
 	if err1 != nil || err2 != nil {
-		t.Errorf("testenv: restart the nats node in %s: %v %v", dir, err1, err2)
-		return
+		t.Errorf("testenv: start the nats node in %s: %v %v", dir, err1, err2)
+		return false
 	}
 	argv := strings.Split(strings.TrimRight(string(args), "\n"), "\n")
 	log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Errorf("testenv: %v", err)
-		return
+		return false
 	}
 	defer log.Close()
 	cmd := exec.Command(strings.TrimSpace(string(bin)), argv...)
 	cmd.Stdout, cmd.Stderr, cmd.Dir = log, log, dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		t.Errorf("testenv: restart the nats node in %s: %v", dir, err)
-		return
+		t.Errorf("testenv: start the nats node in %s: %v", dir, err)
+		return false
 	}
 	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600)
 	go func() { _ = cmd.Wait() }() // reap it if it exits while the test runs
-	// A node catching up with its cluster on a loaded machine (the whole suite on 2 cores)
-	// can take tens of seconds to report JetStream ready.
-	if !c.waitHealthy(dir, "?js-enabled-only=true", time.Minute) {
-		t.Errorf("testenv: the nats node in %s is not ready a minute after its restart", dir)
-	}
+	return true
 }
 
 // waitHealthy waits up to d for the /healthz (with query) of the node of dir to answer 200.
@@ -177,11 +186,6 @@ func PrivateNATS(t testing.TB) NATSCluster {
 		t.Fatalf("testenv: %v", err)
 	}
 	c := NATSCluster{dir: dir}
-	var ports [9]int
-	for i := range ports {
-		ports[i] = FreeLoopbackPort(t)
-	}
-	routes := fmt.Sprintf("nats://127.0.0.1:%d,nats://127.0.0.1:%d,nats://127.0.0.1:%d", ports[2], ports[5], ports[8])
 	t.Cleanup(func() {
 		for i := range 3 {
 			c.stopNode(t, c.node(i))
@@ -193,12 +197,46 @@ func PrivateNATS(t testing.TB) NATSCluster {
 		}
 		_ = os.RemoveAll(dir)
 	})
+	// A free port picked here can be taken by another test process before a node binds it: that
+	// node then exits at once, and another server may even answer its health checks. Such a
+	// start is tried again, on other ports, up to three times.
+	for attempt := 1; ; attempt++ {
+		dead, healthy := c.startPrivate(t, bin)
+		if healthy {
+			break
+		}
+		if dead < 0 || attempt == 3 {
+			t.Fatalf("testenv: the private nats cluster is not healthy 30s after its start (attempt %d)", attempt)
+		}
+		t.Logf("testenv: private nats node %d exited at its start (a port taken meanwhile?); starting the cluster again on other ports", dead)
+		for i := range 3 {
+			c.stopNode(t, c.node(i))
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return c
+}
+
+// startPrivate writes the three nodes' arguments, on fresh ports, starts them and waits up to
+// 30 s for each to be healthy (a fresh cluster elects its JetStream meta leader). It returns
+// whether they all are, and otherwise a node that is not running (-1: none).
+func (c *NATSCluster) startPrivate(t testing.TB, bin []byte) (dead int, healthy bool) {
+	t.Helper()
+	var ports [9]int
+	for i := range ports {
+		ports[i] = FreeLoopbackPort(t)
+	}
+	routes := fmt.Sprintf("nats://127.0.0.1:%d,nats://127.0.0.1:%d,nats://127.0.0.1:%d", ports[2], ports[5], ports[8])
 	// Each private cluster has a name and server names of its own: should a port a killed node
 	// freed be taken by another test's cluster, the routes between the two are refused rather
 	// than merged into one cluster with two servers of each name.
-	name := "wharf-" + filepath.Base(dir)
+	name := "wharf-" + filepath.Base(c.dir)
+	c.URLs = c.URLs[:0]
 	for i := range 3 {
 		d := c.node(i)
+		_ = os.RemoveAll(filepath.Join(d, "data")) // an earlier attempt's, of other peers
 		if err := os.MkdirAll(filepath.Join(d, "data"), 0o700); err != nil {
 			t.Fatalf("testenv: %v", err)
 		}
@@ -214,17 +252,32 @@ func PrivateNATS(t testing.TB) NATSCluster {
 		c.URLs = append(c.URLs, fmt.Sprintf("nats://127.0.0.1:%d", ports[i*3]))
 	}
 	for i := range 3 {
-		c.start(t, c.node(i))
-	}
-	for i := range 3 { // a fresh cluster elects its JetStream meta leader: wait for it
-		if !c.waitHealthy(c.node(i), "", 30*time.Second) {
-			t.Fatalf("testenv: the private nats node %d is not healthy 30s after its start", i)
+		if !c.launch(t, c.node(i)) {
+			return i, false
 		}
 	}
-	if t.Failed() {
-		t.FailNow()
+	for i := range 3 {
+		ok := c.waitHealthy(c.node(i), "", 30*time.Second)
+		for j := range 3 {
+			if !c.running(c.node(j)) {
+				return j, false
+			}
+		}
+		if !ok {
+			return -1, false
+		}
 	}
-	return c
+	return -1, true
+}
+
+// running reports whether the node of dir's recorded process is alive.
+func (c NATSCluster) running(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && pid > 0 && alive(pid)
 }
 
 // stopNode SIGKILLs the node of dir by its recorded PID and waits until it is gone.
