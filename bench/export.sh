@@ -18,6 +18,9 @@
 # and store, the median of the rounds' ratios, the median time and the largest peak RSS, and
 # the load average before and after.
 #
+# Then one export per consistency mode (snapshot, chunk) gives the longest transaction it held
+# open on the source (pg_stat_activity, sampled every 100 ms).
+#
 # It starts its own PostgreSQL (Debian's package) and MinIO on free loopback ports under
 # BENCH_DIR/servers with scripts/lib/servers.bash, and stops both by PID on exit.
 set -euo pipefail
@@ -164,4 +167,27 @@ for i in "${!bins[@]}"; do
     printf '%-28s %8.2fs  ratio to COPY %.2f (rounds: %s)  peak RSS %6.1f MiB (largest)\n' "${names[$i]} -> $dest" \
       "$(sel 3 | median)" "$(sel 5 | median)" "$(sel 5 | xargs printf '%.2f ' | sed 's/ $//')" "$(sel 4 | sort -g | tail -n 1)"
   done
+done
+
+# The longest transaction the export holds open on the source, per consistency mode: one
+# export to the file store each, while pg_stat_activity is sampled every 100 ms for the oldest
+# open transaction of any other session (the export's). snapshot holds one for the whole run;
+# chunk, one per chunk.
+printf 'longest open source transaction, sampled every 100 ms (load average %s):\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+for mode in snapshot chunk; do
+  write_config "tx-$mode" "$WORK/out/tx-$mode/{run_id}/" "    consistency: $mode"
+  "$WHARF" export -c "$WORK/tx-$mode.yaml" --parallel "$PARALLEL" --format json >"$WORK/tx-$mode.json" &
+  epid=$!
+  start=$(date +%s.%N)
+  longest=0
+  while kill -0 "$epid" 2>/dev/null; do
+    age=$("${PSQL[@]}" -At -c "SELECT coalesce(max(extract(epoch FROM now() - xact_start)), 0) FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL" 2>/dev/null || echo 0)
+    longest=$(echo "if ($age > $longest) $age else $longest" | bc -l)
+    sleep 0.1
+  done
+  wait "$epid" || log "export with consistency $mode failed"
+  end=$(date +%s.%N)
+  printf '  %-9s export %7.2fs  longest open transaction %7.2fs\n' "$mode" "$(echo "$end - $start" | bc -l)" "$longest"
+  rm -rf "$WORK/out/tx-$mode"
 done
