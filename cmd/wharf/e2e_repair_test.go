@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/repair"
@@ -128,5 +129,58 @@ func TestE2ERepairSQLite(t *testing.T) {
 	}
 	if after := treeSnapshot(t, rep.Prefix); len(after) != len(before) {
 		t.Fatal("a refused repair wrote")
+	}
+}
+
+// TestE2ERepairCrash SIGKILLs `wharf repair --execute` while it writes its new parts, and
+// between its manifest and its _SUCCESS (pausing there, WHARF_TEST_EXPORT_PAUSE). After a kill
+// during the parts the prefix is still the run as it was, certified; after one between the
+// manifest and the marker it is not certified, and its only problem is the marker. Either way
+// the next repair --execute finishes, and the run then reconciles with its source.
+func TestE2ERepairCrash(t *testing.T) {
+	for _, phase := range []string{"parts", "manifest"} {
+		t.Run(phase, func(t *testing.T) {
+			cfg := quickstart(t)
+			src := filepath.Join(filepath.Dir(cfg), "quickstart.db")
+			run := decodeRun(t, wharf(t, "export", "-c", cfg, "--format", "json").must(t, 0))
+			execSQLite(t, src, `DELETE FROM orders WHERE id IN (10, 600)`)
+			rep := decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
+			if rep.Mismatched != 2 {
+				t.Fatalf("want two chunks to repair: %+v", rep)
+			}
+			cmd := cli{env: []string{envTestPause + "=after-part:500ms,after-manifest:2s"}}.command("repair", "-c", cfg, "--execute")
+			must(t, cmd.Start())
+			deadline := time.Now().Add(20 * time.Second)
+			for landed := false; !landed; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the %s phase never came", phase)
+				}
+				switch phase {
+				case "parts": // a new part is there, not yet the manifest that lists it
+					names, _ := filepath.Glob(filepath.Join(rep.Prefix, "part-*"))
+					landed = len(names) > len(run.Parts)
+				case "manifest":
+					b, _ := os.ReadFile(filepath.Join(rep.Prefix, dataset.ManifestKey))
+					landed = strings.Contains(string(b), `"repairs"`)
+				}
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			v := decodeValidation(t, wharf(t, "validate", "-c", cfg, "--format", "json"))
+			m := manifestAt(t, rep.Prefix)
+			switch phase {
+			case "parts":
+				if !v.Certified || len(m.Repairs) != 0 {
+					t.Fatalf("killed during the new parts: certified %v, repairs %+v, problems %+v", v.Certified, m.Repairs, v.Problems)
+				}
+			case "manifest":
+				if v.Certified || len(v.Problems) != 1 || v.Problems[0].Code != dataset.ProblemSuccessMismatch || len(m.Repairs) != 1 {
+					t.Fatalf("killed between the manifest and _SUCCESS: certified %v, problems %+v", v.Certified, v.Problems)
+				}
+			}
+			wharf(t, "repair", "-c", cfg, "--execute").must(t, 0)
+			wharf(t, "validate", "-c", cfg, "--deep").must(t, 0)
+			wharf(t, "reconcile", "-c", cfg).must(t, 0)
+		})
 	}
 }

@@ -67,6 +67,7 @@ func (a *app) repair(cmd *cobra.Command, f repairFlags) error {
 		}
 	}
 	return a.eachPrefix(ctx, "repair", f.validateFlags, func(_ export.History, e *export.Export, prefix string) error {
+		e.Store.Wrap = exportTestWrap(a.getenv) // the crash tests' pauses; nil in a release build
 		p, err := repair.Run(ctx, repair.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv, Report: rep, Execute: f.execute})
 		if err != nil {
 			return fmt.Errorf("repair %s: %w", e.Name, err)
