@@ -18,11 +18,7 @@ import (
 
 func decodeReconcile(t *testing.T, r result) reconcile.Report {
 	t.Helper()
-	var rep reconcile.Report
-	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
-		t.Fatalf("reconcile output %q (stderr %q): %v", r.out, r.err, err)
-	}
-	return rep
+	return decodeOutput[reconcile.Report](t, "reconcile", r)
 }
 
 // statuses returns each chunk's status, in chunk order, and each chunk's differing figures.

@@ -13,13 +13,19 @@ import (
 	"github.com/wharfdata/wharf/repair"
 )
 
+// decodeOutput decodes the --format json output of a command run by what.
+func decodeOutput[T any](t *testing.T, what string, r result) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(r.out), &v); err != nil {
+		t.Fatalf("%s output %q (stderr %q): %v", what, r.out, r.err, err)
+	}
+	return v
+}
+
 func decodePlan(t *testing.T, r result) repair.Plan {
 	t.Helper()
-	var p repair.Plan
-	if err := json.Unmarshal([]byte(r.out), &p); err != nil {
-		t.Fatalf("repair output %q (stderr %q): %v", r.out, r.err, err)
-	}
-	return p
+	return decodeOutput[repair.Plan](t, "repair", r)
 }
 
 func manifestAt(t *testing.T, prefix string) *dataset.Manifest {
