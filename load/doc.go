@@ -16,7 +16,8 @@
 // ledger (export, run id, manifest sha256, table, mode, rows): so a crash or a failure at any
 // point leaves the table and the ledger as they were, and a rerun does the whole load again;
 // a run the ledger records as loaded into the table, with the same manifest, is not loaded
-// again (Result.Loaded false); a run older than the newest one loaded into the table from the
+// again (Result.Loaded false) — for replace, only while it is the table's last load, since a
+// later replace took its rows out; a run older than the newest one loaded into the table from the
 // same export, or one loaded before with another manifest, is refused unless
 // Options.Force. Loads of one table are serialised by an advisory lock on the table's name.
 //

@@ -103,9 +103,18 @@ WHERE table_name = $1 AND export = $2 AND run_started_at > $3 ORDER BY run_start
 	case !errors.Is(err, pgx.ErrNoRows):
 		return "", tg.fail("read the ledger", err)
 	}
+	// A run is loaded already when the ledger has it. For replace, only when it is also the
+	// last load of the table: after another run replaced it (a forced older run, another
+	// export) the table no longer holds it, whatever the ledger remembers of it.
+	q := `SELECT manifest_sha256, to_char(loaded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM ` + ledger.Sanitize() + `
+WHERE table_name = $1 AND export = $2 AND run_id = $3`
+	if r.Mode == ModeReplace {
+		q = `SELECT manifest_sha256, at FROM (SELECT export, run_id, manifest_sha256,
+  to_char(loaded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS at FROM ` + ledger.Sanitize() + `
+  WHERE table_name = $1 ORDER BY loaded_at DESC LIMIT 1) last WHERE export = $2 AND run_id = $3`
+	}
 	var sha, at string
-	err = tx.QueryRow(ctx, `SELECT manifest_sha256, to_char(loaded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM `+ledger.Sanitize()+`
-WHERE table_name = $1 AND export = $2 AND run_id = $3`, r.Table, m.Export, m.RunID).Scan(&sha, &at)
+	err = tx.QueryRow(ctx, q, r.Table, m.Export, m.RunID).Scan(&sha, &at)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return "", nil

@@ -16,6 +16,11 @@
 // the manifest (wharf parts, validate, load) reads each row once, and a reconcile after the
 // repair compares the new parts.
 //
+// The new manifest replaces only the version read before the repair began (If-Match on its
+// ETag): one an export or another repair wrote meanwhile is never written over, and the repair
+// is refused. A run read from one snapshot is no longer one once some of its chunks are read
+// again: the new manifest's consistency is chunk, with snapshot as the mode requested.
+//
 // Until the new manifest is written, the prefix is the run as it was, certified. A crash
 // between the manifest and _SUCCESS leaves it not certified (the marker is the old
 // manifest's); Run with Execute on such a prefix, whose manifest records a repair and whose

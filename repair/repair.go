@@ -62,6 +62,12 @@ func Run(ctx context.Context, o Options) (*Plan, error) {
 	if p, done, err := finishInterrupted(ctx, s, o); done || err != nil {
 		return p, err
 	}
+	// The manifest's version before anything is read: the new manifest replaces only this one
+	// (If-Match), so an export or another repair that wrote one meanwhile is never written over.
+	head, err := s.Head(ctx, dataset.ManifestKey)
+	if err != nil {
+		return nil, errcode.E("repair", o.Prefix, dataset.ErrVerifyManifestRead, err)
+	}
 	rep := o.Report
 	if rep == nil {
 		if rep, err = reconcile.Run(ctx, reconcile.Options{Export: o.Export, Prefix: o.Prefix, Store: o.Store, Getenv: o.Getenv, Parallel: 2}); err != nil {
@@ -132,20 +138,28 @@ func Run(ctx context.Context, o Options) (*Plan, error) {
 		next.Rows += part.Rows
 		next.Bytes += part.Size
 	}
-	if err := certify(ctx, s, &next); err != nil {
+	if c := m.Consistency; c != nil && c.Mode == dataset.ConsistencySnapshot {
+		// The new parts are the source as it is now, not as the snapshot saw it: the dataset
+		// is no longer the table at one instant, and the manifest must not say it is.
+		next.Consistency = &dataset.Consistency{Mode: dataset.ConsistencyChunk, Requested: dataset.ConsistencySnapshot}
+	}
+	if err := certify(ctx, s, &next, head.ETag); err != nil {
+		if errors.Is(err, store.ErrPreconditionFailed) {
+			return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("manifest.json changed while the repair ran (an export or another repair wrote it): it is not written over; its new parts %s are left unlisted, reconcile again", p.RepairID))
+		}
 		return nil, err
 	}
 	p.Executed = true
 	return p, nil
 }
 
-// certify writes m as manifest.json, then its _SUCCESS.
-func certify(ctx context.Context, s *store.Store, m *dataset.Manifest) error {
+// certify writes m as manifest.json in place of the version etag, then its _SUCCESS.
+func certify(ctx context.Context, s *store.Store, m *dataset.Manifest, etag string) error {
 	b, err := m.Encode()
 	if err != nil {
 		return err
 	}
-	if _, err := s.Put(ctx, dataset.ManifestKey, bytes.NewReader(b), &store.PutOptions{Size: int64(len(b)), ContentType: "application/json"}); err != nil {
+	if _, err := s.Put(ctx, dataset.ManifestKey, bytes.NewReader(b), &store.PutOptions{Size: int64(len(b)), ContentType: "application/json", IfMatch: etag}); err != nil {
 		return err
 	}
 	return mark(ctx, s, b)

@@ -156,6 +156,16 @@ func TestE2ELoadReplace(t *testing.T) {
 	if !res.Loaded || res.Rows != pgRows+1 {
 		t.Fatalf("forced load of the older run: %+v", res)
 	}
+	// The ledger has run 2 with its manifest, but the table now holds run 1: a load of run 2
+	// must load it again, not call it done.
+	res, _ = c.load(t, 0, "--run-id", run2)
+	if !res.Loaded || res.Rows != pgRows+1-10+2 {
+		t.Fatalf("run 2 after a forced run 1: %+v", res)
+	}
+	c.same(t)
+	if res, _ = c.load(t, 0, "--run-id", run2); res.Loaded {
+		t.Fatalf("run 2 loaded twice in a row: %+v", res)
+	}
 }
 
 // TestE2ELoadAppendAndMerge: a delta run appended after a full one gives exactly the source

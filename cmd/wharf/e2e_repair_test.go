@@ -60,6 +60,7 @@ func TestE2ERepairSQLite(t *testing.T) {
 	reportFile := filepath.Join(dir, "report.json")
 	must(t, os.WriteFile(reportFile, []byte(r.out), 0o644))
 
+	orig := manifestAt(t, rep.Prefix)
 	before := treeSnapshot(t, rep.Prefix)
 	plan := decodePlan(t, wharf(t, "repair", "-c", cfg, "--format", "json").must(t, 0))
 	if plan.Executed || len(plan.Chunks) != 1 || plan.Chunks[0].Chunk != 1 || plan.Chunks[0].Part != rep.Chunks[1].Part {
@@ -87,6 +88,12 @@ func TestE2ERepairSQLite(t *testing.T) {
 	if len(m.Superseded) != 1 || m.Superseded[0].Key != rep.Chunks[1].Part || m.Superseded[0].By != done.Chunks[0].NewPart ||
 		len(m.Repairs) != 1 || m.Parts[1].Key != done.Chunks[0].NewPart {
 		t.Fatalf("the manifest after the repair: parts %v, superseded %+v, repairs %+v", m.Parts, m.Superseded, m.Repairs)
+	}
+	if orig.Consistency == nil || orig.Consistency.Mode != dataset.ConsistencySnapshot {
+		t.Fatalf("the run was not read from one snapshot (%+v): the check below would prove nothing", orig.Consistency)
+	}
+	if c := m.Consistency; c == nil || c.Mode != dataset.ConsistencyChunk || c.Requested != dataset.ConsistencySnapshot || c.Snapshot != "" {
+		t.Fatalf("a repaired snapshot run still claims one snapshot: %+v", c)
 	}
 	wharf(t, "validate", "-c", cfg, "--deep").must(t, 0)
 	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 0))
@@ -189,4 +196,42 @@ func TestE2ERepairCrash(t *testing.T) {
 			wharf(t, "reconcile", "-c", cfg).must(t, 0)
 		})
 	}
+}
+
+// TestE2ERepairNeverWritesOverAnotherManifest: a manifest.json written while a repair runs
+// (here rewritten with its own bytes, as a concurrent writer would leave a new version) is
+// not written over: the repair is refused, and the prefix stays certified as it was.
+func TestE2ERepairNeverWritesOverAnotherManifest(t *testing.T) {
+	cfg := quickstart(t)
+	src := filepath.Join(filepath.Dir(cfg), "quickstart.db")
+	wharf(t, "export", "-c", cfg).must(t, 0)
+	execSQLite(t, src, `DELETE FROM orders WHERE id = 10`)
+	rep := decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
+	manifest := filepath.Join(rep.Prefix, dataset.ManifestKey)
+	b, err := os.ReadFile(manifest)
+	must(t, err)
+	cmd := cli{env: []string{envTestPause + "=after-part:1500ms"}}.command("repair", "-c", cfg, "--execute")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	must(t, cmd.Start())
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if names, _ := filepath.Glob(filepath.Join(rep.Prefix, "part-*")); len(names) > len(rep.Chunks) {
+			break // the new part is written: the repair sleeps before its manifest
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the repair never wrote its part")
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // another mtime: another ETag
+	tmp := manifest + ".other"
+	must(t, os.WriteFile(tmp, b, 0o644))
+	must(t, os.Rename(tmp, manifest))
+	err = cmd.Wait()
+	if err == nil || !strings.Contains(stderr.String(), "WHARF_REPAIR_REFUSED") || !strings.Contains(stderr.String(), "changed while the repair ran") {
+		t.Fatalf("a repair whose manifest changed under it: %v, %s", err, stderr.String())
+	}
+	if after, _ := os.ReadFile(manifest); string(after) != string(b) {
+		t.Fatal("the repair wrote over the other manifest")
+	}
+	wharf(t, "validate", "-c", cfg).must(t, 0)
 }
