@@ -235,3 +235,22 @@ func TestE2ERepairNeverWritesOverAnotherManifest(t *testing.T) {
 	}
 	wharf(t, "validate", "-c", cfg).must(t, 0)
 }
+
+// TestE2ERepairRefusedUnderBucketState: a run journaled in a commit log (state: bucket) is
+// certified by the log's entry for its manifest, which a repair does not write: the repair is
+// refused by name, and the run stays as it was, certified and still mismatching its source.
+func TestE2ERepairRefusedUnderBucketState(t *testing.T) {
+	x := newLeasedExport(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"wharf.yaml": x.config(0, "", "orders/")})
+	c := cli{dir: dir, env: []string{"WHARF_NODE_ID=host-a"}}
+	c.run(t, "-c", "wharf.yaml", "export").must(t, 0)
+	execSQLite(t, x.src, `DELETE FROM orders WHERE id = 10`)
+	c.run(t, "-c", "wharf.yaml", "reconcile").must(t, 1)
+	r := c.run(t, "-c", "wharf.yaml", "repair", "--execute")
+	if r.code != 1 || !strings.Contains(r.err, "WHARF_REPAIR_REFUSED") || !strings.Contains(r.err, "commit log") {
+		t.Fatalf("a repair under state: bucket: exit %d, %s", r.code, r.err)
+	}
+	c.run(t, "-c", "wharf.yaml", "validate", "--deep").must(t, 0)
+	c.run(t, "-c", "wharf.yaml", "reconcile").must(t, 1)
+}
