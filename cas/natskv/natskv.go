@@ -119,17 +119,18 @@ func Open(ctx context.Context, o Options) (*KV, error) {
 }
 
 func (k *KV) openBucket(ctx context.Context) error {
-	kv, err := k.js.KeyValue(ctx, k.opts.Bucket)
+	_, err := k.js.KeyValue(ctx, k.opts.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = k.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: k.opts.Bucket, History: 1,
+		_, err = k.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: k.opts.Bucket, History: 1,
 			Replicas: k.replicas(), Description: k.opts.Description})
 		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = k.js.KeyValue(ctx, k.opts.Bucket)
+			err = nil
 		}
 	}
 	if err != nil {
 		return err
 	}
+	afterCreate()
 	// A direct get (the key-value default) may be answered by a replica that is behind the
 	// last write: reads go to the stream's leader instead.
 	st, err := k.js.Stream(ctx, "KV_"+k.opts.Bucket)
@@ -141,13 +142,20 @@ func (k *KV) openBucket(ctx context.Context) error {
 		if _, err := k.js.UpdateStream(ctx, cfg); err != nil {
 			return err
 		}
-		if kv, err = k.js.KeyValue(ctx, k.opts.Bucket); err != nil {
-			return err
-		}
+	}
+	// The handle is bound only now: a handle bound while the stream still allowed direct
+	// gets keeps sending them after another client turned them off, and no replica answers
+	// those any more (nats: no responders, on every server, for as long as it lives).
+	kv, err := k.js.KeyValue(ctx, k.opts.Bucket)
+	if err != nil {
+		return err
 	}
 	k.kv = kv
 	return nil
 }
+
+// afterCreate is a test hook: it runs once the bucket exists, before its stream is read.
+var afterCreate = func() {}
 
 // Direct reports whether the bucket answers gets from any replica (Open turns it off).
 func (k *KV) Direct(ctx context.Context) (bool, error) {
