@@ -66,6 +66,20 @@ type Certificate struct {
 	// Before is the delta cursor before the run advanced it: the cursor again should the
 	// run's manifest turn out never to have been written (settle).
 	Before *loggedCursor `json:"before,omitempty"`
+	// Repair is set when the manifest certified is a repair's (LogHold.Recertify): the
+	// manifest it replaces, whose sha256 is Replaces, still certifies the run should the
+	// repair's never have been written.
+	Repair   string `json:"repair,omitempty"`
+	Replaces string `json:"replaces_sha256,omitempty"`
+}
+
+// key names what c certifies in the lease record's Settled: the run, or the run as a
+// repair left it.
+func (c *Certificate) key() string {
+	if c.Repair != "" {
+		return c.RunID + " repair " + c.Repair
+	}
+	return c.RunID
 }
 
 // leaseState is what an export keeps in its lease record (the release writes it, in the one
@@ -196,8 +210,8 @@ func (j *bucketJournal) settle(ctx context.Context, c *Certificate) error {
 	if raw := j.h.State(); len(raw) > 0 {
 		_ = json.Unmarshal(raw, &st) // a record of another format settles nothing
 	}
-	if st.Settled == c.RunID {
-		j.settled = c.RunID
+	if st.Settled == c.key() {
+		j.settled = c.key()
 		return nil
 	}
 	rel, ok := strings.CutPrefix(c.Prefix, j.root)
@@ -213,8 +227,15 @@ func (j *bucketJournal) settle(ctx context.Context, c *Certificate) error {
 		if err := ensureSuccess(ctx, dst, b); err != nil {
 			return err
 		}
-		j.settled = c.RunID
+		j.settled = c.key()
 		return nil
+	}
+	if c.Repair != "" {
+		// A repair stopped before its manifest was written: the run is what the entry
+		// that certified the manifest still there says (validate checks that one), and its
+		// cursor never moved. A head that certifies nothing is committed in its place.
+		_, err = j.commit(ctx)
+		return err
 	}
 	why := "its manifest was never written"
 	if found {

@@ -53,3 +53,68 @@ func RereadParts(ctx context.Context, e *Export, m *dataset.Manifest, idx []int,
 	}
 	return out, nil
 }
+
+// LogHold is an export's writer lease and commit log (state: bucket), held by a repair of
+// one of its runs from HoldLog to Close: no run of the export, and no other repair, writes
+// meanwhile, and the repair's new manifest is certified by an entry of the log, as a run's is.
+type LogHold struct{ j *bucketJournal }
+
+// HoldLog takes e's writer lease (o.Lease, o.Getenv, o.Verdicts and o.Logger as a run would)
+// and reads its log, settling an entry left uncertain by a run or a repair stopped between
+// its certificate and its manifest. Another node's lease fails *lease.HeldError.
+func HoldLog(ctx context.Context, e *Export, o Options) (*LogHold, error) {
+	c := e.Store
+	if c.Getenv == nil {
+		c.Getenv = o.Getenv
+	}
+	c.RequireAllow = true
+	j, err := openBucketJournal(ctx, e, &o, &c)
+	if err != nil {
+		return nil, err
+	}
+	return &LogHold{j: j}, nil
+}
+
+// Recertify commits the log entry that certifies m, the manifest of run m.RunID after repair
+// repairID, in place of the manifest whose bytes are old; m gets the LogRef of that entry. It
+// is called after the repair's parts are written and before m is: a holder fenced past fails
+// lease.ErrFenced and m is never written. Should m then not be written, the next holder finds
+// old at the prefix and leaves the run as its earlier entry certified it (settle).
+func (h *LogHold) Recertify(ctx context.Context, m *Manifest, old []byte, repairID string) error {
+	j := h.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.run(m.RunID)
+	if r == nil || r.Status != StatusSucceeded {
+		return newErr("state", j.root, ErrState, fmt.Errorf("the log %s does not journal run %s as succeeded: its manifest is not certified there", j.h.Name(), m.RunID))
+	}
+	seq, fence := j.h.Next()
+	m.Log = &dataset.LogRef{Root: j.root, Name: j.h.Name(), Seq: seq, Fence: fence}
+	b, err := m.Encode()
+	if err != nil {
+		return newErr("manifest", dataset.ManifestKey, ErrWrite, err)
+	}
+	r.Rows, r.Parts, r.Bytes = m.Rows, len(m.Parts), m.Bytes
+	r.Verification = nil // what was verified is not this manifest
+	j.st.Certifies = &Certificate{RunID: m.RunID, Prefix: r.Prefix, ManifestSHA256: hexSHA256(b), Before: j.st.Cursor,
+		Repair: repairID, Replaces: hexSHA256(old)}
+	e, err := j.commit(ctx)
+	if err != nil {
+		return err
+	}
+	if e.Seq != seq {
+		return newErr("state", j.root, ErrState, fmt.Errorf("the log advanced to seq %d while seq %d was expected", e.Seq, seq))
+	}
+	return nil
+}
+
+// Written records that the manifest Recertify certified, and its _SUCCESS, are written at the
+// run's prefix: the release of the lease says so, and the next holder need not look.
+func (h *LogHold) Written(runID, repairID string) {
+	h.j.mu.Lock()
+	defer h.j.mu.Unlock()
+	h.j.settled = (&Certificate{RunID: runID, Repair: repairID}).key()
+}
+
+// Close releases the lease.
+func (h *LogHold) Close() error { return h.j.Close() }

@@ -26,12 +26,19 @@
 // manifest's); Run with Execute on such a prefix, whose manifest records a repair and whose
 // only problem is the marker, finishes the repair by writing the marker, and says so.
 //
-// A run journaled in a commit log (state: bucket) is refused: its certificate is the log's
-// entry, which a repair does not write yet.
+// A run journaled in its export's commit log (state: bucket) is repaired under the export's
+// writer lease, taken before anything is read and held to the end (export.HoldLog): no run
+// of the export and no other repair writes meanwhile, and a holder on another node refuses
+// it (*lease.HeldError). Its certificate is an entry of that log, so the repair commits one
+// (export.LogHold.Recertify) after its parts and before its manifest, which names it: a
+// holder fenced past never writes its manifest. Stopped between that entry and the manifest,
+// the prefix keeps the old manifest, still certified by the entry that certified it, and the
+// next holder of the lease leaves the run as it was; stopped between the manifest and
+// _SUCCESS, the next holder writes the marker.
 //
 // # Errors
 //
 // ErrRefused: nothing was written, and the message says why (the report is of another run,
-// the run is not certified, it is journaled in a commit log). A source, store or schema
+// the run is not certified, its manifest changed while the repair started). A source, store or schema
 // failure keeps its own code (package export's, package store's, package reconcile's).
 package repair

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/reconcile"
 	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
 )
 
 // Options say what to repair.
@@ -27,6 +30,11 @@ type Options struct {
 	// Execute writes the repair; false only plans it.
 	Execute bool
 	Now     func() time.Time // nil is time.Now
+	// Lease, Verdicts and Logger are those of the export's writer lease, for a run journaled
+	// in its commit log (state: bucket), as export.Options has them.
+	Lease    *lease.Config
+	Verdicts *probe.Verdicts
+	Logger   *slog.Logger
 }
 
 // Plan is what Run planned and, executed, did. Its JSON is the stable schema of `wharf repair
@@ -53,12 +61,22 @@ type Action struct {
 
 // Run plans and, with o.Execute, executes the repair of the run at o.Prefix (see the package
 // documentation).
-func Run(ctx context.Context, o Options) (*Plan, error) {
+func Run(ctx context.Context, o Options) (_ *Plan, err error) {
 	s, err := store.Open(ctx, o.Prefix, o.Store)
 	if err != nil {
 		return nil, errcode.E("repair", o.Prefix, dataset.ErrVerifyManifestRead, err)
 	}
 	defer s.Close()
+	// A run journaled in a commit log: its writer lease is held from here to the end, so
+	// nothing else of the export writes meanwhile, and taking it settles a run or repair
+	// stopped between its certificate and its manifest.
+	hold, err := holdLog(ctx, s, o)
+	if err != nil {
+		return nil, err
+	}
+	if hold != nil {
+		defer func() { err = errors.Join(err, hold.Close()) }()
+	}
 	if p, done, err := finishInterrupted(ctx, s, o); done || err != nil {
 		return p, err
 	}
@@ -74,7 +92,7 @@ func Run(ctx context.Context, o Options) (*Plan, error) {
 			return nil, err
 		}
 	}
-	v, err := dataset.Validate(ctx, s, o.Prefix, false)
+	v, err := dataset.Validate(ctx, s, o.Prefix, false, dataset.StoreOpener(o.Store))
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +104,8 @@ func Run(ctx context.Context, o Options) (*Plan, error) {
 		return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("the run there is of export %q, not %q", m.Export, o.Export.Name))
 	case rep.RunID != m.RunID:
 		return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("the report is of run %s, the prefix holds run %s: reconcile it again", rep.RunID, m.RunID))
-	case m.Log != nil:
-		return nil, errcode.E("repair", o.Prefix, ErrRefused, errors.New("the run is journaled in a commit log (state: bucket), whose entry certifies its manifest: a repair does not write that entry yet"))
+	case m.Log != nil && hold == nil:
+		return nil, errcode.E("repair", o.Prefix, ErrRefused, errors.New("the run is journaled in a commit log (state: bucket), and the export's writer lease was not taken: its manifest changed while the repair started; run it again"))
 	case m.Definition != "" && m.Definition != o.Export.Fingerprint():
 		return nil, errcode.E("repair", o.Prefix, reconcile.ErrRefused, errors.New("the export's definition is not the one the run was made to: its chunks' SQL is not known; export a new run"))
 	}
@@ -143,14 +161,44 @@ func Run(ctx context.Context, o Options) (*Plan, error) {
 		// is no longer the table at one instant, and the manifest must not say it is.
 		next.Consistency = &dataset.Consistency{Mode: dataset.ConsistencyChunk, Requested: dataset.ConsistencySnapshot}
 	}
+	if hold != nil {
+		old, ok, err := dataset.ReadSmall(ctx, s, dataset.ManifestKey)
+		if err != nil || !ok {
+			return nil, errcode.E("repair", o.Prefix, dataset.ErrVerifyManifestRead, errors.Join(err, store.ErrNotExist))
+		}
+		if err := hold.Recertify(ctx, &next, old, p.RepairID); err != nil {
+			return nil, err
+		}
+	}
 	if err := certify(ctx, s, &next, head.ETag); err != nil {
 		if errors.Is(err, store.ErrPreconditionFailed) {
 			return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("manifest.json changed while the repair ran (an export or another repair wrote it): it is not written over; its new parts %s are left unlisted, reconcile again", p.RepairID))
 		}
 		return nil, err
 	}
+	if hold != nil {
+		hold.Written(m.RunID, p.RepairID)
+	}
 	p.Executed = true
 	return p, nil
+}
+
+// holdLog takes the writer lease of the export whose logged run the prefix holds (nil when
+// the manifest there is not logged, or cannot be read: Validate says why later).
+func holdLog(ctx context.Context, s *store.Store, o Options) (*export.LogHold, error) {
+	b, ok, err := dataset.ReadSmall(ctx, s, dataset.ManifestKey)
+	if err != nil || !ok {
+		return nil, nil
+	}
+	m, err := dataset.DecodeManifest(b)
+	if err != nil || m.Log == nil || m.Export != o.Export.Name {
+		return nil, nil
+	}
+	h, err := export.HoldLog(ctx, o.Export, export.Options{Getenv: o.Getenv, Lease: o.Lease, Verdicts: o.Verdicts, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("repair %s: the run is journaled in the export's commit log, whose writer lease it takes: %w", o.Prefix, err)
+	}
+	return h, nil
 }
 
 // certify writes m as manifest.json in place of the version etag, then its _SUCCESS.
@@ -175,7 +223,7 @@ func mark(ctx context.Context, s *store.Store, manifest []byte) error {
 // manifest records a repair, and its only problem is the marker. done reports that it did
 // (or, without Execute, that the plan is to).
 func finishInterrupted(ctx context.Context, s *store.Store, o Options) (*Plan, bool, error) {
-	v, err := dataset.Validate(ctx, s, o.Prefix, false)
+	v, err := dataset.Validate(ctx, s, o.Prefix, false, dataset.StoreOpener(o.Store))
 	if err != nil || v.Certified || v.Manifest == nil || len(v.Manifest.Repairs) == 0 || v.Manifest.Export != o.Export.Name {
 		return nil, false, nil
 	}

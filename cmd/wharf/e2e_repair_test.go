@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,9 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/lease"
 	"github.com/wharfdata/wharf/repair"
 )
 
@@ -236,21 +241,111 @@ func TestE2ERepairNeverWritesOverAnotherManifest(t *testing.T) {
 	wharf(t, "validate", "-c", cfg).must(t, 0)
 }
 
-// TestE2ERepairRefusedUnderBucketState: a run journaled in a commit log (state: bucket) is
-// certified by the log's entry for its manifest, which a repair does not write: the repair is
-// refused by name, and the run stays as it was, certified and still mismatching its source.
-func TestE2ERepairRefusedUnderBucketState(t *testing.T) {
-	x := newLeasedExport(t)
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"wharf.yaml": x.config(0, "", "orders/")})
-	c := cli{dir: dir, env: []string{"WHARF_NODE_ID=host-a"}}
-	c.run(t, "-c", "wharf.yaml", "export").must(t, 0)
-	execSQLite(t, x.src, `DELETE FROM orders WHERE id = 10`)
-	c.run(t, "-c", "wharf.yaml", "reconcile").must(t, 1)
-	r := c.run(t, "-c", "wharf.yaml", "repair", "--execute")
-	if r.code != 1 || !strings.Contains(r.err, "WHARF_REPAIR_REFUSED") || !strings.Contains(r.err, "commit log") {
-		t.Fatalf("a repair under state: bucket: exit %d, %s", r.code, r.err)
+// logIfFailed logs what p printed when t failed.
+func logIfFailed(t *testing.T, what string, p *proc) {
+	if t.Failed() {
+		t.Logf("%s printed:\n%s\n%s", what, p.out.String(), p.err.String())
 	}
-	c.run(t, "-c", "wharf.yaml", "validate", "--deep").must(t, 0)
-	c.run(t, "-c", "wharf.yaml", "reconcile").must(t, 1)
+}
+
+// TestE2ERepairUnderBucketState: a run journaled in its export's commit log is repaired under
+// the export's writer lease (an export on another node meanwhile is refused, exit 75), and its
+// new manifest is certified by a log entry of its own: validate, which checks that entry,
+// certifies it, a reconcile matches, `wharf runs` shows the new rows, and the lease is released
+// for the next holder.
+func TestE2ERepairUnderBucketState(t *testing.T) {
+	x := newLeasedExport(t)
+	a := x.machine("host-a", 0)
+	if code := start(t, a("export")).wait(); code != 0 {
+		t.Fatalf("export: exit %d", code)
+	}
+	execSQLite(t, x.src, `DELETE FROM orders WHERE id = 10`)
+	if p := start(t, a("reconcile")); p.wait() != 1 {
+		t.Fatalf("reconcile after a delete: %s", p.out.String())
+	}
+	before := readManifest(t, x.s, "orders/")
+	rp := start(t, x.machine("host-a", 0, envTestPause+"=after-part:2s")("repair", "--execute", "--format", "json"))
+	t.Cleanup(func() { logIfFailed(t, "repair", rp) })
+	pollUntil(t, 20*time.Second, "the repair's new part", func() bool {
+		objs, err := x.s.ListAll(context.Background(), "orders/part-")
+		return err == nil && len(objs) > len(before.Parts)
+	})
+	b := start(t, x.machine("host-b", 0)("export"))
+	if code := b.wait(); code != errcode.ExitHeld || !strings.Contains(b.err.String(), "held by node host-a") {
+		t.Fatalf("an export while the repair holds the lease: exit %d, %s", code, b.err.String())
+	}
+	if code := rp.wait(); code != 0 {
+		t.Fatalf("repair: exit %d\n%s", code, rp.err.String())
+	}
+	x.validate().must(t, 0)
+	m := readManifest(t, x.s, "orders/")
+	if m.Log == nil || before.Log == nil || m.Log.Seq <= before.Log.Seq || len(m.Repairs) != 1 || len(m.Superseded) != 1 || m.Rows != before.Rows-1 {
+		t.Fatalf("the repaired manifest: log %+v (was %+v), repairs %+v, %d superseded, %d rows (was %d)", m.Log, before.Log, m.Repairs, len(m.Superseded), m.Rows, before.Rows)
+	}
+	if p := start(t, a("reconcile")); p.wait() != 0 {
+		t.Fatalf("reconcile after the repair: %s", p.out.String())
+	}
+	out, err := x.machine("host-c", 0)("runs", "--format", "json").Output()
+	must(t, err)
+	if !strings.Contains(string(out), fmt.Sprintf(`"rows":%d,`, m.Rows)) {
+		t.Errorf("runs after the repair, want %d rows: %s", m.Rows, out)
+	}
+	// Released: another node takes the lease at once, and finds nothing to repair.
+	if p := start(t, x.machine("host-b", 0)("repair", "--execute")); p.wait() != 0 {
+		t.Fatalf("a second repair from another node: %s", p.err.String())
+	}
+	if after := readManifest(t, x.s, "orders/"); after.Log.Seq != m.Log.Seq {
+		t.Errorf("a repair with nothing to do committed to the log: seq %d, was %d", after.Log.Seq, m.Log.Seq)
+	}
+}
+
+// TestE2ERepairUnderBucketStateCrash SIGKILLs a repair under state: bucket after its log entry
+// and before its manifest, and between its manifest and _SUCCESS. After the first the prefix
+// is the run as it was, still certified; after the second it is not certified. Either way a
+// repair from another node (once the killed one's lease expires) settles the log and ends
+// with a certified prefix that reconciles.
+func TestE2ERepairUnderBucketStateCrash(t *testing.T) {
+	for _, phase := range []string{"entry", "manifest"} {
+		t.Run(phase, func(t *testing.T) {
+			x := newLeasedExport(t)
+			a := x.machine("host-a", 0)
+			if code := start(t, a("export")).wait(); code != 0 {
+				t.Fatalf("export: exit %d", code)
+			}
+			execSQLite(t, x.src, `DELETE FROM orders WHERE id IN (10, 600)`)
+			before := readManifest(t, x.s, "orders/")
+			pause := map[string]string{"entry": "before-manifest:10s", "manifest": "after-manifest:10s"}[phase]
+			rp := start(t, x.machine("host-a", 0, envTestPause+"="+pause)("repair", "--execute"))
+			t.Cleanup(func() { logIfFailed(t, "repair", rp) })
+			pollUntil(t, 20*time.Second, "the "+phase+" phase", func() bool {
+				if phase == "entry" { // the log's head certifies the repair's manifest
+					e, err := lease.OpenLog(x.s.Sub("orders"), "orders").Head(context.Background(), export.LogKind)
+					return err == nil && e != nil && strings.Contains(string(e.Data), `"replaces_sha256"`)
+				}
+				b, _, err := dataset.ReadSmall(context.Background(), x.s.Sub("orders"), dataset.ManifestKey)
+				return err == nil && strings.Contains(string(b), `"repairs"`)
+			})
+			_ = rp.cmd.Process.Kill()
+			rp.wait()
+			switch phase {
+			case "entry":
+				x.validate().must(t, 0)
+				if m := readManifest(t, x.s, "orders/"); len(m.Repairs) != 0 {
+					t.Fatalf("killed before its manifest, a repair is recorded: %+v", m.Repairs)
+				}
+			case "manifest":
+				x.validate().must(t, 1)
+			}
+			if p := start(t, x.machine("host-b", 10*time.Second)("repair", "--execute")); p.wait() != 0 {
+				t.Fatalf("the repair after the kill: %s", p.err.String())
+			}
+			x.validate().must(t, 0)
+			if m := readManifest(t, x.s, "orders/"); len(m.Repairs) != 1 || m.Rows != before.Rows-2 {
+				t.Fatalf("after the second repair: repairs %+v, %d rows (was %d)", m.Repairs, m.Rows, before.Rows)
+			}
+			if p := start(t, a("reconcile")); p.wait() != 0 {
+				t.Fatalf("reconcile after the repair: %s", p.out.String())
+			}
+		})
+	}
 }

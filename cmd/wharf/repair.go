@@ -34,10 +34,12 @@ id of its own: no part is written over or deleted), then a new manifest.json tha
 new parts and marks the replaced ones superseded, then its _SUCCESS: parts, manifest, marker,
 as every run. A reader of the manifest (wharf parts, validate, load) then reads each row
 once, and a reconcile matches. Refused when the export's definition or the source's columns
-changed since the run (export a new run instead), or the run is journaled in a commit log
-(state: bucket). Run again after a crash between the manifest and _SUCCESS, it writes the
-_SUCCESS. Exit 0: planned, repaired or nothing to do; 1: refused (WHARF_REPAIR_REFUSED) or
-failed; 2: usage.`,
+changed since the run (export a new run instead). A run journaled in the export's commit
+log (state: bucket) is repaired under the export's writer lease (another holder: exit 75),
+and its new manifest is certified by an entry of that log, written before the manifest.
+Run again after a crash between the manifest and _SUCCESS, it writes the _SUCCESS. Exit 0:
+planned, repaired or nothing to do; 1: refused (WHARF_REPAIR_REFUSED) or failed; 2: usage;
+75: the export's writer lease is held by another node.`,
 		Example: `  wharf repair -c wharf.yaml --export orders --date 2026-01-31
   wharf reconcile -c wharf.yaml --export orders --format json > report.json
   wharf repair -c wharf.yaml --export orders --report report.json --execute`,
@@ -67,8 +69,13 @@ func (a *app) repair(cmd *cobra.Command, f repairFlags) error {
 		}
 	}
 	return a.eachPrefix(ctx, "repair", f.validateFlags, func(_ export.History, e *export.Export, prefix string) error {
-		e.Store.Wrap = exportTestWrap(a.getenv) // the crash tests' pauses; nil in a release build
-		p, err := repair.Run(ctx, repair.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv, Report: rep, Execute: f.execute})
+		e.Store.Wrap = chainWraps(exportTestWrap(a.getenv), leaseTestWrap(a.getenv)) // the crash tests' pauses; nil in a release build
+		lc, err := a.leaseSection() // the writer lease, for a run journaled in the export's commit log
+		if err != nil {
+			return err
+		}
+		p, err := repair.Run(ctx, repair.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv, Report: rep, Execute: f.execute,
+			Lease: &lc, Verdicts: a.verdicts(), Logger: a.log})
 		if err != nil {
 			return fmt.Errorf("repair %s: %w", e.Name, err)
 		}
