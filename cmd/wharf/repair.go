@@ -69,8 +69,10 @@ func (a *app) repair(cmd *cobra.Command, f repairFlags) error {
 		}
 	}
 	return a.eachPrefix(ctx, "repair", f.validateFlags, func(_ export.History, e *export.Export, prefix string) error {
-		e.Store.Wrap = chainWraps(exportTestWrap(a.getenv), leaseTestWrap(a.getenv)) // the crash tests' pauses; nil in a release build
-		lc, err := a.leaseSection() // the writer lease, for a run journaled in the export's commit log
+		// The crash tests' pauses (nil in a release build), and the writer lease, for a run
+		// journaled in the export's commit log.
+		e.Store.Wrap = chainWraps(exportTestWrap(a.getenv), leaseTestWrap(a.getenv))
+		lc, err := a.leaseSection()
 		if err != nil {
 			return err
 		}
