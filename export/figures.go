@@ -2,13 +2,16 @@ package export
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/wharfdata/wharf/dataset"
 )
@@ -22,13 +25,48 @@ type ColumnFigures struct {
 	// NonNullInexact, when set, is why NonNull is not the part's non-null count even for
 	// unchanged rows: under infinity: null an infinite date or timestamp is written as NULL.
 	NonNullInexact string
-	// Ordered is set for a column whose Min and Max were asked, as the integers a Parquet
-	// part's statistics hold (minMax): an integer column (not PostgreSQL money), or a
-	// PostgreSQL date or timestamp under infinity: refuse. Min and Max are nil when the chunk
-	// has no non-null value.
-	Ordered  bool
-	Min, Max *int64
+	// Order is how the column's Min and Max compare with a Parquet part's statistics, ""
+	// when they were not asked (its type has no order that compares exactly, orderOf).
+	// OrderInteger sets Min and Max; the others MinText and MaxText, in the canonical text
+	// of CanonicalFloat, CanonicalDecimal, or the text itself. All are nil when the chunk has
+	// no non-null value.
+	Order            Order
+	Min, Max         *int64
+	MinText, MaxText *string
 }
+
+// Order is how a column's min and max compare exactly with a Parquet part's statistics.
+type Order string
+
+const (
+	// OrderInteger: the integers the statistics hold: an integer column (not PostgreSQL
+	// money), or on PostgreSQL under infinity: refuse a date (days since 1970-01-01) or a
+	// timestamp (microseconds since 1970-01-01 00:00, UTC for timestamptz).
+	OrderInteger Order = "integer"
+	// OrderFloat: a float column, compared as numbers (NaN, which Parquet statistics leave
+	// out, is not compared).
+	OrderFloat Order = "float"
+	// OrderText: a text column in byte order (the order of Parquet's UTF-8 statistics): on
+	// PostgreSQL text or varchar of a UTF8 or LATIN1 database, compared COLLATE "C"; on
+	// SQLite a column of TEXT affinity, compared as BINARY.
+	OrderText Order = "text"
+	// OrderDecimal: a decimal(p,s) column (not PostgreSQL money), compared as numbers at the
+	// column's scale.
+	OrderDecimal Order = "decimal"
+)
+
+// CanonicalFloat is the text of v that a min or max of OrderFloat is compared in: the
+// shortest that reads back as v, with -0 as 0.
+func CanonicalFloat(v float64) string {
+	if v == 0 {
+		v = 0 // -0 and 0 are one value to compare
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// CanonicalDecimal is the text of the decimal of unscaled value n at scale that a min or max
+// of OrderDecimal is compared in.
+func CanonicalDecimal(n decimal128.Num, scale int32) string { return n.ToString(scale) }
 
 // ChunkFigures are the source's figures for the rows one chunk of a run read.
 type ChunkFigures struct {
@@ -99,8 +137,8 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 	f := ChunkFigures{Chunk: p.Chunk, Columns: make([]ColumnFigures, len(schema))}
 	exprs := []string{"COUNT(*)"}
 	dest := []any{&f.Rows}
-	mins := make([]sql.NullInt64, len(schema))
-	maxs := make([]sql.NullInt64, len(schema))
+	mins := make([]any, len(schema))
+	maxs := make([]any, len(schema))
 	for i, sc := range schema {
 		cf := &f.Columns[i]
 		cf.Name = sc.Name
@@ -120,8 +158,8 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 		q := quoteIdent(sc.Name)
 		exprs = append(exprs, "COUNT("+q+")")
 		dest = append(dest, &cf.NonNull)
-		if lo, hi, ok := s.minMax(e, cols[j], q); ok {
-			cf.Ordered = true
+		if lo, hi, order := s.minMax(e, cols[j], q); order != "" {
+			cf.Order = order
 			exprs = append(exprs, lo, hi)
 			dest = append(dest, &mins[i], &maxs[i])
 		}
@@ -132,34 +170,170 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 		return f, s.d.classify(err, s.what(e))
 	}
 	for i := range f.Columns {
-		if mins[i].Valid {
-			f.Columns[i].Min = &mins[i].Int64
+		cf := &f.Columns[i]
+		if cf.Order == "" {
+			continue
 		}
-		if maxs[i].Valid {
-			f.Columns[i].Max = &maxs[i].Int64
+		var err error
+		if cf.Order == OrderInteger {
+			cf.Min, err = integerExtreme(mins[i])
+			if err == nil {
+				cf.Max, err = integerExtreme(maxs[i])
+			}
+		} else {
+			t := cols[slices.IndexFunc(cols, func(c Column) bool { return c.Name == cf.Name })].Type
+			cf.MinText, err = textExtreme(cf.Order, t, mins[i])
+			if err == nil {
+				cf.MaxText, err = textExtreme(cf.Order, t, maxs[i])
+			}
+		}
+		if err != nil {
+			return f, newErr("reconcile", s.what(e), ErrSourceRead, fmt.Errorf("the min or max of column %s of chunk %d: %w", cf.Name, p.Chunk, err))
 		}
 	}
 	return f, nil
 }
 
-// minMax returns the expressions of c's min and max as the integers a Parquet part's
-// statistics hold, and whether they compare exactly: an integer column written as it is
-// read; and on PostgreSQL, under infinity: refuse, a date (days since 1970-01-01) or a
-// timestamp (microseconds since 1970-01-01 00:00, UTC for timestamptz), whose infinite
-// extreme, had one been added since the run, is NULL.
-func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, ok bool) {
+// integerExtreme is a MIN or MAX of OrderInteger as the driver returned it.
+func integerExtreme(v any) (*int64, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case int64:
+		return &x, nil
+	case int32:
+		n := int64(x)
+		return &n, nil
+	case float64: // SQLite: a REAL in an INTEGER column, which export writes only when integral
+		n := int64(x)
+		if float64(n) != x {
+			return nil, fmt.Errorf("%v is not an integer", x)
+		}
+		return &n, nil
+	case []byte, string:
+		n, err := strconv.ParseInt(fmt.Sprint(textOf(x)), 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		return &n, nil
+	}
+	return nil, fmt.Errorf("%T is not an integer", v)
+}
+
+func textOf(v any) any {
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return v
+}
+
+// textExtreme is a MIN or MAX of order (not OrderInteger) of a column of Arrow type t, as the
+// driver returned it, in its canonical text.
+func textExtreme(order Order, t arrow.DataType, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	v = textOf(v)
+	var out string
+	switch order {
+	case OrderFloat:
+		var f float64
+		switch x := v.(type) {
+		case float64:
+			f = x
+		case float32:
+			f = float64(x)
+		case int64:
+			f = float64(x)
+		case string:
+			var err error
+			if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("%T is not a float", v)
+		}
+		if t.ID() == arrow.FLOAT32 {
+			f = float64(float32(f)) // the float4 the part holds
+		}
+		out = CanonicalFloat(f)
+	case OrderText:
+		x, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%T is not text", v)
+		}
+		out = x
+	case OrderDecimal:
+		dt, ok := t.(*arrow.Decimal128Type)
+		if !ok {
+			return nil, fmt.Errorf("column type %s is not a decimal", t)
+		}
+		d, err := exactDecimal(v)
+		if err != nil {
+			return nil, err
+		}
+		n, err := d.decimal128(dt.Scale)
+		if err != nil {
+			return nil, err
+		}
+		out = CanonicalDecimal(n, dt.Scale)
+	}
+	return &out, nil
+}
+
+// minMax returns the expressions of c's min and max, and the order they compare in with a
+// Parquet part's statistics ("" when none compares exactly). An OrderInteger date or
+// timestamp (PostgreSQL, under infinity: refuse) is the integer its part holds, and its
+// infinite extreme, had one been added since the run, is NULL.
+func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, order Order) {
+	agg := func(f string) (string, string) {
+		return strings.ReplaceAll(f, "%", "MIN"), strings.ReplaceAll(f, "%", "MAX")
+	}
 	switch c.Type.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
-		return "MIN(" + q + ")", "MAX(" + q + ")", !c.money && !c.rawBytes
+		if c.money || c.rawBytes {
+			return "", "", ""
+		}
+		lo, hi = agg("%(" + q + ")")
+		return lo, hi, OrderInteger
+	case arrow.FLOAT32, arrow.FLOAT64:
+		lo, hi = agg("%(" + q + ")")
+		return lo, hi, OrderFloat
+	case arrow.STRING, arrow.LARGE_STRING:
+		switch {
+		case c.decimalText || c.rawBytes:
+			return "", "", ""
+		case s.pg != nil:
+			if enc := s.pg.settings["server_encoding"]; (c.oid != pgtype.TextOID && c.oid != pgtype.VarcharOID) || (enc != "UTF8" && enc != "LATIN1") {
+				return "", "", ""
+			}
+			lo, hi = agg("%(" + q + ` COLLATE "C")`)
+		default:
+			if !sqliteTextAffinity(c.DBType) {
+				return "", "", ""
+			}
+			lo, hi = agg("%(CAST(" + q + " AS TEXT) COLLATE BINARY)")
+		}
+		return lo, hi, OrderText
+	case arrow.DECIMAL128:
+		if c.money {
+			return "", "", ""
+		}
+		if s.pg != nil {
+			lo, hi = agg("%(" + q + ")::text")
+		} else {
+			lo, hi = agg("%(" + q + ")")
+		}
+		return lo, hi, OrderDecimal
 	case arrow.DATE32, arrow.TIMESTAMP:
 		if s.pg == nil || e.Infinity != InfinityRefuse {
-			return "", "", false
+			return "", "", ""
 		}
 		if t, isTS := c.Type.(*arrow.TimestampType); isTS && t.Unit != arrow.Microsecond {
-			return "", "", false
+			return "", "", ""
 		}
 	default:
-		return "", "", false
+		return "", "", ""
 	}
 	f := func(agg string) string {
 		v := agg + "(" + q + ")"
@@ -168,5 +342,12 @@ func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, ok bool) 
 		}
 		return "CASE WHEN isfinite(" + v + ") THEN (EXTRACT(EPOCH FROM " + v + ") * 1000000)::bigint END"
 	}
-	return f("MIN"), f("MAX"), true
+	return f("MIN"), f("MAX"), OrderInteger
+}
+
+// sqliteTextAffinity reports whether a SQLite column declared decl has TEXT affinity (and
+// sqliteType makes it a string): its values are text, or blobs its CAST makes text.
+func sqliteTextAffinity(decl string) bool {
+	d := strings.ToUpper(decl)
+	return !strings.Contains(d, "INT") && (strings.Contains(d, "CHAR") || strings.Contains(d, "CLOB") || strings.Contains(d, "TEXT"))
 }

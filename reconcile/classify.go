@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/wharfdata/wharf/dataset"
@@ -29,6 +30,11 @@ func Classify(p dataset.Part, src *export.ChunkFigures, pf *PartFigures, reason 
 	differ := func(figure string, s, p *int64) {
 		if !same(s, p) {
 			c.Differences = append(c.Differences, Difference{Figure: figure, Source: s, Part: p})
+		}
+	}
+	differText := func(figure string, s, p *string) {
+		if (s == nil) != (p == nil) || s != nil && *s != *p {
+			c.Differences = append(c.Differences, Difference{Figure: figure, SourceValue: clip(s), PartValue: clip(p)})
 		}
 	}
 	differ("rows", ptr(src.Rows), ptr(pf.Rows))
@@ -61,15 +67,23 @@ func Classify(p dataset.Part, src *export.ChunkFigures, pf *PartFigures, reason 
 			differ(col+" non-null", ptr(sc.NonNull), ptr(pf.Rows-cs.Nulls))
 		}
 		switch {
-		case !sc.Ordered:
+		case sc.Order == "":
 			c.NotCompared = append(c.NotCompared, col+" min, max: its type's do not compare exactly with Parquet's")
-		case !cs.Integer:
-			c.NotCompared = append(c.NotCompared, col+" min, max: the part does not store it as an integer")
+		case cs.Kind != sc.Order:
+			c.NotCompared = append(c.NotCompared, fmt.Sprintf("%s min, max: the part does not store it as %s", col, kindName[sc.Order]))
+		case sc.Order == export.OrderFloat && (isNaN(sc.MinText) || isNaN(sc.MaxText)):
+			c.NotCompared = append(c.NotCompared, col+" min, max: the source holds NaN, which Parquet statistics leave out")
+		case !cs.HasMinMax && sc.Order == export.OrderText:
+			// A writer leaves out a min or max longer than its limit (4 KiB for wharf's).
+			c.NotCompared = append(c.NotCompared, col+" min, max: "+cs.MissingStat+" (a value longer than the writer keeps in statistics)")
 		case !cs.HasMinMax:
 			missing = append(missing, col+" min, max: "+cs.MissingStat)
-		default:
+		case sc.Order == export.OrderInteger:
 			differ(col+" min", sc.Min, cs.Min)
 			differ(col+" max", sc.Max, cs.Max)
+		default:
+			differText(col+" min", sc.MinText, cs.MinText)
+			differText(col+" max", sc.MaxText, cs.MaxText)
 		}
 	}
 	switch {
@@ -82,6 +96,23 @@ func Classify(p dataset.Part, src *export.ChunkFigures, pf *PartFigures, reason 
 	}
 	return c
 }
+
+var kindName = map[export.Order]string{export.OrderInteger: "an integer", export.OrderFloat: "a float",
+	export.OrderText: "UTF-8 text", export.OrderDecimal: "a decimal"}
+
+// maxValue bounds a text value in a Difference: the comparison is of the whole value, the
+// report shows its start (a part's statistics keep up to 4 KiB).
+const maxValue = 256
+
+func clip(s *string) *string {
+	if s == nil || len(*s) <= maxValue {
+		return s
+	}
+	v := fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8((*s)[:maxValue], ""), len(*s))
+	return &v
+}
+
+func isNaN(s *string) bool { return s != nil && *s == "NaN" }
 
 func ptr(v int64) *int64 { return &v }
 

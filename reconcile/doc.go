@@ -8,8 +8,10 @@
 // lists, queries the source once (export.Figures) with the WHERE clause the part's chunk was
 // read with: its range of the chunking key and, for a delta run, the run's cursor window as
 // the manifest records it. It asks COUNT(*) and, for every column of the manifest's schema,
-// its non-null count and, for an integer column (and a PostgreSQL date or timestamp under
-// infinity: refuse), its MIN and MAX. It compares them with the
+// its non-null count and, for a column whose order compares exactly with Parquet's
+// statistics (export.Order: integers; floats; decimals at their scale; text in byte order,
+// PostgreSQL text and varchar of a UTF8 or LATIN1 database and SQLite TEXT affinity; a
+// PostgreSQL date or timestamp under infinity: refuse), its MIN and MAX. It compares them with the
 // part's figures read from its Parquet footer only (row count, and per column chunk the
 // statistics' null count, min and max; no data page is read), and classifies the chunk:
 //
@@ -20,8 +22,11 @@
 //     figure, so nothing could be compared for it; the reason is given.
 //
 // A figure that cannot be compared exactly is not compared and is named in the chunk's
-// NotCompared: min and max of every other column (floats, decimals, text under a
-// collation, SQLite's dates and timestamps, whose text or unit differ from Parquet's), the figures of a nested column, the non-null count of a date or timestamp
+// NotCompared: min and max of every other column (SQLite's dates and timestamps, whose text
+// or unit differ from Parquet's; the text of a uuid, json, enum, char(n) or unconstrained
+// numeric, whose order is not its text's), of a float column holding NaN in the source (Parquet
+// statistics leave NaN out), a text min or max the footer leaves out (too long for the
+// writer's statistics), the figures of a nested column, the non-null count of a date or timestamp
 // column under infinity: null, and every column figure of a part that is not Parquet (its
 // row count comes from the manifest). A delta run whose manifest records no cursor window is not queried: every
 // chunk is unknown, and the report says why.

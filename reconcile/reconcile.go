@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/errcode"
@@ -62,11 +66,16 @@ type Chunk struct {
 }
 
 // Difference is one figure that differs: "rows", "column X non-null", "column X min",
-// "column X max", "column X: not in the source". A nil value is absent (no non-null value).
+// "column X max", "column X: not in the source". A count, or the min or max of an integer
+// (or a date or timestamp compared as one), is in Source and Part; the min or max of a
+// float, text or decimal column is in SourceValue and PartValue, as text (Source and Part
+// are then null). A nil value is absent (no non-null value).
 type Difference struct {
-	Figure string `json:"figure"`
-	Source *int64 `json:"source"`
-	Part   *int64 `json:"part"`
+	Figure      string  `json:"figure"`
+	Source      *int64  `json:"source"`
+	Part        *int64  `json:"part"`
+	SourceValue *string `json:"source_value,omitempty"`
+	PartValue   *string `json:"part_value,omitempty"`
 }
 
 // Err returns nil when every chunk matches, and an ErrMismatch error otherwise.
@@ -185,13 +194,21 @@ type PartFigures struct {
 
 // ColumnStats are one column's statistics over every row group of a part.
 type ColumnStats struct {
-	Nested      bool   // more than one leaf, or a nested leaf: its null count is not the column's
-	HasNulls    bool   // every row group states its null count
-	Nulls       int64  // their sum
-	HasMinMax   bool   // every row group with a value states its min and max
-	Integer     bool   // an INT32 or INT64 column, so Min and Max are set
-	Min, Max    *int64 // nil when no row group has a value
-	MissingStat string // why HasNulls or HasMinMax is false
+	Nested    bool  // more than one leaf, or a nested leaf: its null count is not the column's
+	HasNulls  bool  // every row group states its null count
+	Nulls     int64 // their sum
+	HasMinMax bool  // every row group with a value states its min and max
+	// Kind is the order the part's min and max are in: export.OrderInteger (INT32 or INT64,
+	// in Min and Max), export.OrderFloat, OrderText (UTF-8 byte arrays) or OrderDecimal, in
+	// MinText and MaxText (canonical, as export.ColumnFigures has them); "" for any other.
+	Kind             export.Order
+	Min, Max         *int64  // nil when no row group has a value
+	MinText, MaxText *string // nil when no row group has a value
+	MissingStat      string  // why HasNulls or HasMinMax is false
+
+	scale    int32 // a decimal's
+	lo, hi   any   // the extremes so far: float64, string or decimal128.Num
+	extremes bool
 }
 
 // Footer reads p's Parquet footer from s (ranged reads of its tail, pinned to the part's
@@ -217,6 +234,7 @@ func footer(ra *readerAt) (*PartFigures, error) {
 			cs = pf.Columns[path[0]]
 		}
 		cs.Nested = cs.Nested || leaves[path[0]] > 1
+		cs.Kind, cs.scale = kindOf(md.Schema.Column(i))
 		pf.Columns[path[0]] = cs
 	}
 	for g := 0; g < md.NumRowGroups(); g++ {
@@ -233,7 +251,29 @@ func footer(ra *readerAt) (*PartFigures, error) {
 			addStats(pf.Columns[path[0]], cc, rg.NumRows())
 		}
 	}
+	for _, cs := range pf.Columns {
+		cs.finish()
+	}
 	return pf, nil
+}
+
+// kindOf is the order a leaf's statistics are in, and a decimal's scale.
+func kindOf(c *schema.Column) (export.Order, int32) {
+	lt := c.LogicalType()
+	if d, ok := lt.(schema.DecimalLogicalType); ok {
+		return export.OrderDecimal, d.Scale()
+	}
+	switch c.PhysicalType() {
+	case parquet.Types.Int32, parquet.Types.Int64:
+		return export.OrderInteger, 0
+	case parquet.Types.Float, parquet.Types.Double:
+		return export.OrderFloat, 0
+	case parquet.Types.ByteArray:
+		if _, ok := lt.(schema.StringLogicalType); ok {
+			return export.OrderText, 0
+		}
+	}
+	return "", 0
 }
 
 func addStats(cs *ColumnStats, cc *metadata.ColumnChunkMetaData, rows int64) {
@@ -253,19 +293,7 @@ func addStats(cs *ColumnStats, cc *metadata.ColumnChunkMetaData, rows int64) {
 		cs.HasNulls, cs.MissingStat = false, "its footer has no null count for it"
 	}
 	cs.Nulls += st.NullCount()
-	var lo, hi int64
-	switch t := st.(type) {
-	case *metadata.Int32Statistics:
-		cs.Integer = true
-		if t.HasMinMax() {
-			lo, hi = int64(t.Min()), int64(t.Max())
-		}
-	case *metadata.Int64Statistics:
-		cs.Integer = true
-		if t.HasMinMax() {
-			lo, hi = t.Min(), t.Max()
-		}
-	default:
+	if cs.Kind == "" {
 		return
 	}
 	if !st.HasMinMax() {
@@ -275,12 +303,96 @@ func addStats(cs *ColumnStats, cc *metadata.ColumnChunkMetaData, rows int64) {
 		cs.HasMinMax, cs.MissingStat = false, "its footer has no min and max for it"
 		return
 	}
-	if cs.Min == nil || lo < *cs.Min {
-		cs.Min = &lo
+	var lo, hi any
+	switch t := st.(type) {
+	case *metadata.Int32Statistics:
+		lo, hi = int64(t.Min()), int64(t.Max())
+	case *metadata.Int64Statistics:
+		lo, hi = t.Min(), t.Max()
+	case *metadata.Float32Statistics:
+		lo, hi = float64(t.Min()), float64(t.Max())
+	case *metadata.Float64Statistics:
+		lo, hi = t.Min(), t.Max()
+	case *metadata.ByteArrayStatistics:
+		lo, hi = string(t.Min()), string(t.Max())
+	case *metadata.FixedLenByteArrayStatistics:
+		lo, hi = twosComplement(t.Min()), twosComplement(t.Max())
+	default:
+		cs.HasMinMax, cs.MissingStat = false, fmt.Sprintf("its footer's statistics for it are %T", st)
+		return
 	}
-	if cs.Max == nil || hi > *cs.Max {
-		cs.Max = &hi
+	if cs.Kind == export.OrderDecimal {
+		lo, hi = decimalOf(lo), decimalOf(hi)
 	}
+	if !cs.extremes {
+		cs.lo, cs.hi, cs.extremes = lo, hi, true
+		return
+	}
+	if less(lo, cs.lo) {
+		cs.lo = lo
+	}
+	if less(cs.hi, hi) {
+		cs.hi = hi
+	}
+}
+
+// finish states the extremes found in Min and Max, or MinText and MaxText.
+func (cs *ColumnStats) finish() {
+	if !cs.extremes || !cs.HasMinMax {
+		return
+	}
+	if cs.Kind == export.OrderInteger {
+		lo, hi := cs.lo.(int64), cs.hi.(int64)
+		cs.Min, cs.Max = &lo, &hi
+		return
+	}
+	text := func(v any) *string {
+		var s string
+		switch x := v.(type) {
+		case float64:
+			s = export.CanonicalFloat(x)
+		case string:
+			s = x
+		case decimal128.Num:
+			s = export.CanonicalDecimal(x, cs.scale)
+		}
+		return &s
+	}
+	cs.MinText, cs.MaxText = text(cs.lo), text(cs.hi)
+}
+
+// twosComplement is the big-endian two's complement integer of a decimal's bytes.
+func twosComplement(b []byte) *big.Int {
+	n := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return n
+}
+
+// decimalOf is a decimal's unscaled value, stored as an integer or as bytes.
+func decimalOf(v any) decimal128.Num {
+	switch x := v.(type) {
+	case int64:
+		return decimal128.FromI64(x)
+	case *big.Int:
+		return decimal128.FromBigInt(x)
+	}
+	return decimal128.Num{}
+}
+
+func less(a, b any) bool {
+	switch x := a.(type) {
+	case int64:
+		return x < b.(int64)
+	case float64:
+		return x < b.(float64)
+	case string:
+		return x < b.(string)
+	case decimal128.Num:
+		return x.Less(b.(decimal128.Num))
+	}
+	return false
 }
 
 // readerAt reads an object of a store by ranges, as a Parquet reader reads a file: the

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -26,14 +28,14 @@ func i64(v int64) *int64 { return &v }
 // 4 nulls.
 func source() *export.ChunkFigures {
 	return &export.ChunkFigures{Chunk: 2, Rows: 10, Columns: []export.ColumnFigures{
-		{Name: "id", Found: true, NonNull: 10, Ordered: true, Min: i64(1), Max: i64(10)},
+		{Name: "id", Found: true, NonNull: 10, Order: export.OrderInteger, Min: i64(1), Max: i64(10)},
 		{Name: "note", Found: true, NonNull: 6},
 	}}
 }
 
 func part() *PartFigures {
 	return &PartFigures{Rows: 10, Columns: map[string]*ColumnStats{
-		"id":   {HasNulls: true, HasMinMax: true, Integer: true, Min: i64(1), Max: i64(10)},
+		"id":   {HasNulls: true, HasMinMax: true, Kind: export.OrderInteger, Min: i64(1), Max: i64(10)},
 		"note": {HasNulls: true, Nulls: 4, HasMinMax: true},
 	}}
 }
@@ -164,16 +166,153 @@ func TestFooterReadsOnlyTheFooter(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, small := pf.Columns["id"], pf.Columns["small"]
-	if pf.Rows != n || id == nil || id.Nulls != n/7 || *id.Min != 3 || *id.Max != n*3 || !id.Integer || !id.HasMinMax {
+	if pf.Rows != n || id == nil || id.Nulls != n/7 || *id.Min != 3 || *id.Max != n*3 || id.Kind != export.OrderInteger || !id.HasMinMax {
 		t.Errorf("id: rows %d, %+v", pf.Rows, id)
 	}
-	if small == nil || *small.Min != -50 || *small.Max != 49 || small.Nulls != 0 || !small.Integer {
+	if small == nil || *small.Min != -50 || *small.Max != 49 || small.Nulls != 0 || small.Kind != export.OrderInteger {
 		t.Errorf("small: %+v", small)
 	}
-	if note := pf.Columns["note"]; note == nil || note.Integer || note.Nulls != 0 {
+	if note := pf.Columns["note"]; note == nil || note.Kind != export.OrderText || note.Nulls != 0 {
 		t.Errorf("note: %+v", note)
 	}
 	if ra.read*4 > int64(buf.Len()) {
 		t.Errorf("read %d of the part's %d bytes: more than its footer", ra.read, buf.Len())
+	}
+}
+
+// TestFooterStatesEachOrder: floats (a NaN and -0 among them), decimals (negative ones, in
+// two's complement bytes) and UTF-8 text (in byte order) over two row groups give the
+// extremes the source's MIN and MAX would, in export's canonical text.
+func TestFooterStatesEachOrder(t *testing.T) {
+	dec := &arrow.Decimal128Type{Precision: 10, Scale: 2}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "f32", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+		{Name: "f64", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "dec", Type: dec, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "raw", Type: arrow.BinaryTypes.Binary, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	f32 := []float32{1.1, -2.5, 3}
+	f64 := []float64{math.Copysign(0, -1), math.NaN(), 7.25, -1e300, 0.1}
+	decs := []int64{-12345, 99, 0, -1, 123456789}
+	strs := []string{"zebra", "é", "apple", "Zed", "éa"}
+	for i := range 6 {
+		if i < len(f32) {
+			b.Field(0).(*array.Float32Builder).Append(f32[i])
+		} else {
+			b.Field(0).AppendNull()
+		}
+		if i < len(f64) {
+			b.Field(1).(*array.Float64Builder).Append(f64[i])
+			b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(decs[i]))
+			b.Field(3).(*array.StringBuilder).Append(strs[i])
+		} else {
+			b.Field(1).AppendNull()
+			b.Field(2).AppendNull()
+			b.Field(3).AppendNull()
+		}
+		b.Field(4).(*array.BinaryBuilder).Append([]byte{byte(i)})
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(3)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ra := &readerAt{ctx: context.Background(), s: memStore(t, buf.Bytes()), key: "part.parquet", size: int64(buf.Len())}
+	pf, err := footer(ra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		col, kind, min, max string
+	}{
+		{"f32", "float", export.CanonicalFloat(float64(float32(-2.5))), export.CanonicalFloat(float64(float32(3)))},
+		{"f64", "float", "-1e+300", "7.25"},
+		{"dec", "decimal", "-123.45", "1234567.89"},
+		{"s", "text", "Zed", "éa"},
+	} {
+		cs := pf.Columns[want.col]
+		if cs == nil || string(cs.Kind) != want.kind || !cs.HasMinMax || cs.MinText == nil || cs.MaxText == nil ||
+			*cs.MinText != want.min || *cs.MaxText != want.max {
+			t.Errorf("%s: %+v, want %s from %s to %s", want.col, cs, want.kind, want.min, want.max)
+		}
+	}
+	if raw := pf.Columns["raw"]; raw == nil || raw.Kind != "" || raw.MinText != nil {
+		t.Errorf("raw bytes: %+v, want no order", raw)
+	}
+}
+
+func memStore(t *testing.T, part []byte) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), fmt.Sprintf("mem://reconcile-%d/p/", len(t.Name())+len(part)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Put(context.Background(), "part.parquet", bytes.NewReader(part), nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func str(s string) *string { return &s }
+
+// TestClassifyValues: the min and max of a float, text or decimal column are compared as
+// text in canonical form; NaN in the source and text statistics a writer left out are not
+// compared, and a column the part stores in another kind is not either.
+func TestClassifyValues(t *testing.T) {
+	p := dataset.Part{Key: "part-x-00001.parquet", Chunk: 1, Rows: 3}
+	src := func(order export.Order, lo, hi string) *export.ChunkFigures {
+		return &export.ChunkFigures{Chunk: 1, Rows: 3, Columns: []export.ColumnFigures{
+			{Name: "v", Found: true, NonNull: 3, Order: order, MinText: str(lo), MaxText: str(hi)}}}
+	}
+	part := func(kind export.Order, lo, hi string, has bool) *PartFigures {
+		return &PartFigures{Rows: 3, Columns: map[string]*ColumnStats{
+			"v": {HasNulls: true, HasMinMax: has, Kind: kind, MinText: str(lo), MaxText: str(hi), MissingStat: "none"}}}
+	}
+	long := strings.Repeat("x", 1000)
+	for _, tc := range []struct {
+		name        string
+		src         *export.ChunkFigures
+		part        *PartFigures
+		status      string
+		figures     []string
+		notCompared string
+	}{
+		{"text equal", src(export.OrderText, "a", "z"), part(export.OrderText, "a", "z", true), Match, nil, ""},
+		{"text max changed", src(export.OrderText, "a", "zz"), part(export.OrderText, "a", "z", true), Mismatch, []string{"column v max"}, ""},
+		{"float min changed", src(export.OrderFloat, "-1", "2"), part(export.OrderFloat, "0", "2", true), Mismatch, []string{"column v min"}, ""},
+		{"decimal equal", src(export.OrderDecimal, "-1.50", "2.00"), part(export.OrderDecimal, "-1.50", "2.00", true), Match, nil, ""},
+		{"NaN in the source", src(export.OrderFloat, "1", "NaN"), part(export.OrderFloat, "1", "2", true), Match, nil, "NaN"},
+		{"text too long for statistics", src(export.OrderText, "a", long), part(export.OrderText, "", "", false), Match, nil, "longer than the writer keeps"},
+		{"another kind in the part", src(export.OrderDecimal, "1.00", "2.00"), part(export.OrderText, "1.00", "2.00", true), Match, nil, "does not store it as a decimal"},
+		{"decimal statistics missing", src(export.OrderDecimal, "1.00", "2.00"), part(export.OrderDecimal, "", "", false), Unknown, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Classify(p, tc.src, tc.part, "")
+			if c.Status != tc.status || !slices.Equal(figures(c), tc.figures) {
+				t.Fatalf("got %s %v, want %s %v (%+v)", c.Status, figures(c), tc.status, tc.figures, c)
+			}
+			if tc.notCompared != "" && !slices.ContainsFunc(c.NotCompared, func(s string) bool { return strings.Contains(s, tc.notCompared) }) {
+				t.Errorf("not compared %v, want one saying %q", c.NotCompared, tc.notCompared)
+			}
+			for _, d := range c.Differences {
+				if d.Source != nil || d.Part != nil || d.SourceValue == nil || d.PartValue == nil {
+					t.Errorf("a difference of values: %+v", d)
+				}
+			}
+		})
+	}
+	c := Classify(p, src(export.OrderText, "a", long+"y"), part(export.OrderText, "a", long+"z", true), "")
+	if len(c.Differences) != 1 || len(*c.Differences[0].SourceValue) > maxValue+40 {
+		t.Errorf("a long text difference is shown whole: %+v", c.Differences)
 	}
 }

@@ -36,6 +36,10 @@ func (r *Report) Text() string {
 				detail = append(detail, fmt.Sprintf("%d more", len(c.Differences)-i))
 				break
 			}
+			if d.SourceValue != nil || d.PartValue != nil {
+				detail = append(detail, fmt.Sprintf("%s: source %s, part %s", d.Figure, value(d.SourceValue), value(d.PartValue)))
+				continue
+			}
 			detail = append(detail, fmt.Sprintf("%s: source %s, part %s", d.Figure, figure(d.Source), figure(d.Part)))
 		}
 		if c.Reason != "" {
@@ -58,6 +62,18 @@ func figure(v *int64) string {
 		return "-"
 	}
 	return fmt.Sprint(*v)
+}
+
+// value is a min or max of text, quoted, in at most 40 bytes.
+func value(v *string) string {
+	if v == nil {
+		return "-"
+	}
+	s := *v
+	if len(s) > 40 {
+		s = strings.ToValidUTF8(s[:40], "") + "…"
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 func orNone(s string) string {

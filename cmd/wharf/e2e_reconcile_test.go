@@ -59,7 +59,8 @@ func TestE2EReconcileSQLite(t *testing.T) {
 	}
 
 	exec(`DELETE FROM orders WHERE id = 1`, `UPDATE orders SET note = NULL WHERE id = 300`,
-		`INSERT INTO orders VALUES (600, 'acme', '1.00', '2024-01-05 09:00:00', 1, NULL)`)
+		`INSERT INTO orders VALUES (600, 'acme', '1.00', '2024-01-05 09:00:00', 1, NULL)`,
+		`UPDATE orders SET customer = 'zeta', amount = '0.01' WHERE id = 800`)
 	r = wharf(t, "reconcile", "-c", cfg, "--format", "json")
 	r.must(t, 1)
 	if !strings.Contains(r.err, "WHARF_RECONCILE_MISMATCH") {
@@ -67,8 +68,18 @@ func TestE2EReconcileSQLite(t *testing.T) {
 	}
 	rep = decodeReconcile(t, r)
 	got, figs := statuses(rep)
-	if !slices.Equal(got, []string{"mismatch", "mismatch", "mismatch", "match"}) || rep.Mismatched != 3 {
+	if !slices.Equal(got, []string{"mismatch", "mismatch", "mismatch", "mismatch"}) || rep.Mismatched != 4 {
 		t.Fatalf("after the source changed: %v", got)
+	}
+	if !slices.Equal(figs[3], []string{"column customer max", "column amount min"}) {
+		t.Errorf("chunk 3 differs in %v, want its text column's max and its decimal column's min", figs[3])
+	}
+	for _, d := range rep.Chunks[3].Differences {
+		if d.SourceValue == nil || d.PartValue == nil || d.Source != nil {
+			t.Errorf("a difference of text or decimal values: %+v", d)
+		} else if v := *d.SourceValue + " " + *d.PartValue; v != "zeta umbrella" && v != "0.01 10.00" {
+			t.Errorf("%s: source %s, part %s", d.Figure, *d.SourceValue, *d.PartValue)
+		}
 	}
 	for chunk, want := range map[int][]string{0: {"rows", "column id min"}, 1: {"column note non-null"}, 2: {"rows", "column id non-null"}} {
 		for _, w := range want {
@@ -81,7 +92,7 @@ func TestE2EReconcileSQLite(t *testing.T) {
 		t.Errorf("chunk 1 differs in %v, want only its note's non-null count", figs[1])
 	}
 	r = wharf(t, "reconcile", "-c", cfg).must(t, 1)
-	for _, want := range []string{"3 mismatch", "rows: source 249, part 250", "column note non-null: source", "expected cause of a mismatch"} {
+	for _, want := range []string{"4 mismatch", "rows: source 249, part 250", "column note non-null: source", `column customer max: source "zeta", part "umbrella"`, "expected cause of a mismatch"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("reconcile text lacks %q:\n%s", want, r.out)
 		}
@@ -143,10 +154,12 @@ func TestE2EReconcileRefused(t *testing.T) {
 }
 
 // TestE2EReconcilePostgres: every type the export maps reconciles to matching chunks, with
-// the min and max of its integers, dates and timestamps compared; a value changed in one
-// chunk makes exactly that chunk mismatch in its column's max, a timestamp moved by one
-// microsecond and a date made infinite in another make it mismatch in the timestamp's min
-// and the date's min and max (an infinite extreme is no value).
+// the min and max of its integers, floats, decimals, text, dates and timestamps compared; a
+// value changed in one chunk makes exactly that chunk mismatch in its column's max, a
+// timestamp moved by one microsecond and a date made infinite in another make it mismatch
+// in the timestamp's min and the date's min and max (an infinite extreme is no value); a
+// float's max, a decimal's min and a text's max (in byte order) changed in a third are named
+// with their values; a NaN is named as not compared.
 func TestE2EReconcilePostgres(t *testing.T) {
 	srv := testenv.Postgres(t)
 	table := pgMixedTable(t, srv)
@@ -165,7 +178,8 @@ func TestE2EReconcilePostgres(t *testing.T) {
 	db := stdlib.OpenDB(*pc)
 	defer db.Close()
 	for _, c := range rep.Chunks[0].NotCompared {
-		for _, col := range []string{"column id ", "column small ", "column i ", "column d ", "column ts ", "column tz "} {
+		for _, col := range []string{"column id ", "column small ", "column i ", "column f4 ", "column f8 ", "column amount ", "column name ",
+			"column d ", "column ts ", "column tz "} {
 			if strings.HasPrefix(c, col) {
 				t.Errorf("%q: its min and max compare exactly", c)
 			}
@@ -177,11 +191,30 @@ func TestE2EReconcilePostgres(t *testing.T) {
 	if _, err := db.Exec(`UPDATE ` + table + ` SET ts = ts - interval '1 microsecond', d = 'infinity' WHERE id = 201`); err != nil {
 		t.Fatal(err)
 	}
+	// Chunk 0: a float's max, a decimal's min and a text's max (in byte order: 'row 99' was
+	// its max), each with the same counts.
+	if _, err := db.Exec(`UPDATE ` + table + ` SET f8 = 1e9 WHERE id = 20; UPDATE ` + table + ` SET amount = -5 WHERE id = 10;
+UPDATE ` + table + ` SET name = 'row 9a' WHERE id = 50; UPDATE ` + table + ` SET f8 = 'NaN' WHERE id = 250`); err != nil {
+		t.Fatal(err)
+	}
 	rep = decodeReconcile(t, wharf(t, "reconcile", "-c", cfg, "--format", "json").must(t, 1))
 	got, figs := statuses(rep)
-	if !slices.Equal(got, []string{"match", "mismatch", "mismatch", "match"}) || !slices.Equal(figs[1], []string{"column i max"}) ||
-		!slices.Equal(figs[2], []string{"column d min", "column d max", "column ts min"}) {
-		t.Errorf("after values changed in chunks 1 and 2: %v %v", got, figs)
+	if !slices.Equal(got, []string{"mismatch", "mismatch", "mismatch", "match"}) || !slices.Equal(figs[1], []string{"column i max"}) ||
+		!slices.Equal(figs[2], []string{"column d min", "column d max", "column ts min"}) ||
+		!slices.Equal(figs[0], []string{"column f8 max", "column amount min", "column name max"}) {
+		t.Errorf("after values changed in chunks 0, 1 and 2: %v %v", got, figs)
+	}
+	if !slices.ContainsFunc(rep.Chunks[2].NotCompared, func(s string) bool { return strings.HasPrefix(s, "column f8 min, max: the source holds NaN") }) {
+		t.Errorf("a NaN in chunk 2's f8 is not named as not compared: %v", rep.Chunks[2].NotCompared)
+	}
+	var values []string
+	for _, d := range rep.Chunks[0].Differences {
+		if d.SourceValue != nil && d.PartValue != nil {
+			values = append(values, *d.SourceValue+" "+*d.PartValue)
+		}
+	}
+	if !slices.Equal(values, []string{"1e+09 14.285714285714286", "-5.000 1.125", "row 9a row 99"}) {
+		t.Errorf("chunk 0's differing values (source, part): %q", values)
 	}
 }
 
