@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,6 +30,52 @@ type Target struct {
 	// Ledger is the ledger table: "name" or "schema.name" (default: DefaultLedger, in the
 	// schema of Table).
 	Ledger string `yaml:"ledger"`
+	// Columns, for a dataset of records (a backfill's store sink, each record a JSON object),
+	// are the table's columns, each a field of the records: "name" (jsonb) or "name:type"
+	// (a type of RecordTypes). None: one jsonb column, RecordColumn.
+	Columns []string `yaml:"columns"`
+}
+
+// RecordTypes are the types a column of Target.Columns can have, by the name it is given
+// with, and as format_type() writes each. A field is cast from its JSON text (jsonb: its JSON
+// value), by PostgreSQL's own input functions: a value that is not of the type fails the load.
+var RecordTypes = map[string]string{
+	"jsonb":            "jsonb",
+	"text":             "text",
+	"bigint":           "bigint",
+	"integer":          "integer",
+	"double precision": "double precision",
+	"numeric":          "numeric",
+	"boolean":          "boolean",
+	"timestamptz":      "timestamp with time zone",
+	"date":             "date",
+	"uuid":             "uuid",
+}
+
+// recordField is one column of Target.Columns.
+type recordField struct{ name, pg string }
+
+// fields parses Target.Columns.
+func (t *Target) fields() ([]recordField, error) {
+	var out []recordField
+	for _, c := range t.Columns {
+		name, typ, typed := strings.Cut(c, ":")
+		name, typ = strings.TrimSpace(name), strings.Join(strings.Fields(strings.ToLower(typ)), " ")
+		if !typed {
+			typ = "jsonb"
+		}
+		pg, ok := RecordTypes[typ]
+		switch {
+		case !identPattern.MatchString(name):
+			return nil, fmt.Errorf("column %q: want name or name:type, the name of letters, digits and _", c)
+		case !ok:
+			return nil, fmt.Errorf("column %q: type %q is not one of %s", c, typ, strings.Join(slices.Sorted(maps.Keys(RecordTypes)), ", "))
+		case slices.ContainsFunc(out, func(f recordField) bool { return f.name == name }):
+			return nil, fmt.Errorf("column %q is given twice", name)
+		}
+		out = append(out, recordField{name: name, pg: pg})
+	}
+	return out, nil
 }
 
 // Mode is Target.Mode.
@@ -104,6 +151,15 @@ func (t *Target) Check(export string) error {
 	for i, k := range t.Key {
 		if k == "" || slices.Contains(t.Key[:i], k) {
 			return bad("key", "key column %q: empty or given twice", k)
+		}
+	}
+	fs, err := t.fields()
+	if err != nil {
+		return bad("columns", "%v", err)
+	}
+	for _, k := range t.Key {
+		if len(fs) > 0 && !slices.ContainsFunc(fs, func(f recordField) bool { return f.name == k }) {
+			return bad("key", "key column %q is not one of the columns", k)
 		}
 	}
 	return nil

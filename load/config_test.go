@@ -2,6 +2,7 @@ package load
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +34,10 @@ func TestTargetCheck(t *testing.T) {
 		{Target{URL: "postgres://h/db", Mode: ModeMerge}, "needs the key columns"},
 		{Target{URL: "postgres://h/db", Key: []string{"id"}}, "go with mode merge"},
 		{Target{URL: "postgres://h/db", Mode: ModeMerge, Key: []string{"id", "id"}}, "given twice"},
+		{Target{URL: "postgres://h/db", Columns: []string{"bad name"}}, "load.orders.columns"},
+		{Target{URL: "postgres://h/db", Columns: []string{"at:varchar"}}, `type "varchar" is not one of`},
+		{Target{URL: "postgres://h/db", Columns: []string{"a", "a:text"}}, `"a" is given twice`},
+		{Target{URL: "postgres://h/db", Columns: []string{"a"}, Mode: ModeMerge, Key: []string{"id"}}, `"id" is not one of the columns`},
 	} {
 		err := c.t.Check("orders")
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
@@ -41,6 +46,15 @@ func TestTargetCheck(t *testing.T) {
 		if errcode.Of(err) != ErrConfig {
 			t.Errorf("%+v: code %v", c.t, errcode.Of(err))
 		}
+	}
+}
+
+func TestRecordColumns(t *testing.T) {
+	tg := Target{Columns: []string{"host", "at: timestamptz", "n:Double  Precision"}}
+	fs, err := tg.fields()
+	want := []recordField{{"host", "jsonb"}, {"at", "timestamp with time zone"}, {"n", "double precision"}}
+	if err != nil || !slices.Equal(fs, want) {
+		t.Errorf("fields %+v (%v), want %+v", fs, err, want)
 	}
 }
 

@@ -31,6 +31,13 @@
 //     whose key is in the table replaces it, any other is inserted. Two rows of the run with
 //     one key are refused.
 //
+// A dataset of records (a backfill's store sink, format lines) loads into one jsonb column,
+// RecordColumn, one row a record; or, with Target.Columns, into the columns named, each taken
+// from every record's field of its name by PostgreSQL (its JSON value, or its text cast to one
+// of RecordTypes by the type's input function) from a staging table the records are copied
+// into as they are: a record that is not a JSON object is refused, a value not of its column's
+// type fails the load, and either way nothing is loaded.
+//
 // A missing table is created with the type table's columns (and, for merge, a primary key of
 // the key columns); an existing one must have every column of the manifest with the type the
 // table gives (it may have more, which are left to their defaults).

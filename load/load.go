@@ -124,26 +124,42 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer s.Close()
-	src := &rows{ctx: ctx, s: s, m: m, cols: cols, dir: o.TempDir, progress: o.Progress}
+	// Records with named columns are copied as they are into a staging table of one jsonb
+	// column, and each column is then taken from them by PostgreSQL (project).
+	copyCols, fields := cols, m.Format == dataset.FormatLines && len(t.Columns) > 0
+	if fields {
+		copyCols = []column{{name: RecordColumn, pg: "jsonb"}}
+	}
+	src := &rows{ctx: ctx, s: s, m: m, cols: copyCols, dir: o.TempDir, progress: o.Progress}
 	defer src.closePart()
 	into := table
-	switch t.Mode {
-	case ModeReplace:
+	switch {
+	case fields:
+		into = pgx.Identifier{"wharf_load_records"}
+		if err := tg.stage(ctx, tx, into, copyCols); err != nil {
+			return nil, err
+		}
+	case t.Mode == ModeReplace:
 		if err := tg.exec(ctx, tx, "truncate "+r.Table, `TRUNCATE `+table.Sanitize()); err != nil {
 			return nil, err
 		}
-	case ModeMerge:
+	case t.Mode == ModeMerge:
 		into = pgx.Identifier{"wharf_load_stage"}
 		if err := tg.stage(ctx, tx, into, cols); err != nil {
 			return nil, err
 		}
 	}
-	n, err := tg.copy(ctx, tx, into, cols, src)
+	n, err := tg.copy(ctx, tx, into, copyCols, src)
 	if err != nil {
 		return nil, err
 	}
 	if n != m.Rows || src.rows != m.Rows {
 		return nil, errcode.E("load", o.Prefix, ErrRefused, fmt.Errorf("copied %d rows, the manifest lists %d", n, m.Rows))
+	}
+	if fields {
+		if into, err = tg.project(ctx, tx, table, into, cols, &t); err != nil {
+			return nil, err
+		}
 	}
 	if err := tg.publish(ctx, tx, table, into, cols, &t); err != nil {
 		return nil, err
@@ -197,13 +213,26 @@ func certified(ctx context.Context, o Options) (*dataset.Manifest, string, error
 func columnsOf(prefix string, m *dataset.Manifest, t *Target) ([]column, error) {
 	switch m.Format {
 	case dataset.FormatLines: // a backfill's store sink: each record a JSON value
-		if len(t.Key) > 0 {
-			return nil, errcode.E("load", prefix, ErrRefused, errors.New("the dataset's records load into one jsonb column, record, which has no key to merge on"))
+		fs, err := t.fields()
+		switch {
+		case err != nil:
+			return nil, errcode.E("load", prefix, ErrConfig, err)
+		case len(fs) == 0 && len(t.Key) > 0:
+			return nil, errcode.E("load", prefix, ErrRefused, errors.New("the dataset's records load into one jsonb column, record, which has no key to merge on: name the columns to take from the records (columns)"))
+		case len(fs) == 0:
+			return []column{{name: RecordColumn, pg: "jsonb"}}, nil
 		}
-		return []column{{name: RecordColumn, pg: "jsonb"}}, nil
+		cols := make([]column, len(fs))
+		for i, f := range fs {
+			cols[i] = column{name: f.name, pg: f.pg}
+		}
+		return cols, nil
 	case dataset.FormatParquet:
 	default:
 		return nil, errcode.E("load", prefix, ErrRefused, fmt.Errorf("the run's parts are %s: load reads Parquet parts, and a backfill's records", m.Format))
+	}
+	if len(t.Columns) > 0 {
+		return nil, errcode.E("load", prefix, ErrRefused, errors.New("columns names the fields of a dataset of records, and this run's parts are Parquet: its columns are the manifest's"))
 	}
 	var cols []column
 	var refused []string

@@ -216,6 +216,43 @@ func (tg *target) exec(ctx context.Context, tx pgx.Tx, step, q string) error {
 	return nil
 }
 
+// project takes cols from the records staged in records (one jsonb column): each record must
+// be a JSON object, and each column is its field of the column's name, cast to the column's
+// type (jsonb: the JSON value; a missing field or JSON null is NULL). Replace and append put
+// the rows into table; merge into a staging table, which it returns, for publish.
+func (tg *target) project(ctx context.Context, tx pgx.Tx, table, records pgx.Identifier, cols []column, t *Target) (pgx.Identifier, error) {
+	var bad string
+	err := tx.QueryRow(ctx, `SELECT left(record::text, 200) FROM `+records.Sanitize()+` WHERE jsonb_typeof(record) <> 'object' LIMIT 1`).Scan(&bad)
+	switch {
+	case err == nil:
+		return nil, errcode.E("load", table.Sanitize(), ErrRefused, fmt.Errorf("a record is not a JSON object, so it has no fields to take the columns from: %s", bad))
+	case !errors.Is(err, pgx.ErrNoRows):
+		return nil, tg.fail("look for records that are not objects", err)
+	}
+	exprs := make([]string, len(cols))
+	for i, c := range cols {
+		lit := pgx.Identifier{c.name}.Sanitize()
+		lit = "'" + strings.ReplaceAll(lit[1:len(lit)-1], "'", "''") + "'" // the field's name, as a string literal
+		if c.pg == "jsonb" {
+			exprs[i] = "record -> " + lit
+		} else {
+			exprs[i] = "(record ->> " + lit + ")::" + c.pg
+		}
+		exprs[i] += " AS " + pgx.Identifier{c.name}.Sanitize()
+	}
+	sel := `SELECT ` + strings.Join(exprs, ", ") + ` FROM ` + records.Sanitize()
+	switch t.Mode {
+	case ModeMerge:
+		stage := pgx.Identifier{"wharf_load_stage"}
+		return stage, tg.exec(ctx, tx, "take the columns from the records", `CREATE TEMPORARY TABLE `+stage.Sanitize()+` ON COMMIT DROP AS `+sel)
+	case ModeReplace:
+		if err := tg.exec(ctx, tx, "truncate "+table.Sanitize(), `TRUNCATE `+table.Sanitize()); err != nil {
+			return nil, err
+		}
+	}
+	return table, tg.exec(ctx, tx, "insert into "+table.Sanitize(), `INSERT INTO `+table.Sanitize()+` (`+idents(names(cols))+`) `+sel)
+}
+
 // publish merges the staged rows into the table (replace and append copied them there).
 func (tg *target) publish(ctx context.Context, tx pgx.Tx, table, stage pgx.Identifier, cols []column, t *Target) error {
 	if t.Mode != ModeMerge {

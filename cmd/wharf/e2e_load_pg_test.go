@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -309,7 +310,9 @@ func TestE2ELoadPool(t *testing.T) {
 
 // TestE2ELoadBackfillRecords backfills NDJSON objects into a store sink and loads that
 // dataset by its URL into a table of one jsonb column: one row a record, equal as JSON to the
-// records, each once; a rerun loads nothing.
+// records, each once; a rerun loads nothing. With --columns it loads the records' fields
+// into named, typed columns (merged on two of them); a field not of its column's type fails
+// the load, leaving no table.
 func TestE2ELoadBackfillRecords(t *testing.T) {
 	c := newLoadCase(t, "")
 	src, lake := filepath.Join(c.dir, "logs"), filepath.Join(c.dir, "lake")
@@ -352,6 +355,33 @@ func TestE2ELoadBackfillRecords(t *testing.T) {
 	r = wharf(t, "load", lake+"/", "--table", c.dst)
 	if r.code != 2 || !strings.Contains(r.err, "--target") {
 		t.Fatalf("a URL without --target: exit %d, %s", r.code, r.err)
+	}
+
+	// Named columns taken from the records' fields, merged on two of them.
+	named := append(slices.Clone(args), "--columns", "file:integer,i:bigint,msg:text,extra", "--mode", "merge", "--key", "file,i")
+	named[slices.Index(named, c.dst)] = c.dst + "_named"
+	r = wharf(t, named...).must(t, 0)
+	if !strings.Contains(r.out, `"loaded":true`) {
+		t.Fatalf("a load into named columns: %s", r.out)
+	}
+	q = `SELECT count(*) FROM (SELECT file, i, msg FROM ` + c.dst + `_named WHERE extra IS NULL EXCEPT ALL
+SELECT (v::jsonb->>'file')::int, (v::jsonb->>'i')::bigint, v::jsonb->>'msg' FROM (VALUES ` + values + `) AS w(v)) x`
+	if n := c.count(t, q); n != 0 || c.count(t, `SELECT count(*) FROM `+c.dst+`_named`) != len(want) {
+		t.Fatalf("%d rows of the named columns are not the records' fields", n)
+	}
+	// A field that is not of its column's type fails the load, which leaves nothing.
+	bad := append(slices.Clone(args), "--columns", "msg:bigint")
+	bad[slices.Index(bad, c.dst)] = c.dst + "_bad"
+	r = wharf(t, bad...)
+	if r.code != 1 || !strings.Contains(r.err, "WHARF_LOAD_TARGET_FAILED") || !strings.Contains(r.err, "bigint") {
+		t.Fatalf("a text field loaded as bigint: exit %d, %s", r.code, r.err)
+	}
+	if n := c.count(t, `SELECT count(*) FROM pg_class WHERE relname = '`+c.dst+`_bad'`); n != 0 {
+		t.Fatal("a failed load left its table behind")
+	}
+	r = wharf(t, append(slices.Clone(args), "--columns", "bad name")...)
+	if r.code != 2 || !strings.Contains(r.err, "--columns") {
+		t.Fatalf("a column that is no name: exit %d, %s", r.code, r.err)
 	}
 }
 

@@ -25,6 +25,7 @@ type loadFlags struct {
 	requests int
 	target   load.Target
 	key      string
+	columns  string
 }
 
 func (a *app) loadCommand() *cobra.Command {
@@ -41,7 +42,10 @@ ledger), or the flags below. With a URL, that certified prefix is loaded, whoeve
 into --target's --table (--password: a reference, env://NAME or file:///path).
 
 A backfill's store sink dataset (records) loads into a table of one jsonb column, record:
-one row a record.
+one row a record; or, with --columns (load.columns), into named columns taken from each
+record's fields: name (jsonb) or name:type, type one of text, bigint, integer, double
+precision, numeric, boolean, timestamptz, date, uuid, jsonb (a value not of its type fails
+the load; a record that is not a JSON object is refused).
 
 The table's columns come from the manifest's schema, through one type table
 (docs/export.md); a type or format it lacks is refused by name before anything is written.
@@ -62,7 +66,8 @@ connection; their storage requests share --max-requests (16) in flight. Exit 0: 
 		Example: `  wharf load -c wharf.yaml --export orders
   wharf load s3://lake/events/ --target postgres://loader@127.0.0.1:5432/wh --password env://WH_PW --table events
   wharf load -c wharf.yaml --export orders --run-id 20260131T020000Z-1a2b3c --mode merge --key id
-  wharf load -c wharf.yaml --pool 4 --format json`,
+  wharf load -c wharf.yaml --pool 4 --format json
+  wharf load ./lake/ --target postgres://loader@127.0.0.1:5432/wh --table logs --columns host:text,at:timestamptz,msg:text`,
 		Args: args(0, 1, "at most one prefix URL"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if f.pool < 1 || f.requests < 1 {
@@ -80,6 +85,7 @@ connection; their storage requests share --max-requests (16) in flight. Exit 0: 
 	fl.StringVar(&f.target.Table, "table", "", "the table, name or schema.name (default: the export's load.table, else its name)")
 	fl.StringVar((*string)(&f.target.Mode), "mode", "", "replace, append or merge (default: the export's load.mode, else replace)")
 	fl.StringVar(&f.key, "key", "", "merge: the key columns, comma-separated (default: the export's load.key)")
+	fl.StringVar(&f.columns, "columns", "", "records: the columns to take from their fields, name or name:type, comma-separated (default: the export's load.columns, else one jsonb column, record)")
 	fl.StringVar(&f.target.Password, "password", "", "the database password's reference, env://NAME or file:///path (default: the export's load.password)")
 	return cmd
 }
@@ -194,6 +200,9 @@ func (a *app) loadTarget(cmd *cobra.Command, name string, f loadFlags) (load.Tar
 	}
 	if fl.Changed("key") {
 		t.Key = strings.Split(f.key, ",")
+	}
+	if fl.Changed("columns") {
+		t.Columns = strings.Split(f.columns, ",")
 	}
 	if fl.Changed("password") {
 		t.Password = f.target.Password
