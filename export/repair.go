@@ -94,12 +94,14 @@ func (h *LogHold) Recertify(ctx context.Context, m *Manifest, old []byte, repair
 	if err != nil {
 		return newErr("manifest", dataset.ManifestKey, ErrWrite, err)
 	}
+	was := *r
 	r.Rows, r.Parts, r.Bytes = m.Rows, len(m.Parts), m.Bytes
 	r.Verification = nil // what was verified is not this manifest
 	j.st.Certifies = &Certificate{RunID: m.RunID, Prefix: r.Prefix, ManifestSHA256: hexSHA256(b), Before: j.st.Cursor,
 		Repair: repairID, Replaces: hexSHA256(old)}
 	e, err := j.commit(ctx)
 	if err != nil {
+		*r, j.st.Certifies = was, nil // nothing of the repair is left to commit at the release
 		return err
 	}
 	if e.Seq != seq {

@@ -27,7 +27,8 @@
 // only problem is the marker, finishes the repair by writing the marker, and says so.
 //
 // A run journaled in its export's commit log (state: bucket) is repaired under the export's
-// writer lease, taken before anything is read and held to the end (export.HoldLog): no run
+// writer lease, taken before anything is read and held to the end (export.HoldLog; a plan
+// alone takes none): no run
 // of the export and no other repair writes meanwhile, and a holder on another node refuses
 // it (*lease.HeldError). Its certificate is an entry of that log, so the repair commits one
 // (export.LogHold.Recertify) after its parts and before its manifest, which names it: a

@@ -67,9 +67,9 @@ func Run(ctx context.Context, o Options) (_ *Plan, err error) {
 		return nil, errcode.E("repair", o.Prefix, dataset.ErrVerifyManifestRead, err)
 	}
 	defer s.Close()
-	// A run journaled in a commit log: its writer lease is held from here to the end, so
-	// nothing else of the export writes meanwhile, and taking it settles a run or repair
-	// stopped between its certificate and its manifest.
+	// A run journaled in a commit log is repaired under its writer lease, held from here to
+	// the end, so nothing else of the export writes meanwhile; taking it settles a run or a
+	// repair stopped between its certificate and its manifest. A plan takes no lease.
 	hold, err := holdLog(ctx, s, o)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func Run(ctx context.Context, o Options) (_ *Plan, err error) {
 		return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("the run there is of export %q, not %q", m.Export, o.Export.Name))
 	case rep.RunID != m.RunID:
 		return nil, errcode.E("repair", o.Prefix, ErrRefused, fmt.Errorf("the report is of run %s, the prefix holds run %s: reconcile it again", rep.RunID, m.RunID))
-	case m.Log != nil && hold == nil:
+	case o.Execute && m.Log != nil && hold == nil:
 		return nil, errcode.E("repair", o.Prefix, ErrRefused, errors.New("the run is journaled in a commit log (state: bucket), and the export's writer lease was not taken: its manifest changed while the repair started; run it again"))
 	case m.Definition != "" && m.Definition != o.Export.Fingerprint():
 		return nil, errcode.E("repair", o.Prefix, reconcile.ErrRefused, errors.New("the export's definition is not the one the run was made to: its chunks' SQL is not known; export a new run"))
@@ -183,9 +183,13 @@ func Run(ctx context.Context, o Options) (_ *Plan, err error) {
 	return p, nil
 }
 
-// holdLog takes the writer lease of the export whose logged run the prefix holds (nil when
-// the manifest there is not logged, or cannot be read: Validate says why later).
+// holdLog takes, for a repair to execute, the writer lease of the export whose logged run the
+// prefix holds (nil when the manifest there is not logged, or cannot be read: Validate says
+// why later).
 func holdLog(ctx context.Context, s *store.Store, o Options) (*export.LogHold, error) {
+	if !o.Execute {
+		return nil, nil
+	}
 	b, ok, err := dataset.ReadSmall(ctx, s, dataset.ManifestKey)
 	if err != nil || !ok {
 		return nil, nil
