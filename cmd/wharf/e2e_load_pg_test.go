@@ -348,9 +348,14 @@ func TestE2ELoadBackfillRecords(t *testing.T) {
 	if n := c.count(t, q); n != 0 {
 		t.Fatalf("%d loaded records are not the backfilled ones", n)
 	}
-	r = wharf(t, args...).must(t, 0)
+	prom := filepath.Join(c.dir, "load.prom")
+	r = wharf(t, append(slices.Clone(args), "--metrics-file", prom)...).must(t, 0)
 	if !strings.Contains(r.out, `"loaded":false`) {
 		t.Fatalf("a rerun: %s", r.out)
+	}
+	if m := metricsAt(t, prom); !hasValue(m, "wharf_job_loaded{name="+lake+"/}", 0) || m["wharf_job_success{name="+lake+"/}"] != 1 ||
+		m["wharf_job_run_info{name="+lake+"/,run_id="+res.RunID+"}"] != 1 {
+		t.Errorf("the rerun's metrics file: %v", m)
 	}
 	r = wharf(t, "load", lake+"/", "--table", c.dst)
 	if r.code != 2 || !strings.Contains(r.err, "--target") {

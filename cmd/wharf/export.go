@@ -13,15 +13,17 @@ import (
 	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/textfmt"
+	"github.com/wharfdata/wharf/metricsfile"
 	"github.com/wharfdata/wharf/store"
 )
 
 type exportFlags struct {
-	export   string
-	resume   bool
-	force    bool
-	validate bool
-	parallel int
+	export      string
+	resume      bool
+	force       bool
+	validate    bool
+	parallel    int
+	metricsFile string
 }
 
 func (a *app) exportCommand() *cobra.Command {
@@ -69,6 +71,7 @@ rows, bytes, parts…) and, with --validate, its validation.`,
 	fl.BoolVar(&f.force, "force", false, "with --resume: run even when the prefix holds _SUCCESS")
 	fl.BoolVar(&f.validate, "validate", false, "validate each prefix after its export")
 	fl.IntVar(&f.parallel, "parallel", 1, "chunks read and written at once")
+	addMetricsFile(fl, &f.metricsFile)
 	return cmd
 }
 
@@ -79,7 +82,7 @@ type exportOutcome struct {
 	DemoSource string              `json:"demo_source_created,omitempty"`
 }
 
-func (a *app) exportAll(ctx context.Context, f exportFlags) error {
+func (a *app) exportAll(ctx context.Context, f exportFlags) (err error) {
 	cfg, err := a.exportsConfig()
 	if err != nil {
 		return err
@@ -89,15 +92,23 @@ func (a *app) exportAll(ctx context.Context, f exportFlags) error {
 	if err != nil {
 		return err
 	}
+	mf, err := startMetrics(f.metricsFile, "export")
+	if err != nil {
+		return err
+	}
+	defer closeMetrics(mf, &err)
 	for _, e := range exports {
-		if err := a.exportOne(ctx, cfg, e, f); err != nil {
+		j := mf.Begin(e.Name)
+		err := a.exportOne(ctx, cfg, e, f, j)
+		_ = j.End(err) // a failure to write shows at the Close
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exportFlags) error {
+func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exportFlags, j *metricsfile.Job) error {
 	var out exportOutcome
 	demo, err := export.PrepareDemo(ctx, e)
 	if err != nil {
@@ -117,6 +128,12 @@ func (a *app) exportOne(ctx context.Context, cfg *config, e export.Export, f exp
 	opts.Lease, opts.Verdicts = &lc, a.verdicts()
 	res, err := export.Run(ctx, e, opts)
 	bar.bar.Finish(err == nil, true)
+	if res != nil {
+		j.SetRunID(res.RunID)
+		j.Set("rows", float64(res.Rows))
+		j.Set("bytes", float64(res.Bytes))
+		j.Set("parts", float64(len(res.Parts)))
+	}
 	if err != nil {
 		if res != nil { // one line: the run, where, and why
 			return fmt.Errorf("export %s: run %s %s at %s: %w", e.Name, res.RunID, res.Status, shortPrefix(res.Prefix), err)

@@ -24,6 +24,8 @@ type leaseFlags struct {
 	fence int64
 	limit int
 	grace time.Duration
+	// metrics is lease run's --metrics-file.
+	metrics string
 }
 
 func (a *app) leaseCommand() *cobra.Command {
@@ -106,6 +108,7 @@ Every key of the config file's lease: section is also a flag:
 			return a.leaseRun(c.Context(), c.Flags(), f, argv[0], argv[1:])
 		}}
 	run.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "after SIGTERM, how long the command may take to exit before SIGKILL")
+	addMetricsFile(run.Flags(), &f.metrics)
 	watch := &cobra.Command{Use: "watch-group", Hidden: true, Args: cobra.NoArgs,
 		Short: "Kill a lease run's command group once the wharf that started it is gone (internal)",
 		RunE:  func(c *cobra.Command, _ []string) error { return supervisedErr(supervise.Watch(a.in)) }}
@@ -169,8 +172,23 @@ func (a *app) leaseRun(ctx context.Context, fl *pflag.FlagSet, f leaseFlags, nam
 		return err
 	}
 	defer l.Store().Close()
-	return supervisedErr(supervise.Run(ctx, l, name, argv, supervise.Options{Grace: f.grace, Stdin: a.in, Stdout: a.out,
-		Stderr: a.err, Watcher: []string{"lease", "watch-group"}, Logger: a.log}))
+	mf, err := startMetrics(f.metrics, "lease_run")
+	if err != nil {
+		return err
+	}
+	j := mf.Begin(name)
+	err = supervise.Run(ctx, l, name, argv, supervise.Options{Grace: f.grace, Stdin: a.in, Stdout: a.out,
+		Stderr: a.err, Watcher: []string{"lease", "watch-group"}, Logger: a.log})
+	var ee *supervise.ExitError
+	switch {
+	case err == nil:
+		j.Set("exit_code", 0)
+	case errors.As(err, &ee):
+		j.Set("exit_code", float64(ee.Status))
+	}
+	_ = j.End(err) // a failure to write shows at the Close
+	closeMetrics(mf, &err)
+	return supervisedErr(err)
 }
 
 // supervisedErr makes supervise's usage errors the command line's.

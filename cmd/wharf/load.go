@@ -26,6 +26,7 @@ type loadFlags struct {
 	target   load.Target
 	key      string
 	columns  string
+	metrics  string
 }
 
 func (a *app) loadCommand() *cobra.Command {
@@ -85,6 +86,7 @@ connection; their storage requests share --max-requests (16) in flight. Exit 0: 
 	fl.StringVar(&f.target.Table, "table", "", "the table, name or schema.name (default: the export's load.table, else its name)")
 	fl.StringVar((*string)(&f.target.Mode), "mode", "", "replace, append or merge (default: the export's load.mode, else replace)")
 	fl.StringVar(&f.key, "key", "", "merge: the key columns, comma-separated (default: the export's load.key)")
+	addMetricsFile(fl, &f.metrics)
 	fl.StringVar(&f.columns, "columns", "", "records: the columns to take from their fields, name or name:type, comma-separated (default: the export's load.columns, else one jsonb column, record)")
 	fl.StringVar(&f.target.Password, "password", "", "the database password's reference, env://NAME or file:///path (default: the export's load.password)")
 	return cmd
@@ -135,6 +137,10 @@ func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 		cfg.Wrap = chainWraps(cfg.Wrap, budget.Wrap)
 		jobs[i].store = &cfg
 	}
+	mf, err := startMetrics(f.metrics, "load")
+	if err != nil {
+		return err
+	}
 	bar := a.newLoadBar(len(jobs))
 	results := make([]*load.Result, len(jobs))
 	errs := make([]error, len(jobs))
@@ -144,10 +150,30 @@ func (a *app) load(cmd *cobra.Command, argv []string, f loadFlags) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			name := j.export
+			if name == "" {
+				name = j.prefix
+			}
+			mj := mf.Begin(name)
 			results[i], errs[i] = a.loadOne(ctx, j, f, bar.progress(i))
+			if r := results[i]; r != nil {
+				mj.SetRunID(r.RunID)
+				mj.Set("rows", float64(r.Rows))
+				mj.Set("bytes", float64(r.Bytes))
+				mj.Set("parts", float64(r.Parts))
+				if r.Loaded {
+					mj.Set("loaded", 1) // 0: the ledger had it loaded already, nothing to do
+				} else {
+					mj.Set("loaded", 0)
+				}
+			}
+			_ = mj.End(errs[i])
 		})
 	}
 	wg.Wait()
+	if err := mf.Close(nil); err != nil {
+		return err
+	}
 	bar.bar.Finish(!slices.ContainsFunc(errs, func(err error) bool { return err != nil }), true)
 	var failed error
 	for i, r := range results {

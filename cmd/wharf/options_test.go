@@ -35,8 +35,8 @@ var sectionCommands = []sectionFlags{
 	{path: "lease release", section: lease.DefaultConfig(), own: []string{"store", "fence"}},
 	{path: "lease show", section: lease.DefaultConfig(), own: []string{"store"}},
 	{path: "lease log", section: lease.DefaultConfig(), own: []string{"store", "limit"}},
-	{path: "lease run", section: lease.DefaultConfig(), own: []string{"store", "grace"}},
-	{path: "export", section: struct{}{}, own: []string{"export", "resume", "force", "validate", "parallel"}},
+	{path: "lease run", section: lease.DefaultConfig(), own: []string{"store", "grace", "metrics-file"}},
+	{path: "export", section: struct{}{}, own: []string{"export", "resume", "force", "validate", "parallel", "metrics-file"}},
 }
 
 // commandFlags are the flags of the command at path, its own and those its parents give it,

@@ -11,7 +11,7 @@ import (
 
 func (a *app) reconcileCommand() *cobra.Command {
 	var f validateFlags
-	parallel := 2
+	parallel, metrics := 2, ""
 	cmd := &cobra.Command{
 		Use:   "reconcile -c wharf.yaml [--export NAME] [--date YYYY-MM-DD] [--run-id R] [--prefix P]",
 		Short: "Compare a certified export run with its source, chunk by chunk",
@@ -23,9 +23,11 @@ rewritten), whose chunks are then unknown.
 
 For every chunk the source is queried once (--parallel chunks at once, default 2), with the
 WHERE clause that read the chunk (its range of the chunk key and, for a delta run, the run's
-cursor window): COUNT(*) and, for every column, its non-null count and, for an integer
-column (and a PostgreSQL date or timestamp), its MIN and MAX. They are compared with the part's Parquet footer only (its row count, each column's null count, min
-and max; no data page is read). Each chunk is:
+cursor window): COUNT(*) and, for every column, its non-null count and, for a column whose
+order compares exactly with Parquet's (integers, floats, decimals, text in byte order, and
+a PostgreSQL date or timestamp), its MIN and MAX. They are compared with the part's
+Parquet footer only (its row count, each column's null count, min and max; no data page
+is read). Each chunk is:
 
   match     every figure compared is equal
   mismatch  a figure differs: each is named (rows, column X non-null, column X min/max)
@@ -48,21 +50,38 @@ Exit 0: every chunk matches; 1: a chunk does not match
 			if parallel < 1 {
 				return usageErr(fmt.Errorf("reconcile: --parallel %d: want 1 or more", parallel))
 			}
-			return a.reconcile(cmd, f, parallel)
+			return a.reconcile(cmd, f, parallel, metrics)
 		},
 	}
 	f.addSelect(cmd, "resolve {run_id} to this run id (default: the export's last run)")
 	cmd.Flags().IntVar(&parallel, "parallel", parallel, "chunks queried on the source at once")
+	addMetricsFile(cmd.Flags(), &metrics)
 	return cmd
 }
 
-func (a *app) reconcile(cmd *cobra.Command, f validateFlags, parallel int) error {
+func (a *app) reconcile(cmd *cobra.Command, f validateFlags, parallel int, metrics string) (err error) {
 	ctx := cmd.Context()
 	var failed error
-	err := a.eachPrefix(ctx, "reconcile", f, func(h export.History, e *export.Export, prefix string) error {
+	mf, err := startMetrics(metrics, "reconcile")
+	if err != nil {
+		return err
+	}
+	defer closeMetrics(mf, &err)
+	err = a.eachPrefix(ctx, "reconcile", f, func(h export.History, e *export.Export, prefix string) error {
+		j := mf.Begin(e.Name)
 		r, err := reconcile.Run(ctx, reconcile.Options{Export: e, Prefix: prefix, Store: &e.Store, Getenv: a.getenv, Parallel: parallel})
 		if err != nil {
-			return fmt.Errorf("reconcile %s: %w", e.Name, err)
+			err = fmt.Errorf("reconcile %s: %w", e.Name, err)
+			_ = j.End(err) // a failure to write shows at the Close
+			return err
+		}
+		j.SetRunID(r.RunID)
+		j.Set("chunks", float64(len(r.Chunks)))
+		j.Set("matched", float64(r.Matched))
+		j.Set("mismatched", float64(r.Mismatched))
+		j.Set("unknown", float64(r.Unknown))
+		if err := j.End(r.Err()); err != nil {
+			return err
 		}
 		if err := a.show(r, textOf(r.Text)); err != nil {
 			return err

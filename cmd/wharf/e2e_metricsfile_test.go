@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/wharfdata/wharf/metricsfile"
+)
+
+// metricsAt parses the metrics file at path strictly and returns each series' value by
+// "name{label=value,…}" of its labels other than job.
+func metricsAt(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	mfs, err := metricsfile.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s is not the exposition format: %v\n%s", path, err, b)
+	}
+	out := map[string]float64{}
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "job" {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+			}
+			out[name+"{"+strings.Join(labels, ",")+"}"] = gaugeOf(m)
+		}
+	}
+	return out
+}
+
+func gaugeOf(m *dto.Metric) float64 { return m.GetGauge().GetValue() }
+
+// hasValue reports whether the series is there with value v.
+func hasValue(m map[string]float64, series string, v float64) bool {
+	got, ok := m[series]
+	return ok && got == v
+}
+
+// TestE2EMetricsFile: export, reconcile and lease run write their metrics files: a success
+// with the run's figures and id, then a failure that keeps the last success time and names
+// its code; a path that cannot be written fails before the job.
+func TestE2EMetricsFile(t *testing.T) {
+	cfg := quickstart(t)
+	dir := filepath.Dir(cfg)
+	prom := filepath.Join(dir, "textfile", "export.prom")
+	run := decodeRun(t, wharf(t, "export", "-c", cfg, "--metrics-file", prom, "--format", "json").must(t, 0))
+	m := metricsAt(t, prom)
+	for series, want := range map[string]float64{"wharf_job_success{name=orders}": 1, "wharf_job_running{name=orders}": 0,
+		"wharf_job_rows{name=orders}": float64(run.Rows), "wharf_job_parts{name=orders}": float64(len(run.Parts)),
+		"wharf_job_run_info{name=orders,run_id=" + run.RunID + "}": 1} {
+		if got, ok := m[series]; !ok || got != want {
+			t.Errorf("%s = %v (%v), want %v; file: %v", series, got, ok, want, m)
+		}
+	}
+	last := m["wharf_job_last_success_timestamp_seconds{name=orders}"]
+	if last == 0 {
+		t.Fatalf("no last success after a success: %v", m)
+	}
+
+	// A table the source lacks: the export fails, and the file keeps the last success.
+	broken := filepath.Join(dir, "broken.yaml")
+	must(t, os.WriteFile(broken, []byte(strings.Replace(readFile(t, cfg), "table: orders", "table: no_such_table", 1)), 0o644))
+	r := wharf(t, "export", "-c", broken, "--metrics-file", prom)
+	if r.code == 0 {
+		t.Fatal("an export of a missing source succeeded")
+	}
+	m = metricsAt(t, prom)
+	if !hasValue(m, "wharf_job_success{name=orders}", 0) || m["wharf_job_last_success_timestamp_seconds{name=orders}"] != last {
+		t.Errorf("after a failure: %v, want success 0 and the last success %v kept", m, last)
+	}
+	var code string
+	for series := range m {
+		if rest, ok := strings.CutPrefix(series, "wharf_job_error_info{code="); ok {
+			code, _, _ = strings.Cut(rest, ",")
+		}
+	}
+	if !strings.HasPrefix(code, "WHARF_") || !strings.Contains(r.err, code) {
+		t.Errorf("the failure's code in the file %q, on stderr %s", code, r.err)
+	}
+
+	// reconcile: the verdicts; a row deleted is a mismatch, so no success.
+	execSQLite(t, filepath.Join(dir, "quickstart.db"), `DELETE FROM orders WHERE id = 5`)
+	rprom := filepath.Join(dir, "textfile", "reconcile.prom")
+	wharf(t, "reconcile", "-c", cfg, "--metrics-file", rprom).must(t, 1)
+	m = metricsAt(t, rprom)
+	if m["wharf_job_mismatched{name=orders}"] != 1 || m["wharf_job_matched{name=orders}"] != 3 || !hasValue(m, "wharf_job_success{name=orders}", 0) ||
+		m["wharf_job_error_info{code=WHARF_RECONCILE_MISMATCH,name=orders}"] != 1 {
+		t.Errorf("reconcile's file: %v", m)
+	}
+
+	// lease run: the command's exit status.
+	locks := filepath.Join(dir, "locks")
+	must(t, os.MkdirAll(locks, 0o755))
+	lprom := filepath.Join(dir, "textfile", "nightly.prom")
+	c := cli{dir: dir, env: []string{"WHARF_NODE_ID=host-a"}}
+	if r := c.run(t, "lease", "run", "nightly", "--store", locks, "--metrics-file", lprom, "--", "sh", "-c", "exit 3"); r.code != 3 {
+		t.Fatalf("lease run of exit 3: exit %d, %s", r.code, r.err)
+	}
+	m = metricsAt(t, lprom)
+	if m["wharf_job_exit_code{name=nightly}"] != 3 || !hasValue(m, "wharf_job_success{name=nightly}", 0) {
+		t.Errorf("lease run's file: %v", m)
+	}
+
+	// A path below a file cannot be written: the export does not run.
+	r = wharf(t, "export", "-c", cfg, "--metrics-file", filepath.Join(cfg, "x.prom"))
+	if r.code != 2 || !strings.Contains(r.err, "metrics file") {
+		t.Errorf("an unwritable metrics file: exit %d, %s", r.code, r.err)
+	}
+}
