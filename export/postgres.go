@@ -102,10 +102,13 @@ func (e *connectError) Unwrap() error { return e.err }
 
 // openPostgres connects to postgres://user@host:port/db with the password read from its
 // reference. A password inside the URL is refused (driver.ErrCredentialLiteral).
-func openPostgres(ctx context.Context, raw, passwordRef string, conns int, getenv func(string) string) (*source, error) {
+func openPostgres(ctx context.Context, raw, passwordRef string, conns int, getenv func(string) string, params ...string) (*source, error) {
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
 		return nil, newErr("config", "source", ErrConfig, errors.New("cannot parse the postgres URL (is it postgres://user@host:port/db?)"))
+	}
+	for i := 0; i+1 < len(params); i += 2 {
+		cfg.RuntimeParams[params[i]] = params[i+1]
 	}
 	host := fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
 	// Only the URL itself is checked: pgx also fills the password from PGPASSWORD and
@@ -131,13 +134,14 @@ func openPostgres(ctx context.Context, raw, passwordRef string, conns int, geten
 	return &source{db: db, d: d, desc: "postgres " + host, pg: sess}, nil
 }
 
-// openSource opens e's source with room for conns chunks in flight.
-func openSource(ctx context.Context, e *Export, conns int, getenv func(string) string) (*source, error) {
+// openSource opens e's source with room for conns chunks in flight. params are PostgreSQL
+// settings (name, value, …) of every session, given at its start.
+func openSource(ctx context.Context, e *Export, conns int, getenv func(string) string, params ...string) (*source, error) {
 	switch {
 	case strings.HasPrefix(e.Source, "sqlite://"):
 		return openSQLite(ctx, e.Source)
 	case strings.HasPrefix(e.Source, "postgres://"), strings.HasPrefix(e.Source, "postgresql://"):
-		return openPostgres(ctx, e.Source, e.Password, conns, getenv)
+		return openPostgres(ctx, e.Source, e.Password, conns, getenv, params...)
 	}
 	scheme, _, _ := strings.Cut(e.Source, "://")
 	return nil, newErr("config", "source", ErrConfig, fmt.Errorf("source scheme %q: want sqlite:// or postgres://", scheme))
