@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,5 +115,33 @@ func TestE2EMetricsFile(t *testing.T) {
 	r = wharf(t, "export", "-c", cfg, "--metrics-file", filepath.Join(cfg, "x.prom"))
 	if r.code != 2 || !strings.Contains(r.err, "metrics file") {
 		t.Errorf("an unwritable metrics file: exit %d, %s", r.code, r.err)
+	}
+}
+
+// TestE2ELogFormat: --log-format json makes every log line one JSON object with time, level
+// and msg, whatever the output format; text is slog's text; anything else is a usage error.
+func TestE2ELogFormat(t *testing.T) {
+	cfg := quickstart(t)
+	r := wharf(t, "--log-format", "json", "--log-level", "debug", "export", "-c", cfg).must(t, 0)
+	lines := strings.Split(strings.TrimSpace(r.err), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("debug logs of an export: %q", r.err)
+	}
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["time"] == nil || rec["level"] != "DEBUG" || rec["msg"] == nil {
+			t.Fatalf("a log line that is not slog's JSON: %q (%v)", l, err)
+		}
+	}
+	if !strings.Contains(r.out, "orders") || strings.HasPrefix(strings.TrimSpace(r.out), "{") {
+		t.Errorf("the output is not the pretty one: %q", r.out)
+	}
+	r = wharf(t, "--log-format", "text", "--log-level", "debug", "validate", "-c", cfg).must(t, 0)
+	if strings.Contains(r.err, "{\"time\"") {
+		t.Errorf("text logs in JSON: %q", r.err)
+	}
+	r = wharf(t, "--log-format", "yaml", "ls", filepath.Dir(cfg))
+	if r.code != 2 || !strings.Contains(r.err, "--log-format") {
+		t.Errorf("--log-format yaml: exit %d, %s", r.code, r.err)
 	}
 }

@@ -25,6 +25,7 @@ type app struct {
 	format     string // "pretty" or "json"
 	quiet      bool
 	logLevel   string
+	logFormat  string // "", text or json: the logs' format ("": json under --format json, else text)
 	endpoint   string
 	profile    string
 	region     string
@@ -130,6 +131,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	f.StringVar(&a.format, "format", "pretty", "output format: pretty or json")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "print only what was asked for (no progress or confirmations)")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	f.StringVar(&a.logFormat, "log-format", "", "log format on stderr: text or json (slog's handlers; default json with --format json, else text)")
 	f.StringVar(&a.endpoint, "endpoint", "", "store endpoint URL (https://host:port; http only on loopback)")
 	f.StringVar(&a.endpoint, "endpoint-url", "", "the same as --endpoint, as aws-cli spells it")
 	f.StringVar(&a.profile, "profile", "", "the AWS configuration profile an S3 store reads (default: AWS_PROFILE, else default)")
@@ -161,7 +163,17 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil || !validLevel(a.logLevel) {
 		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", a.logLevel))
 	}
-	a.log = newLogger(a.err, a.format, level)
+	switch a.logFormat {
+	case "":
+		a.logFormat = "text"
+		if a.format == "json" {
+			a.logFormat = "json"
+		}
+	case "text", "json":
+	default:
+		return usageErr(fmt.Errorf("--log-format %q: want text or json", a.logFormat))
+	}
+	a.log = newLogger(a.err, a.logFormat, level)
 	a.started = true
 	return nil
 }
@@ -174,6 +186,7 @@ func validLevel(s string) bool {
 	return false
 }
 
+// newLogger is the logger of every command: format json (slog's JSON handler) or text.
 func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {

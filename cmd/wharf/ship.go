@@ -72,7 +72,7 @@ file_id, dataset, key, size, sha256, outcome, duration and attempt.`,
 			if err != nil {
 				return err
 			}
-			return a.ship(cmd.Context(), cfg, newLogger(a.err, a.format, level))
+			return a.ship(cmd.Context(), cfg, newLogger(a.err, a.logFormat, level))
 		},
 	}
 	yamlflag.Add(cmd.Flags(), ship.DefaultConfig()) // a flag per key of the ship: section
