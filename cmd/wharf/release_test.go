@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"debug/buildinfo"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,16 +19,39 @@ import (
 // end-to-end tests' binary is built with them too. TestReleaseBuild checks they match.
 const releaseTags = "grpcnotrace,arrow_json_stdlib,disable_grpc_modules"
 
-// releaseBuild builds wharf with scripts/release.sh, as a release is built, and returns the
-// binary. The script fails if what it built is not static or is over its size bound.
+// releaseBuild builds wharf with scripts/release.sh -d, as a release is built, for this
+// machine's platform alone, and returns the binary (SHA256SUMS is beside it). The script
+// fails if what it built is not static or is over its size bound.
 func releaseBuild(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wharf")
-	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "release.sh"), "-o", bin, "v0.0.0-test")
+	dir := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "release.sh"), "-d", dir, "v0.0.0-test")
+	cmd.Env = append(os.Environ(), "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/release.sh: %v\n%s", err, out)
 	}
-	return bin
+	name := "wharf-v0.0.0-test-" + runtime.GOOS + "-" + runtime.GOARCH
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	return filepath.Join(dir, name)
+}
+
+// checkSums checks the SHA256SUMS beside bin: one line, "<sha256>  <name>", of bin.
+func checkSums(t *testing.T, bin string) {
+	t.Helper()
+	sums, err := os.ReadFile(filepath.Join(filepath.Dir(bin), "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%x  %s\n", sha256.Sum256(b), filepath.Base(bin))
+	if string(sums) != want {
+		t.Errorf("SHA256SUMS holds %q, want %q", sums, want)
+	}
 }
 
 // dynamicLinking says what makes an ELF binary depend on the host's dynamic linker ("" for a
@@ -80,9 +106,9 @@ func TestBinaryIsStatic(t *testing.T) {
 	assertStatic(t, wharfBin)
 }
 
-// TestReleaseBuild builds wharf with scripts/release.sh (which checks cgo and size itself) and
-// inspects the result: static, built with releaseTags, and stamped with the version it was
-// given.
+// TestReleaseBuild builds wharf with scripts/release.sh -d (which checks cgo and size itself)
+// and inspects the result: static, built with releaseTags, stamped with the version it was
+// given and its build date, and listed in SHA256SUMS with its sha256.
 func TestReleaseBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wharf")
@@ -102,9 +128,10 @@ func TestReleaseBuild(t *testing.T) {
 		t.Errorf("the release binary links %q: modules wharf never runs, which a release tag (scripts/release.sh) is there to keep out", linked)
 	}
 	out, err := exec.Command(bin, "version").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "wharf v0.0.0-test ") {
-		t.Errorf("wharf version: %v: %q, want the stamped version v0.0.0-test", err, out)
+	if err != nil || !strings.HasPrefix(string(out), "wharf v0.0.0-test ") || !strings.Contains(string(out), ", built 20") {
+		t.Errorf("wharf version: %v: %q, want the stamped version v0.0.0-test and its build date", err, out)
 	}
+	checkSums(t, bin)
 	if fi, err := os.Stat(bin); err == nil {
 		t.Logf("release binary: %d bytes (%.1f MiB)", fi.Size(), float64(fi.Size())/(1<<20))
 	}
