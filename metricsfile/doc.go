@@ -1,6 +1,6 @@
 // Package metricsfile writes a batch job's figures as a Prometheus metrics file, for
-// node_exporter's textfile collector: what `--metrics-file PATH` of export, load, reconcile
-// and lease run writes.
+// node_exporter's textfile collector: what `--metrics-file PATH` of export, load, reconcile,
+// backfill and lease run writes.
 //
 // # What it promises
 //
@@ -12,7 +12,7 @@
 // job begins (wharf_job_running 1) and ends (with its outcome), every Every in between (5 s
 // by default), and at Close, which ends a job still running as failed.
 //
-// Every series has the labels job (the kind: export, load, reconcile, lease_run) and name
+// Every series has the labels job (the kind: export, load, reconcile, lease_run, backfill) and name
 // (what ran: the export's name, the lease's). The series:
 //
 //	wharf_job_running                        1 while the job runs, 0 once it ended

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,10 +14,12 @@ import (
 	"github.com/wharfdata/wharf/internal/textfmt"
 	"github.com/wharfdata/wharf/internal/yamlconf"
 	"github.com/wharfdata/wharf/internal/yamlconf/yamlflag"
+	"github.com/wharfdata/wharf/metricsfile"
 )
 
 func (a *app) backfillCommand() *cobra.Command {
 	var replan bool
+	var metrics string
 	cmd := &cobra.Command{
 		Use:   "backfill [URL] --to DEST [--job NAME] [--coordinator bucket|nats://HOST:PORT|solo]",
 		Short: "Read every object under a prefix as NDJSON records, across a fleet of workers",
@@ -62,11 +65,12 @@ the stores' options. See docs/backfill.md.`,
 			if err != nil {
 				return err
 			}
-			return a.backfill(cmd.Context(), cfg, replan)
+			return a.backfill(cmd.Context(), cfg, replan, metrics)
 		},
 	}
 	yamlflag.Add(cmd.Flags(), backfill.DefaultConfig())
 	cmd.Flags().BoolVar(&replan, "replan", false, "list the prefix again when the job has finished (new and overwritten objects become new splits; done splits stay done)")
+	addMetricsFile(cmd.Flags(), &metrics)
 	cmd.AddCommand(a.backfillStatusCommand())
 	return cmd
 }
@@ -97,10 +101,15 @@ func (a *app) backfillConfig(fl *pflag.FlagSet, argv []string) (backfill.Config,
 }
 
 // backfill runs one worker of the job.
-func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) error {
+func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool, metrics string) (err error) {
 	env := a.backfillEnv()
 	env.Replan, env.WrapSink = replan, backfillTestSink(a.getenv)
 	cfg.Store.Wrap = backfillTestWrap(a.getenv)
+	mf, err := startMetrics(metrics, "backfill")
+	if err != nil {
+		return err
+	}
+	defer closeMetrics(mf, &err)
 	w, err := backfill.Open(ctx, cfg, env)
 	if err != nil {
 		return err
@@ -108,7 +117,40 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool) er
 	defer w.Close()
 	defer a.limitMemory(cfg.MemoryBound())()
 	bar := a.backfillBar(w.Job)
+	mj := mf.Begin(cfg.Job)
+	figures := func() {
+		st := w.Status()
+		mj.Set("records", float64(st.Records))
+		mj.Set("objects", float64(st.Objects))
+		mj.Set("bytes", float64(st.Bytes))
+		mj.Set("splits", float64(st.Splits.Planned))
+		mj.Set("splits_done", float64(st.Splits.Done))
+		mj.Set("splits_quarantined", float64(st.Splits.Quarantined))
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // a long job's figures as it goes, for the file's periodic writes
+		defer close(done)
+		if mf == nil {
+			<-stop
+			return
+		}
+		t := time.NewTicker(metricsfile.DefaultEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				figures()
+			}
+		}
+	}()
 	err = w.Run(ctx)
+	close(stop)
+	<-done
+	figures()
+	_ = mj.End(err) // a failure to write shows at the Close
 	bar.Finish(err == nil, false)
 	st := w.Status()
 	if err != nil || a.quiet {

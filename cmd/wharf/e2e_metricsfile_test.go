@@ -46,7 +46,7 @@ func hasValue(m map[string]float64, series string, v float64) bool {
 	return ok && got == v
 }
 
-// TestE2EMetricsFile: export, reconcile and lease run write their metrics files: a success
+// TestE2EMetricsFile: export, reconcile, lease run and backfill write their metrics files: a success
 // with the run's figures and id, then a failure that keeps the last success time and names
 // its code; a path that cannot be written fails before the job.
 func TestE2EMetricsFile(t *testing.T) {
@@ -109,6 +109,17 @@ func TestE2EMetricsFile(t *testing.T) {
 	m = metricsAt(t, lprom)
 	if m["wharf_job_exit_code{name=nightly}"] != 3 || !hasValue(m, "wharf_job_success{name=nightly}", 0) {
 		t.Errorf("lease run's file: %v", m)
+	}
+
+	// backfill: the records, objects and splits of its run.
+	src, lake := filepath.Join(dir, "logs"), filepath.Join(dir, "lake")
+	writeFiles(t, dir, map[string]string{"logs/a.ndjson": "{\"i\":1}\n{\"i\":2}\n", "logs/b.ndjson": "{\"i\":3}\n"})
+	must(t, os.MkdirAll(lake, 0o755))
+	bprom := filepath.Join(dir, "textfile", "backfill.prom")
+	wharf(t, backfillArgs(src, lake+"/", "--job", "mf", "--metrics-file", bprom)...).must(t, 0)
+	m = metricsAt(t, bprom)
+	if !hasValue(m, "wharf_job_records{name=mf}", 3) || !hasValue(m, "wharf_job_objects{name=mf}", 2) || !hasValue(m, "wharf_job_success{name=mf}", 1) {
+		t.Errorf("backfill's file: %v", m)
 	}
 
 	// A path below a file cannot be written: the export does not run.

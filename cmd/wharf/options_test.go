@@ -27,7 +27,7 @@ type sectionFlags struct {
 var sectionCommands = []sectionFlags{
 	{path: "backfill", section: backfill.DefaultConfig(),
 		noFlag: []string{"source", "nats.user", "nats.password", "nats.token", "store", "to_store"},
-		own:    []string{"replan"}},
+		own:    []string{"replan", "metrics-file"}},
 	{path: "backfill status", section: backfill.DefaultConfig(), some: true},
 	{path: "ship", section: ship.DefaultConfig(), noFlag: []string{"store"}, own: []string{"log-level"}},
 	{path: "lease acquire", section: lease.DefaultConfig(), own: []string{"store"}},
