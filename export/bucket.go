@@ -333,16 +333,25 @@ func (j *bucketJournal) held(ctx context.Context) error { return j.h.Check(ctx) 
 func (j *bucketJournal) certify(ctx context.Context, r *RunRecord, m *Manifest) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.commitCertificate(ctx, m, func(sha string) *Certificate {
+		before := j.st.Cursor
+		j.finish(r)
+		j.certified = r.RunID
+		return &Certificate{RunID: r.RunID, Prefix: r.Prefix, ManifestSHA256: sha, Before: before}
+	})
+}
+
+// commitCertificate gives m the LogRef of the log's next entry and commits that entry with the
+// certificate cert makes of the sha256 of m's bytes (cert may change the journal it commits).
+// The caller holds j.mu.
+func (j *bucketJournal) commitCertificate(ctx context.Context, m *Manifest, cert func(sha string) *Certificate) error {
 	seq, fence := j.h.Next()
 	m.Log = &dataset.LogRef{Root: j.root, Name: j.h.Name(), Seq: seq, Fence: fence}
 	b, err := m.Encode()
 	if err != nil {
 		return newErr("manifest", dataset.ManifestKey, ErrWrite, err)
 	}
-	before := j.st.Cursor
-	j.finish(r)
-	j.certified = r.RunID
-	j.st.Certifies = &Certificate{RunID: r.RunID, Prefix: r.Prefix, ManifestSHA256: hexSHA256(b), Before: before}
+	j.st.Certifies = cert(hexSHA256(b))
 	e, err := j.commit(ctx)
 	if err != nil {
 		return err

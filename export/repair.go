@@ -88,26 +88,17 @@ func (h *LogHold) Recertify(ctx context.Context, m *Manifest, old []byte, repair
 	if r == nil || r.Status != StatusSucceeded {
 		return newErr("state", j.root, ErrState, fmt.Errorf("the log %s does not journal run %s as succeeded: its manifest is not certified there", j.h.Name(), m.RunID))
 	}
-	seq, fence := j.h.Next()
-	m.Log = &dataset.LogRef{Root: j.root, Name: j.h.Name(), Seq: seq, Fence: fence}
-	b, err := m.Encode()
-	if err != nil {
-		return newErr("manifest", dataset.ManifestKey, ErrWrite, err)
-	}
 	was := *r
-	r.Rows, r.Parts, r.Bytes = m.Rows, len(m.Parts), m.Bytes
-	r.Verification = nil // what was verified is not this manifest
-	j.st.Certifies = &Certificate{RunID: m.RunID, Prefix: r.Prefix, ManifestSHA256: hexSHA256(b), Before: j.st.Cursor,
-		Repair: repairID, Replaces: hexSHA256(old)}
-	e, err := j.commit(ctx)
+	err := j.commitCertificate(ctx, m, func(sha string) *Certificate {
+		r.Rows, r.Parts, r.Bytes = m.Rows, len(m.Parts), m.Bytes
+		r.Verification = nil // what was verified is not this manifest
+		return &Certificate{RunID: m.RunID, Prefix: r.Prefix, ManifestSHA256: sha, Before: j.st.Cursor,
+			Repair: repairID, Replaces: hexSHA256(old)}
+	})
 	if err != nil {
 		*r, j.st.Certifies = was, nil // nothing of the repair is left to commit at the release
-		return err
 	}
-	if e.Seq != seq {
-		return newErr("state", j.root, ErrState, fmt.Errorf("the log advanced to seq %d while seq %d was expected", e.Seq, seq))
-	}
-	return nil
+	return err
 }
 
 // Written records that the manifest Recertify certified, and its _SUCCESS, are written at the

@@ -137,20 +137,7 @@ func TestFooterReadsOnlyTheFooter(t *testing.T) {
 		b.Field(1).(*array.Int16Builder).Append(int16(i%100 - 50))
 		b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("note %d with some text to weigh the pages", i))
 	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(n/2), parquet.WithDictionaryDefault(false)),
-		pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	buf := writeParquet(t, b, parquet.WithMaxRowGroupLength(n/2), parquet.WithDictionaryDefault(false))
 	s, err := store.Open(ctx, "mem://reconcile-footer/p/", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -213,19 +200,7 @@ func TestFooterStatesEachOrder(t *testing.T) {
 		}
 		b.Field(4).(*array.BinaryBuilder).Append([]byte{byte(i)})
 	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(3)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	buf := writeParquet(t, b, parquet.WithMaxRowGroupLength(3))
 	ra := &readerAt{ctx: context.Background(), s: memStore(t, buf.Bytes()), key: "part.parquet", size: int64(buf.Len())}
 	pf, err := footer(ra)
 	if err != nil {
@@ -315,4 +290,23 @@ func TestClassifyValues(t *testing.T) {
 	if len(c.Differences) != 1 || len(*c.Differences[0].SourceValue) > maxValue+40 {
 		t.Errorf("a long text difference is shown whole: %+v", c.Differences)
 	}
+}
+
+// writeParquet writes the rows built in b as one Parquet file with props.
+func writeParquet(t *testing.T, b *array.RecordBuilder, props ...parquet.WriterProperty) *bytes.Buffer {
+	t.Helper()
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return &buf
 }
