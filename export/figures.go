@@ -26,7 +26,7 @@ type ColumnFigures struct {
 	// unchanged rows: under infinity: null an infinite date or timestamp is written as NULL.
 	NonNullInexact string
 	// Order is how the column's Min and Max compare with a Parquet part's statistics, ""
-	// when they were not asked (its type has no order that compares exactly, orderOf).
+	// when they were not asked (its type has no order that compares exactly: minMax).
 	// OrderInteger sets Min and Max; the others MinText and MaxText, in the canonical text
 	// of CanonicalFloat, CanonicalDecimal, or the text itself. All are nil when the chunk has
 	// no non-null value.
