@@ -80,9 +80,7 @@ func (a *app) reconcile(cmd *cobra.Command, f validateFlags, parallel int, metri
 		j.Set("matched", float64(r.Matched))
 		j.Set("mismatched", float64(r.Mismatched))
 		j.Set("unknown", float64(r.Unknown))
-		if err := j.End(r.Err()); err != nil {
-			return err
-		}
+		_ = j.End(r.Err()) // a failure to write shows at the Close
 		if err := a.show(r, textOf(r.Text)); err != nil {
 			return err
 		}
