@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/store"
@@ -101,10 +102,8 @@ func Validate(ctx context.Context, s *store.Store, prefix string, deep bool, ope
 	v.Manifest, v.Export, v.RunID, v.Status, v.Parts, v.Rows = m, m.Export, m.RunID, m.Status, len(m.Parts), m.Rows
 	v.checkMarker(m, body, success, hasSuccess)
 	v.checkManifest(m)
-	for _, p := range m.Parts {
-		if err := v.checkPart(ctx, s, m, p, deep); err != nil {
-			return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
-		}
+	if err := v.checkParts(ctx, s, m, deep); err != nil {
+		return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
 	}
 	if err := v.checkLog(ctx, m, body, open); err != nil {
 		return nil, errcode.E("validate", prefix, ErrVerifyManifestRead, err)
@@ -201,6 +200,60 @@ func partFault(err error) bool {
 		}
 	}
 	return false
+}
+
+// partsAtOnce bounds the parts checked at once (a HEAD each, and on a local directory a
+// re-hash). A deep check reads one part at a time: it decodes whole row groups.
+const partsAtOnce = 4
+
+// checkParts checks every part of m, adding their problems in the manifest's part order
+// whatever order the checks end in. The first error in part order is returned.
+func (v *Validation) checkParts(ctx context.Context, s *store.Store, m *Manifest, deep bool) error {
+	if deep {
+		for _, p := range m.Parts {
+			if err := v.checkPart(ctx, s, m, p, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	found := make([][]Problem, len(m.Parts))
+	errs := make([]error, len(m.Parts))
+	slots := make(chan struct{}, partsAtOnce)
+	var wg sync.WaitGroup
+	for i, p := range m.Parts {
+		slots <- struct{}{}
+		if ctx.Err() != nil {
+			<-slots
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			pv := &Validation{Hashed: v.Hashed}
+			if errs[i] = pv.checkPart(ctx, s, m, p, false); errs[i] != nil {
+				cancel()
+			}
+			found[i] = pv.Problems
+		})
+	}
+	wg.Wait()
+	for _, err := range errs { // the first failure in part order, before any cancellation it caused
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err // stopped before every part was checked: nothing is certified
+	}
+	for _, pr := range found {
+		v.Problems = append(v.Problems, pr...)
+	}
+	return nil
 }
 
 func (v *Validation) checkPart(ctx context.Context, s *store.Store, m *Manifest, p Part, deep bool) error {
