@@ -286,6 +286,38 @@ func TestE2ELoadCrash(t *testing.T) {
 	}
 }
 
+// TestE2ELoadTwoAtOnce starts two loads of one run into one table at once, in append mode
+// (where a second copy would show), each pausing after every part so that they overlap: one
+// loads, the other finds the run loaded and loads nothing, and the table holds each source
+// row once, with one ledger row.
+func TestE2ELoadTwoAtOnce(t *testing.T) {
+	c := newLoadCase(t, "")
+	run := c.export(t)
+	var procs []*proc
+	for range 2 {
+		procs = append(procs, start(t, cli{env: []string{envTestLoad + "=after-part:200ms"}}.command(
+			"load", "-c", c.cfg, "--mode", "append", "--format", "json")))
+	}
+	loaded := 0
+	for i, p := range procs {
+		if code := p.wait(); code != 0 {
+			t.Fatalf("load %d: exit %d\n%s", i, code, p.err.String())
+		}
+		var res load.Result
+		must(t, json.Unmarshal(p.out.Bytes(), &res))
+		if res.Loaded {
+			loaded++
+		}
+	}
+	if loaded != 1 {
+		t.Fatalf("%d of the two loads loaded the run, want exactly one", loaded)
+	}
+	c.same(t)
+	if n := c.count(t, `SELECT count(*) FROM `+c.ledger+` WHERE run_id = '`+run+`'`); n != 1 {
+		t.Fatalf("the ledger has %d rows of the run", n)
+	}
+}
+
 // TestE2ELoadPool loads 8 exports at once (--pool 8), each into its own table.
 func TestE2ELoadPool(t *testing.T) {
 	c := newLoadCase(t, "")
