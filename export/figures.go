@@ -202,30 +202,17 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 	return f, nil
 }
 
-// integerExtreme is a MIN or MAX of OrderInteger as the driver returned it.
+// integerExtreme is a MIN or MAX of OrderInteger as the driver returned it, converted as
+// export converts the column's values.
 func integerExtreme(v any) (*int64, error) {
-	switch x := v.(type) {
-	case nil:
+	if v == nil {
 		return nil, nil
-	case int64:
-		return &x, nil
-	case int32:
-		n := int64(x)
-		return &n, nil
-	case float64: // SQLite: a REAL in an INTEGER column, which export writes only when integral
-		n := int64(x)
-		if float64(n) != x {
-			return nil, fmt.Errorf("%v is not an integer", x)
-		}
-		return &n, nil
-	case []byte, string:
-		n, err := strconv.ParseInt(fmt.Sprint(textOf(x)), 10, 64)
-		if err != nil {
-			return nil, err
-		}
-		return &n, nil
 	}
-	return nil, fmt.Errorf("%T is not an integer", v)
+	n, err := intValue(textOf(v))
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
 }
 
 func textOf(v any) any {
@@ -245,21 +232,9 @@ func textExtreme(order Order, t arrow.DataType, v any) (*string, error) {
 	var out string
 	switch order {
 	case OrderFloat:
-		var f float64
-		switch x := v.(type) {
-		case float64:
-			f = x
-		case float32:
-			f = float64(x)
-		case int64:
-			f = float64(x)
-		case string:
-			var err error
-			if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("%T is not a float", v)
+		f, err := floatValue(v)
+		if err != nil {
+			return nil, err
 		}
 		if t.ID() == arrow.FLOAT32 {
 			f = float64(float32(f)) // the float4 the part holds

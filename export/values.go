@@ -82,28 +82,9 @@ func storageName(v any) string {
 }
 
 func convInt(b array.Builder, v any) error {
-	var n int64
-	switch x := v.(type) {
-	case int64:
-		n = x
-	case int32:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int:
-		n = int64(x)
-	case float64: // SQLite keeps a REAL in an INTEGER column only when no integer equals it
-		if x != math.Trunc(x) || x < -(1<<63) || x >= 1<<63 {
-			return refuse(ErrInexact, "a REAL that is not a 64-bit integer")
-		}
-		n = int64(x)
-	case string:
-		var err error
-		if n, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64); err != nil {
-			return refuse(ErrWrongType, "TEXT that is not a 64-bit integer")
-		}
-	default:
-		return wrongType(v, "an integer")
+	n, err := intValue(v)
+	if err != nil {
+		return err
 	}
 	switch b := b.(type) {
 	case *array.Int64Builder:
@@ -123,23 +104,9 @@ func convInt(b array.Builder, v any) error {
 }
 
 func convFloat(b array.Builder, v any) error {
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case float32:
-		f = float64(x)
-	case int64:
-		if f = float64(x); f >= 1<<63 || int64(f) != x {
-			return refuse(ErrInexact, "an INTEGER that no double equals")
-		}
-	case string:
-		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-			return refuse(ErrWrongType, "TEXT that is not a number")
-		}
-	default:
-		return wrongType(v, "a number")
+	f, err := floatValue(v)
+	if err != nil {
+		return err
 	}
 	switch b := b.(type) {
 	case *array.Float64Builder:
@@ -151,6 +118,54 @@ func convFloat(b array.Builder, v any) error {
 		b.Append(float32(f))
 	}
 	return nil
+}
+
+// intValue is v, as the driver returned it, as the integer export writes of it.
+func intValue(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case int32:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int:
+		return int64(x), nil
+	case float64: // SQLite keeps a REAL in an INTEGER column only when no integer equals it
+		if x != math.Trunc(x) || x < -(1<<63) || x >= 1<<63 {
+			return 0, refuse(ErrInexact, "a REAL that is not a 64-bit integer")
+		}
+		return int64(x), nil
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, refuse(ErrWrongType, "TEXT that is not a 64-bit integer")
+		}
+		return n, nil
+	}
+	return 0, wrongType(v, "an integer")
+}
+
+// floatValue is v, as the driver returned it, as the float export writes of it.
+func floatValue(v any) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case int64:
+		if f := float64(x); f < 1<<63 && int64(f) == x {
+			return f, nil
+		}
+		return 0, refuse(ErrInexact, "an INTEGER that no double equals")
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, refuse(ErrWrongType, "TEXT that is not a number")
+		}
+		return f, nil
+	}
+	return 0, wrongType(v, "a number")
 }
 
 // convBool takes 0 and 1 (SQLite's booleans) and the text true, false, 1, 0 in any case;
