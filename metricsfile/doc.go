@@ -10,7 +10,9 @@
 // collector never reads it) and is renamed over PATH, so a reader sees the previous file or
 // the new one, never a part. It is written when the command starts (then empty), when each
 // job begins (wharf_job_running 1) and ends (with its outcome), every Every in between (5 s
-// by default), and at Close, which ends a job still running as failed.
+// by default), and at Close, which ends a job still running as failed. A process killed
+// outright (SIGKILL) writes nothing more: its file keeps wharf_job_running 1 with an
+// updated time that no longer advances, which is how a reader tells it from a live job.
 //
 // Every series has the labels job (the kind: export, load, reconcile, lease_run, backfill) and name
 // (what ran: the export's name, the lease's). The series:
@@ -18,6 +20,7 @@
 //	wharf_job_running                        1 while the job runs, 0 once it ended
 //	wharf_job_start_timestamp_seconds        when it started (Unix time)
 //	wharf_job_duration_seconds               how long it ran, or has been running
+//	wharf_job_updated_timestamp_seconds      when the file was last written for it
 //	wharf_job_success                        1 if it succeeded, 0 if it failed (once ended)
 //	wharf_job_last_success_timestamp_seconds when the job last succeeded
 //	wharf_job_<figure>                       the job's figures: rows, bytes, parts, chunks…

@@ -210,6 +210,7 @@ func (f *File) write() error {
 		g.WithLabelValues(vals...).Set(v)
 	}
 	for _, j := range f.jobs {
+		gauge("wharf_job_updated_timestamp_seconds", "When this file was last written for the job: a job still running whose file stops being rewritten (every 5 s) was killed.", j, float64(now.UnixNano())/1e9)
 		running, end := 1.0, now
 		if !j.end.IsZero() {
 			running, end = 0, j.end

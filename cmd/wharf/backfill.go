@@ -105,6 +105,9 @@ func (a *app) backfill(ctx context.Context, cfg backfill.Config, replan bool, me
 	env := a.backfillEnv()
 	env.Replan, env.WrapSink = replan, backfillTestSink(a.getenv)
 	cfg.Store.Wrap = backfillTestWrap(a.getenv)
+	if err := refuseBeside(metrics, "source", cfg.Source); err != nil {
+		return err
+	}
 	mf, err := startMetrics(metrics, "backfill")
 	if err != nil {
 		return err

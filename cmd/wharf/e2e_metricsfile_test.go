@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -122,6 +124,16 @@ func TestE2EMetricsFile(t *testing.T) {
 		t.Errorf("backfill's file: %v", m)
 	}
 
+	// Never where the job reads its input or writes its output.
+	r = wharf(t, append(backfillArgs(src, lake+"/", "--job", "mf2"), "--metrics-file", filepath.Join(src, "m.prom"))...)
+	if r.code != 2 || !strings.Contains(r.err, "lies under the source") {
+		t.Errorf("a metrics file in the backfill's source: exit %d, %s", r.code, r.err)
+	}
+	r = wharf(t, "export", "-c", cfg, "--metrics-file", filepath.Join(dir, "out", "m.prom"))
+	if r.code != 2 || !strings.Contains(r.err, "lies under the destination of export orders") {
+		t.Errorf("a metrics file in the export's destination: exit %d, %s", r.code, r.err)
+	}
+
 	// A path below a file cannot be written: the export does not run.
 	r = wharf(t, "export", "-c", cfg, "--metrics-file", filepath.Join(cfg, "x.prom"))
 	if r.code != 2 || !strings.Contains(r.err, "metrics file") {
@@ -154,5 +166,42 @@ func TestE2ELogFormat(t *testing.T) {
 	r = wharf(t, "--log-format", "yaml", "ls", filepath.Dir(cfg))
 	if r.code != 2 || !strings.Contains(r.err, "--log-format") {
 		t.Errorf("--log-format yaml: exit %d, %s", r.code, r.err)
+	}
+}
+
+// TestE2EMetricsFileOfAStoppedJob: an export stopped by SIGTERM mid-run is written as failed,
+// not running; one killed by SIGKILL cannot write again, and its file says so by an updated
+// time that no longer advances while it claims to run.
+func TestE2EMetricsFileOfAStoppedJob(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cfg := quickstart(t)
+			prom := filepath.Join(filepath.Dir(cfg), "export.prom")
+			cmd := cli{env: []string{envTestPause + "=after-part:400ms"}}.command("export", "-c", cfg, "--metrics-file", prom)
+			must(t, cmd.Start())
+			pollUntil(t, 10*time.Second, "the job's first write", func() bool {
+				b, err := os.ReadFile(prom)
+				return err == nil && bytes.Contains(b, []byte("wharf_job_running"))
+			})
+			time.Sleep(200 * time.Millisecond)
+			must(t, cmd.Process.Signal(sig))
+			_ = cmd.Wait()
+			m := metricsAt(t, prom)
+			switch sig {
+			case syscall.SIGTERM:
+				if !hasValue(m, "wharf_job_running{name=orders}", 0) || !hasValue(m, "wharf_job_success{name=orders}", 0) {
+					t.Errorf("after SIGTERM: %v", m)
+				}
+			case syscall.SIGKILL:
+				updated := m["wharf_job_updated_timestamp_seconds{name=orders}"]
+				if !hasValue(m, "wharf_job_running{name=orders}", 1) || updated == 0 {
+					t.Errorf("after SIGKILL: %v", m)
+				}
+				time.Sleep(1100 * time.Millisecond)
+				if again := metricsAt(t, prom)["wharf_job_updated_timestamp_seconds{name=orders}"]; again != updated {
+					t.Errorf("a killed job's file was written again: %v then %v", updated, again)
+				}
+			}
+		})
 	}
 }

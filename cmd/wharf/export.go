@@ -92,6 +92,15 @@ func (a *app) exportAll(ctx context.Context, f exportFlags) (err error) {
 	if err != nil {
 		return err
 	}
+	for _, e := range exports {
+		root, _, templated := strings.Cut(e.Destination, "{")
+		if templated {
+			root = root[:strings.LastIndex(root, "/")+1]
+		}
+		if err := refuseBeside(f.metricsFile, "destination of export "+e.Name, root); err != nil {
+			return err
+		}
+	}
 	mf, err := startMetrics(f.metricsFile, "export")
 	if err != nil {
 		return err
