@@ -72,7 +72,7 @@ type Config struct {
 	CommitInterval time.Duration `yaml:"commit_interval" help:"how often standard output's watermark is committed (the records its reader took by then)"`
 	PollInterval   time.Duration `yaml:"poll_interval" help:"how often an idle worker looks for work"`
 
-	Listen       string `yaml:"listen" help:"address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)"`
+	Listen       string `yaml:"listen" help:"address of the status page (/), /metrics, /status and /healthz (loopback unless --listen-remote; off for none)"`
 	ListenRemote bool   `yaml:"listen_remote" help:"allow a --listen address that is not loopback"`
 
 	NATS NATSConfig `yaml:"nats"`

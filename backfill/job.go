@@ -54,6 +54,8 @@ type Job struct {
 	// processors, however many splits are in flight.
 	decoding chan struct{}
 
+	fleet fleetView // the job as the coordinator records it, for the status page
+
 	plan  *Plan
 	gen   int // the plan's Current.Generation
 	ids   []string

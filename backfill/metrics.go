@@ -1,8 +1,12 @@
 package backfill
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/wharfdata/wharf/internal/statuspage"
 )
 
 // metrics are one worker's Prometheus metrics, in a registry of its own.
@@ -18,11 +22,14 @@ type metrics struct {
 	objectsQuarantined prometheus.Counter
 	commits            prometheus.Counter
 	leaseLost          prometheus.Counter
+	// delivered meters the records this worker handed to the sink, for the status page.
+	delivered *statuspage.Meter
 }
 
 func newMetrics(j *Job) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		delivered: statuspage.NewMeter(10*time.Second, 30),
+		reg:       prometheus.NewRegistry(),
 		records: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_backfill_records_total",
 			Help: "Records this worker handed to the sink (a replayed record counts again)."}),
 		bytesRead: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_backfill_read_bytes_total",
@@ -51,6 +58,12 @@ func newMetrics(j *Job) *metrics {
 	m.reg.MustRegister(m.records, m.bytesRead, m.bytesOut, m.splits, m.failed, m.quarantined, m.objectsQuarantined, m.commits, m.leaseLost,
 		gauge("wharf_backfill_splits_planned", "Splits in the job's plan.", func(s Status) float64 { return float64(s.Splits.Planned) }),
 		gauge("wharf_backfill_splits_final", "Splits of the plan this worker knows to be done or quarantined.", func(s Status) float64 { return float64(s.Splits.Done + s.Splits.Quarantined) }),
+		gauge("wharf_backfill_healthy", "1 while /healthz answers 200, 0 once this worker failed.", func(s Status) float64 {
+			if s.State == StateFailed {
+				return 0
+			}
+			return 1
+		}),
 		gauge("wharf_backfill_splits_in_flight", "Splits this worker is reading now.", func(s Status) float64 { return float64(len(s.InFlight)) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -53,7 +53,7 @@ func (e Env) store() *store.Config {
 }
 
 // Worker is a Job with what it opened: its source, sink and coordinator, and the server
-// of its /metrics, /status and /healthz. Close closes them.
+// of its status page, /metrics, /status and /healthz. Close closes them.
 type Worker struct {
 	*Job
 	stdout  bool
@@ -109,7 +109,7 @@ func Open(ctx context.Context, cfg Config, env Env) (_ *Worker, err error) {
 		return nil, errcode.E("listen", cfg.Listen, ErrListen, err)
 	}
 	if srv.Addr != nil {
-		env.Logger.Info("serving /metrics, /status and /healthz", "listen", srv.Addr.String())
+		env.Logger.Info("serving the status page, /metrics, /status and /healthz", "listen", srv.Addr.String())
 	}
 	w.closers = append(w.closers, func() error { srv.Stop(); return nil })
 	return w, nil

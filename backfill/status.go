@@ -7,6 +7,7 @@ import (
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/listen"
+	"github.com/wharfdata/wharf/internal/statuspage"
 )
 
 // The states of a worker, as /status names them.
@@ -37,7 +38,13 @@ type Status struct {
 	Records     int64       `json:"records"` // handed to the sink by this worker
 	InFlight    []InFlight  `json:"in_flight"`
 	LastError   *ErrorInfo  `json:"last_error,omitempty"`
+	// RecentErrors are this worker's last errors (up to recentErrors), oldest first;
+	// LastError is the last of them.
+	RecentErrors []ErrorInfo `json:"recent_errors"`
 }
+
+// recentErrors is how many errors /status and the status page keep.
+const recentErrors = 10
 
 // SplitCounts counts the plan's splits as this worker knows them.
 type SplitCounts struct {
@@ -73,6 +80,7 @@ type status struct {
 	doneHere int
 	records  int64
 	lastErr  *ErrorInfo
+	recent   []ErrorInfo
 }
 
 type flight struct {
@@ -88,7 +96,7 @@ func (j *Job) Status() Status {
 	defer j.mu.Unlock()
 	st := Status{Component: "backfill", Job: j.cfg.Job, Node: j.cfg.Node, State: j.stat.state, Leader: j.stat.leader,
 		Coordinator: j.coord.Describe(), Source: j.cfg.Source, Sink: j.sink.URL(), Started: j.stat.started.UTC(),
-		Records: j.stat.records, LastError: j.stat.lastErr, InFlight: []InFlight{}}
+		Records: j.stat.records, LastError: j.stat.lastErr, InFlight: []InFlight{}, RecentErrors: append([]ErrorInfo{}, j.stat.recent...)}
 	if j.plan != nil {
 		st.Plan, st.Splits.Planned, st.Objects, st.Bytes = j.plan.ID, j.plan.Splits, j.plan.Objects, j.plan.Bytes
 	}
@@ -126,14 +134,24 @@ func (j *Job) setEnd(err error) {
 	j.stat.state = StateSucceeded
 	if err != nil {
 		j.stat.state = StateFailed
-		j.stat.lastErr = &ErrorInfo{Time: j.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}
+		j.noteLocked(err)
 	}
 }
 
 func (j *Job) noteError(err error) {
 	j.mu.Lock()
-	j.stat.lastErr = &ErrorInfo{Time: j.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}
+	j.noteLocked(err)
 	j.mu.Unlock()
+}
+
+// noteLocked records err as the last error (j.mu held).
+func (j *Job) noteLocked(err error) {
+	info := ErrorInfo{Time: j.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}
+	j.stat.lastErr = &info
+	if len(j.stat.recent) == recentErrors {
+		j.stat.recent = append(j.stat.recent[:0], j.stat.recent[1:]...)
+	}
+	j.stat.recent = append(j.stat.recent, info)
 }
 
 func (j *Job) setFinal(id, s string) {
@@ -177,16 +195,20 @@ func (j *Job) progress(id string, b *Batch) {
 	}
 	j.stat.records += int64(b.Len())
 	j.mu.Unlock()
+	j.m.delivered.Add(j.now(), float64(b.Len()))
 }
 
-// Handler serves /metrics (Prometheus), /status (JSON) and /healthz: 200 and the worker's
-// state, 503 once it failed.
+// Handler serves the status page at / (HTML: this worker's figures and the whole job as its
+// coordinator records it), /metrics (Prometheus), /status (JSON) and /healthz: 200 and the
+// worker's state, 503 once it failed.
 func (j *Job) Handler() http.Handler {
-	return listen.Mux(j.m.reg, func() any { return j.Status() }, func() (int, string) {
+	mux := listen.Mux(j.m.reg, func() any { return j.Status() }, func() (int, string) {
 		st := j.Status().State
 		if st == StateFailed {
 			return http.StatusServiceUnavailable, st
 		}
 		return http.StatusOK, st
 	})
+	mux.Handle("GET /{$}", statuspage.Handler(j.page))
+	return mux
 }

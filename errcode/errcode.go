@@ -113,6 +113,15 @@ func Lookup(name string) (*Code, bool) {
 	return c, ok
 }
 
+// Remedy is what docs/errors.md says to do about the code named name ("What to do"), or ""
+// for a name that is no code.
+func Remedy(name string) string {
+	if c, ok := Lookup(name); ok {
+		return c.d.Remedy
+	}
+	return ""
+}
+
 // All returns every registered code in definition order.
 func All() []*Code {
 	mu.Lock()

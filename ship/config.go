@@ -101,7 +101,7 @@ type Config struct {
 
 	Grace        time.Duration `yaml:"grace" help:"after SIGTERM, how long uploads in flight may finish"`
 	PollInterval time.Duration `yaml:"poll_interval" help:"how often the spool's catalog is re-read for new files"`
-	Listen       string        `yaml:"listen" help:"address of /metrics, /status and /healthz (loopback unless --listen-remote; off for none)"`
+	Listen       string        `yaml:"listen" help:"address of the status page (/), /metrics, /status and /healthz (loopback unless --listen-remote; off for none)"`
 	ListenRemote bool          `yaml:"listen_remote" help:"allow a --listen address that is not loopback"`
 	// Drain makes Run return once no file is waiting and none is in flight (for batch runs
 	// and benchmarks); without it Run serves until its context ends.

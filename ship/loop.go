@@ -385,7 +385,7 @@ func (s *Shipper) snapshot(ctx context.Context) ([]spool.File, error) {
 	case err != nil:
 		s.log.Warn("re-reading the spool's catalog failed", "spool", s.sp.Dir(), "error", err)
 		s.mu.Lock()
-		s.stat.lastErr = &ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)}
+		s.noteLocked(&ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)})
 		s.mu.Unlock()
 	}
 	s.retain(ctx, retained, removing)

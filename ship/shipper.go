@@ -401,7 +401,7 @@ func (s *Shipper) serve() (func(), error) {
 		if s.opts.Listening != nil {
 			s.opts.Listening(srv.Addr)
 		}
-		s.log.Info("serving /metrics, /status and /healthz", "listen", srv.Addr.String())
+		s.log.Info("serving the status page, /metrics, /status and /healthz", "listen", srv.Addr.String())
 	}
 	return srv.Stop, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wharfdata/wharf/errcode"
 	"github.com/wharfdata/wharf/internal/listen"
+	"github.com/wharfdata/wharf/internal/statuspage"
 	"github.com/wharfdata/wharf/spool"
 	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/probe"
@@ -52,7 +53,13 @@ type Status struct {
 	Uploaded       int64         `json:"uploaded"`          // files shipped since the start
 	LastError      *ErrorInfo    `json:"last_error,omitempty"`
 	Fatal          *ErrorInfo    `json:"fatal,omitempty"`
+	// RecentErrors are the last errors (up to recentErrors), oldest first; LastError is the
+	// last of them.
+	RecentErrors []ErrorInfo `json:"recent_errors"`
 }
+
+// recentErrors is how many errors /status and the status page keep.
+const recentErrors = 10
 
 // The health of the service, as Status.Health and /healthz give it.
 const (
@@ -100,6 +107,7 @@ type status struct {
 	retry        map[uint64]*retryState
 	uploaded     int64
 	lastErr      *ErrorInfo
+	recent       []ErrorInfo // the last recentErrors errors, oldest first
 	fatal        *ErrorInfo
 	fatalErr     error
 	sp           Spool // the spool once opened, for the metrics
@@ -152,7 +160,7 @@ func (s *Shipper) failedLocked(info *ErrorInfo, err error) {
 	if d, ok := clockSkew(err); ok {
 		info.ClockSkewSeconds = d.Seconds()
 	}
-	s.stat.lastErr = info
+	s.noteLocked(info)
 	if needsOperator(err) {
 		s.stat.standing++
 	} else {
@@ -178,7 +186,7 @@ func (s *Shipper) Status() Status {
 		Epoch: s.stat.epoch, Destination: s.stat.dest, Pipeline: s.cfg.Pipeline, Node: s.cfg.Node, Replay: s.cfg.Replay,
 		ConditionalPut: s.cfg.ConditionalPut, PutMode: s.stat.mode, Probe: s.stat.probe,
 		InFlight: len(s.stat.inflight), Retrying: len(s.stat.retry), RetryAge: s.retryAgeLocked(now).Seconds(),
-		Uploaded: s.stat.uploaded, LastError: s.stat.lastErr, Fatal: s.stat.fatal}
+		Uploaded: s.stat.uploaded, LastError: s.stat.lastErr, Fatal: s.stat.fatal, RecentErrors: append([]ErrorInfo{}, s.stat.recent...)}
 	sp := s.stat.sp
 	s.mu.Unlock()
 	if sp != nil {
@@ -225,7 +233,17 @@ func (s *Shipper) setFatal(err error, f spool.File, key string) {
 	if key != "" {
 		info.Key = s.where(key)
 	}
-	s.stat.fatalErr, s.stat.fatal, s.stat.lastErr = err, info, info
+	s.stat.fatalErr, s.stat.fatal = err, info
+	s.noteLocked(info)
+}
+
+// noteLocked records info as the last error (s.mu held).
+func (s *Shipper) noteLocked(info *ErrorInfo) {
+	s.stat.lastErr = info
+	if len(s.stat.recent) == recentErrors {
+		s.stat.recent = append(s.stat.recent[:0], s.stat.recent[1:]...)
+	}
+	s.stat.recent = append(s.stat.recent, *info)
 }
 
 func (s *Shipper) fatalErr() error {
@@ -252,12 +270,15 @@ func (s *Shipper) retryAgeLocked(now time.Time) time.Duration {
 	return max(now.Sub(oldest), 0)
 }
 
-// Handler serves /metrics (Prometheus), /status (JSON) and /healthz: 200 "ok: STATE" while the
+// Handler serves the status page at / (HTML, the figures of /status), /metrics
+// (Prometheus), /status (JSON) and /healthz: 200 "ok: STATE" while the
 // service is healthy (probing, shipping or retrying included); 503 "unhealthy: STATE: ERROR
 // [CODE]" once unhealthyAfter attempts in a row failed with an error that needs an operator
 // (back to 200 at the next success); 503 "fatal: ERROR [CODE]" once shipping stopped.
 func (s *Shipper) Handler() http.Handler {
-	return listen.Mux(s.m.reg, func() any { return s.Status() }, s.health)
+	mux := listen.Mux(s.m.reg, func() any { return s.Status() }, s.health)
+	mux.Handle("GET /{$}", statuspage.Handler(s.page))
+	return mux
 }
 
 // health is what /healthz answers.
@@ -283,6 +304,12 @@ type metrics struct {
 	bytes   prometheus.Counter
 	seconds prometheus.Histogram
 	aborted prometheus.Counter
+	// collisions counts the objects found at a file's key with other content
+	// (ErrObjectKeyCollision): each one stops shipping for good.
+	collisions prometheus.Counter
+	// shipped meters the bytes shipped (outcome ok) for the status page's chart.
+	shipped *statuspage.Meter
+	now     func() time.Time
 }
 
 // spoolCollector reports the spool's files and bytes by state as the service's spool holds
@@ -309,6 +336,7 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 
 func newMetrics(s *Shipper) *metrics {
 	m := &metrics{
+		shipped: statuspage.NewMeter(10*time.Second, 30), now: s.now,
 		reg: prometheus.NewRegistry(),
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wharf_ship_uploads_total",
 			Help: "Upload attempts by outcome: ok, conflict_equal (already there, same content), retry, fatal."}, []string{"outcome"}),
@@ -319,6 +347,8 @@ func newMetrics(s *Shipper) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}),
 		aborted: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_ship_stale_uploads_aborted_total",
 			Help: "Incomplete multipart uploads that an earlier run left at a key the service was about to write, aborted."}),
+		collisions: prometheus.NewCounter(prometheus.CounterOpts{Name: "wharf_ship_collisions_total",
+			Help: "Objects found at a file's key with other content (WHARF_OBJECT_KEY_COLLISION: another spool or machine uses this epoch or node id); each stops shipping for good."}),
 	}
 	spoolStats := &spoolCollector{s: s,
 		files: prometheus.NewDesc("wharf_spool_files", "Files in the spool by state: finalized, eligible (waiting), uploaded (retained), deleted.", []string{"state"}, nil),
@@ -331,12 +361,40 @@ func newMetrics(s *Shipper) *metrics {
 			defer s.mu.Unlock()
 			return s.retryAgeLocked(now).Seconds()
 		})
+	status := func(name, help string, f func(st Status) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(s.Status()) })
+	}
+	healthy := status("wharf_ship_healthy", "1 while /healthz answers 200 (health ok), 0 while the service is unhealthy or fatal.",
+		func(st Status) float64 { return b2f(st.Health == HealthOK) })
+	oldest := status("wharf_ship_backlog_oldest_age_seconds", "Age of the oldest file waiting to be shipped (its event time), 0 when none waits.",
+		func(st Status) float64 { return st.Backlog.OldestAge })
+	skew := status("wharf_ship_clock_skew_seconds", "The store's clock less this machine's, as the last probe or a request the store refused for its time measured it.",
+		func(st Status) float64 { return st.clockSkew() })
 	for _, o := range []string{OutcomeOK, OutcomeConflictEqual, OutcomeRetry, OutcomeFatal} {
 		m.uploads.WithLabelValues(o)
 	}
-	m.reg.MustRegister(m.uploads, m.bytes, m.seconds, m.aborted, retryAge, spoolStats,
+	m.reg.MustRegister(m.uploads, m.bytes, m.seconds, m.aborted, m.collisions, retryAge, healthy, oldest, skew, spoolStats,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// clockSkew is the store's clock less this machine's: from the last error when the store
+// refused a request for its time, else from the probe.
+func (st Status) clockSkew() float64 {
+	if st.LastError != nil && st.LastError.ClockSkewSeconds != 0 {
+		return st.LastError.ClockSkewSeconds
+	}
+	if st.Probe != nil {
+		return st.Probe.ClockSkewSeconds
+	}
+	return 0
 }
 
 func (m *metrics) outcome(o string) { m.uploads.WithLabelValues(o).Inc() }
@@ -345,6 +403,7 @@ func (m *metrics) uploaded(outcome string, size int64, d time.Duration) {
 	m.outcome(outcome)
 	if outcome == OutcomeOK {
 		m.bytes.Add(float64(size))
+		m.shipped.Add(m.now(), float64(size))
 	}
 	m.seconds.Observe(d.Seconds())
 }

@@ -360,6 +360,7 @@ func (s *Shipper) rewrite(ctx context.Context, f spool.File, key string, old sto
 
 // collision is the fatal error for f meeting other content at key.
 func (s *Shipper) collision(f spool.File, key string, info store.ObjectInfo) error {
+	s.m.collisions.Inc()
 	theirs := info.Metadata[store.MetaSHA256]
 	if theirs == "" {
 		theirs = "not recorded"

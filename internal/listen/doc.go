@@ -1,5 +1,5 @@
 // Package listen checks and serves the address on which a long-running job (the ship service,
-// a backfill worker) answers /metrics, /status and /healthz.
+// a backfill worker) answers /metrics, /status and /healthz (the service adds its status page at /).
 //
 // Its promises: an address is "off" or host:port, and a host that is not a loopback address
 // is refused unless the caller's configuration explicitly allows serving beyond this machine
