@@ -4,9 +4,10 @@
 # NAME-VERSION and is reused when present, so a fresh clone on the same machine builds nothing.
 #
 #   scripts/install-servers.sh [minio] [seaweedfs] [fakegcs] [azurite] [nats] [staticcheck] [postgres]
-#                                                                          (no argument: all)
+#                              [chromium] [prometheus]                     (no argument: all)
 #
-# PostgreSQL comes from Debian's postgresql package (apt-get, as root) rather than the cache.
+# PostgreSQL comes from Debian's postgresql package (apt-get, as root) rather than the cache, and
+# so do the browser of the status page's test (chromium) and promtool (prometheus).
 # Azurite comes from npm (the azurite package) into the cache folder, with its node_modules.
 #
 # Prints nothing but progress on stderr; exits non-zero, naming the tool, if an install fails.
@@ -82,8 +83,21 @@ install_postgres() {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 }
 
+# install_debian PACKAGE BINARY: Debian's PACKAGE unless BINARY is already on the PATH.
+install_debian() {
+  local pkg=$1 bin=$2
+  if command -v "$bin" >/dev/null 2>&1; then return 0; fi
+  if [ "$(id -u)" != 0 ]; then
+    log "$bin is not installed and this is not root: run apt-get install -y $pkg"
+    return 1
+  fi
+  log "installing Debian's $pkg package"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
+  command -v "$bin" >/dev/null 2>&1 || { log "FAILED to install $pkg: no $bin on the PATH"; return 1; }
+}
+
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs fakegcs azurite nats postgres)
+[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs fakegcs azurite nats postgres chromium prometheus)
 for w in "${want[@]}"; do
   case "$w" in
     minio) install minio "$MINIO_VERSION" minio build_minio ;;
@@ -93,6 +107,8 @@ for w in "${want[@]}"; do
     nats) install nats-server "$NATS_SERVER_VERSION" nats-server build_nats ;;
     staticcheck) install staticcheck "$STATICCHECK_VERSION" staticcheck build_staticcheck ;;
     postgres) install_postgres ;;
+    chromium) install_debian chromium chromium ;;
+    prometheus) install_debian prometheus promtool ;;
     *) log "unknown tool $w"; exit 2 ;;
   esac
 done

@@ -41,6 +41,10 @@ const (
 	// envTestBackfillHold names a file: every read of a source object waits until it exists
 	// (or the job stops), so no split can finish before the test lets it.
 	envTestBackfillHold = "WHARF_TEST_BACKFILL_HOLD"
+	// envTestBackfillHoldOnly narrows envTestBackfillHold to the objects whose key holds the
+	// value: every other split reads at once, and the job stays running (the status page's
+	// test looks at a fleet with splits done, one quarantined and one held).
+	envTestBackfillHoldOnly = "WHARF_TEST_BACKFILL_HOLD_ONLY"
 )
 
 // With envTestBackfillDeny, the first denied read waits until a second split's lease is
@@ -74,7 +78,7 @@ func backfillTestWrap(getenv func(string) string) func(driver.Bucket) driver.Buc
 		return nil
 	}
 	return func(b driver.Bucket) driver.Bucket {
-		return &slowSource{Bucket: b, d: d, fail: fail, deny: deny, hold: hold, leased: map[string]bool{}}
+		return &slowSource{Bucket: b, d: d, fail: fail, deny: deny, hold: hold, holdOnly: getenv(envTestBackfillHoldOnly), leased: map[string]bool{}}
 	}
 }
 
@@ -86,6 +90,8 @@ type slowSource struct {
 	fail float64
 	deny string
 	hold string
+	// holdOnly, when set, limits hold to the keys that contain it.
+	holdOnly string
 
 	mu     sync.Mutex
 	leased map[string]bool
@@ -98,7 +104,7 @@ func (s *slowSource) Get(ctx context.Context, key string, o *driver.GetOptions) 
 	if backfill.IsState(key) {
 		return s.Bucket.Get(ctx, key, o) // the coordinator's records: slowed, never failed
 	}
-	for s.hold != "" {
+	for s.hold != "" && strings.Contains(key, s.holdOnly) {
 		if _, err := os.Stat(s.hold); err == nil {
 			break
 		}

@@ -293,7 +293,10 @@ servers_start() {
     retake_port "$run" "$name" || return 1
   done
   { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env" "$run/fakegcs/env" \
-    "$run/azurite/env" "$run/nats/env" "$run/postgres/env"; } >"$run/env"
+    "$run/azurite/env" "$run/nats/env" "$run/postgres/env"
+    # The tools a test runs (not servers): the status page's browser, and promtool.
+    printf 'export WHARF_TEST_CHROMIUM=%s\n' "$(command -v chromium || true)"
+    printf 'export WHARF_TEST_PROMTOOL=%s\n' "$(command -v promtool || true)"; } >"$run/env"
   chmod 600 "$run/env"
 }
 

@@ -1,0 +1,27 @@
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// Chromium returns the path of the browser the status page's test drives headless
+// (WHARF_TEST_CHROMIUM, Debian's chromium that scripts/test.sh installs), or fails/skips t
+// (see Missing).
+func Chromium(t testing.TB) string { t.Helper(); return tool(t, "chromium", "WHARF_TEST_CHROMIUM") }
+
+// Promtool returns the path of Prometheus's promtool (WHARF_TEST_PROMTOOL, from Debian's
+// prometheus package that scripts/test.sh installs), or fails/skips t (see Missing).
+func Promtool(t testing.TB) string { t.Helper(); return tool(t, "promtool", "WHARF_TEST_PROMTOOL") }
+
+func tool(t testing.TB, name, env string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		Missing(t, name+" ("+env+")")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s=%s: %v", env, p, err)
+	}
+	return p
+}
