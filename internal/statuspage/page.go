@@ -5,7 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"html/template"
+	"html"
 	"io"
 	"math"
 	"net/http"
@@ -68,14 +68,10 @@ type Error struct {
 	Remedy  string
 }
 
-//go:embed page.html
-var pageHTML string
-
-var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"seconds": func(d time.Duration) int { return int(math.Ceil(d.Seconds())) },
-	"stamp":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-	"tone":    tone,
-}).Parse(pageHTML))
+// The page's style sheet, inline: the page loads nothing.
+//
+//go:embed page.css
+var pageCSS string
 
 // tone is the colour class of a health.
 func tone(health string) string {
@@ -136,16 +132,118 @@ func Human(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// Render writes p as HTML.
+// Render writes p as HTML. It writes the document by hand, each value escaped with
+// html.EscapeString, rather than with html/template: a template's method calls by name
+// (reflect's Value.Method) would make the linker keep every exported method of the whole
+// binary, some 15 MiB of it.
 func Render(w io.Writer, p Page) error {
 	if p.Refresh <= 0 {
 		p.Refresh = 5 * time.Second
 	}
-	return tmpl.Execute(w, struct {
-		Page
-		ChartView *chartView
-	}{p, p.Chart.view()})
+	var b pageWriter
+	refresh := int(math.Ceil(p.Refresh.Seconds()))
+	b.raw("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+	b.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	b.f("<meta http-equiv=\"refresh\" content=\"%d\">\n", refresh)
+	b.f("<title>wharf %s %s: %s</title>\n", esc(p.Component), esc(p.Name), esc(p.State))
+	b.raw("<style>\n" + pageCSS + "</style>\n</head>\n<body>\n<header>\n")
+	b.f("<h1>wharf %s <span data-k=\"name\">%s</span>\n<span class=\"badge %s\" data-k=\"health\">%s</span></h1>\n",
+		esc(p.Component), esc(p.Name), tone(p.Health), esc(p.Health))
+	b.f("<p class=\"reason\">state <b data-k=\"state\">%s</b>", esc(p.State))
+	if p.Reason != "" {
+		b.f(": <span data-k=\"reason\">%s</span>", esc(p.Reason))
+	}
+	b.raw("</p>\n</header>\n<main>\n")
+	if v := p.Chart.view(); v != nil {
+		b.f("<section>\n<h2>%s</h2>\n", esc(v.Title))
+		b.f("<svg viewBox=\"0 0 %g 60\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"%s, the last %s\">",
+			v.Width, esc(v.Title), esc(v.Span))
+		for _, r := range v.Bars {
+			b.f("<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"></rect>", r.X, r.Y, r.W, r.H)
+		}
+		b.f("</svg>\n<p class=\"note\">the last %s, one bar per %s: peak <span data-k=\"chart_peak\">%s</span> %s, last <span data-k=\"chart_last\">%s</span> %s</p>\n</section>\n",
+			esc(v.Span), esc(v.Step.String()), esc(fmt.Sprintf("%.6g", v.Peak)), esc(v.Unit), esc(v.Last), esc(v.Unit))
+	}
+	for _, s := range p.Sections {
+		if s.Table != nil {
+			b.raw("<section class=\"wide\">\n")
+		} else {
+			b.raw("<section>\n")
+		}
+		b.f("<h2>%s</h2>\n", esc(s.Title))
+		if len(s.Facts) > 0 {
+			b.raw("<dl>\n")
+			for _, f := range s.Facts {
+				b.f("<dt>%s</dt><dd data-k=\"%s\">%s</dd>\n", esc(f.Name), esc(f.Key), esc(f.Value))
+			}
+			b.raw("</dl>\n")
+		}
+		if s.Note != "" {
+			b.f("<p class=\"note\">%s</p>\n", esc(s.Note))
+		}
+		if s.Table != nil {
+			b.table(s.Table.Key, s.Table.Columns, s.Table.Rows, s.Table.Empty, nil)
+		}
+		b.raw("</section>\n")
+	}
+	b.raw("<section class=\"wide\">\n<h2>Recent errors</h2>\n")
+	rows := make([][]string, len(p.Errors))
+	for i, e := range p.Errors {
+		rows[i] = []string{stamp(e.Time), e.Code, e.Message, e.Remedy}
+	}
+	b.table("errors", []string{"time", "code", "error", "what to do"}, rows, "none since the start", func(row []string) string { return row[1] })
+	b.raw("</section>\n</main>\n")
+	b.f("<footer>generated <span data-k=\"generated\">%s</span>, reloads every %d s ·\n", stamp(p.Generated), refresh)
+	b.raw("<a href=\"status\">/status</a> (JSON) · <a href=\"metrics\">/metrics</a> · <a href=\"healthz\">/healthz</a></footer>\n</body>\n</html>\n")
+	_, err := w.Write(b.buf.Bytes())
+	return err
 }
+
+// pageWriter builds the document.
+type pageWriter struct{ buf bytes.Buffer }
+
+func (b *pageWriter) raw(s string)              { b.buf.WriteString(s) }
+func (b *pageWriter) f(format string, a ...any) { fmt.Fprintf(&b.buf, format, a...) }
+
+// table writes a table named key: each row's data-row is rowKey(row), else its first cell; each
+// cell is labelled with its column, for the stacked layout of a narrow screen. The errors'
+// table writes its code cell as code.
+func (b *pageWriter) table(key string, cols []string, rows [][]string, empty string, rowKey func([]string) string) {
+	b.f("<div class=\"scroll\"><table data-k=\"%s\">\n<thead><tr>", esc(key))
+	for _, c := range cols {
+		b.f("<th>%s</th>", esc(c))
+	}
+	b.raw("</tr></thead>\n<tbody>\n")
+	for _, row := range rows {
+		id := ""
+		if rowKey != nil {
+			id = rowKey(row)
+		} else if len(row) > 0 {
+			id = row[0]
+		}
+		b.f("<tr data-row=\"%s\">", esc(id))
+		for i, c := range row {
+			label := ""
+			if i < len(cols) {
+				label = cols[i]
+			}
+			if rowKey != nil && label == "code" {
+				b.f("<td data-label=\"%s\"><code>%s</code></td>", esc(label), esc(c))
+				continue
+			}
+			b.f("<td data-label=\"%s\">%s</td>", esc(label), esc(c))
+		}
+		b.raw("</tr>\n")
+	}
+	if len(rows) == 0 {
+		b.f("<tr><td colspan=\"%d\">%s</td></tr>\n", len(cols), esc(empty))
+	}
+	b.raw("</tbody>\n</table></div>\n")
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 // Handler serves the page that page builds at each request (with the request's context):
 // no script, no asset from anywhere (the Content-Security-Policy says so to the browser too),
