@@ -1,0 +1,35 @@
+package iceberg
+
+import "github.com/wharfdata/wharf/errcode"
+
+const section = "Iceberg"
+
+// The kinds of table failures, each an *errcode.Code: test for them with errors.Is. A store
+// failure underneath keeps its own kind too (the error unwraps to both).
+var (
+	// ErrCommitConflict: every attempt of a commit lost the race for the next metadata file.
+	ErrCommitConflict = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_COMMIT_CONFLICT", Text: "iceberg commit lost to other writers on every attempt",
+		Exit: errcode.ExitFailed, Class: errcode.Transient, Section: section,
+		Meaning: "Each attempt to create the table's next metadata file (`metadata/v{N}.metadata.json`, created only if absent) found it already made by another writer; each time the change was rebased onto the winner and tried again, until the attempts were spent. Nothing of this commit is in the table. The message names the table and the attempts.",
+		Remedy:  "Run again: the change is retried on top of the table as it is then. Many writers committing to one table at once should group their commits."})
+	// ErrNoTable: no metadata file under the location.
+	ErrNoTable = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_NO_TABLE", Text: "no iceberg table at the location",
+		Exit: errcode.ExitFailed, Class: errcode.Operator, Section: section,
+		Meaning: "The location holds no `metadata/v1.metadata.json`: no table was created there (or it was made by a catalog that names its metadata files otherwise). The message names the location.",
+		Remedy:  "Check the location; create the table first."})
+	// ErrTableExists: Create found a table already there.
+	ErrTableExists = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_TABLE_EXISTS", Text: "an iceberg table already exists at the location",
+		Exit: errcode.ExitFailed, Class: errcode.Fatal, Section: section,
+		Meaning: "Creating a table found `metadata/v1.metadata.json` already there: another table (or another writer's create) is at this location. Nothing was written.",
+		Remedy:  "Load the table instead, or choose another location."})
+	// ErrOutsideTable: a file named outside the table's location.
+	ErrOutsideTable = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_OUTSIDE_TABLE", Text: "file outside the iceberg table's location",
+		Exit: errcode.ExitFailed, Class: errcode.Fatal, Section: section,
+		Meaning: "A file to read or write (a data file to add, a manifest the metadata names) is not below the table's location, and wharf reads and writes a table only through the store opened at it. The message names the file and the location.",
+		Remedy:  "Write the data files below the table's location (its `data/` folder) before adding them."})
+	// ErrMetadataInvalid: a metadata file or version hint that cannot be read as one.
+	ErrMetadataInvalid = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_METADATA_INVALID", Text: "iceberg table metadata is invalid",
+		Exit: errcode.ExitFailed, Class: errcode.Poison, Section: section,
+		Meaning: "A table metadata file does not parse as Iceberg table metadata, or names another location than the one it was found at, or a change could not be applied to it. The message names the file.",
+		Remedy:  "Inspect the file with `wharf cat`; a table whose current metadata is damaged needs repair by hand."})
+)
