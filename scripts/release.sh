@@ -29,15 +29,15 @@ MAX_MIB=64
 #                      http.DefaultServeMux (wharf serves none) and renders them with
 #                      html/template. A reachable template execution makes the linker keep
 #                      every exported method of every type (reflect.Value.MethodByName): 15 MiB.
-#   arrow_json_stdlib  arrow-go's JSON goes through encoding/json instead of goccy/go-json, a
-#                      second JSON library (1.3 MiB); wharf's only use of it, the arrow.json
-#                      extension's raw values, is the same bytes either way.
 #   disable_grpc_modules
 #                      the Cloud Storage SDK's documented opt-out of its gRPC DirectPath
 #                      modules (gRPC's xDS and RLS balancers, which register envoy's whole
 #                      protobuf API at init): 10 MiB. wharf talks to Cloud Storage over its
 #                      JSON API (storage.NewClient), which the tag leaves as it is.
-TAGS=grpcnotrace,arrow_json_stdlib,disable_grpc_modules
+# (arrow_json_stdlib, which had arrow-go use encoding/json rather than goccy/go-json, saved
+# 1.3 MiB; it is gone since wharf links iceberg-go, whose geoarrow-go dependency implements
+# arrow's builders against goccy/go-json and does not build with it.)
+TAGS=grpcnotrace,disable_grpc_modules
 
 out=./wharf
 dist=

@@ -3,7 +3,7 @@
 // figures are those of the stripped binary, which keeps the same sections but the symbol
 // table and DWARF).
 //
-//	CGO_ENABLED=0 go build -trimpath -tags grpcnotrace,arrow_json_stdlib,disable_grpc_modules -o /tmp/wharf-full ./cmd/wharf
+//	CGO_ENABLED=0 go build -trimpath -tags grpcnotrace,disable_grpc_modules -o /tmp/wharf-full ./cmd/wharf
 //	go run ./bench/binsize /tmp/wharf-full            # by module
 //	go run ./bench/binsize -pkg /tmp/wharf-full       # by package
 //

@@ -1,7 +1,7 @@
 // Command wharf is the command line of the wharf toolkit, with stable error codes and exit
 // codes over every store backend: the export job (export, validate, reconcile, repair, load, parts, runs), the ship
 // service and its spool (spool, ship), the backfill job (backfill), leases and their commit
-// log (lease), and the object tools (ls, du, cat, stat, mb, rb, cp, mv, sync, rm,
+// log (lease), Iceberg tables whose catalog is the bucket (table), and the object tools (ls, du, cat, stat, mb, rb, cp, mv, sync, rm,
 // presign, probe, uploads), with version and completion.
 //
 // The layout: main.go only wires signals to run; root.go builds the command tree and the

@@ -17,7 +17,7 @@ import (
 
 // releaseTags are the build tags scripts/release.sh gives (its TAGS, which say why); the
 // end-to-end tests' binary is built with them too. TestReleaseBuild checks they match.
-const releaseTags = "grpcnotrace,arrow_json_stdlib,disable_grpc_modules"
+const releaseTags = "grpcnotrace,disable_grpc_modules"
 
 // releaseBuild builds wharf with scripts/release.sh -d, as a release is built, for this
 // machine's platform alone, and returns the binary (SHA256SUMS is beside it). The script
@@ -158,7 +158,7 @@ func TestReleaseTagsKeepOutTheXDSStack(t *testing.T) {
 		t.Skip("builds wharf")
 	}
 	bin := filepath.Join(t.TempDir(), "wharf")
-	build := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace,arrow_json_stdlib", "-o", bin, ".")
+	build := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

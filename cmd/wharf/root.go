@@ -80,7 +80,8 @@ system can trust. Its jobs: export writes database tables as verified Parquet da
 (export, validate, reconcile, repair, load, parts, runs); ship uploads a spool's finished files to a bucket, each
 exactly once (spool, ship); backfill reads every object under a prefix as NDJSON records,
 across a fleet of workers (backfill); lease keeps fenced leases and a commit log in a store
-and runs a command while holding one (lease). Its object tools (ls, du, cat, stat, mb, rb, cp, mv,
+and runs a command while holding one (lease); table shows an Iceberg table whose catalog is the
+bucket (table). Its object tools (ls, du, cat, stat, mb, rb, cp, mv,
 sync, rm, presign, probe, uploads) work the same on every store; version and completion print the version and
 shell completions.
 
@@ -145,6 +146,7 @@ the AWS CLI. Every failure prints one line ending in a stable code such as
 	root.AddCommand(objectTools...)
 	root.AddCommand(a.exportCommand(), a.validateCommand(), a.reconcileCommand(), a.repairCommand(), a.loadCommand(), a.runsCommand())
 	root.AddCommand(a.partsCommand())
+	root.AddCommand(a.tableCommand())
 	root.AddCommand(a.spoolCommand())
 	root.AddCommand(a.shipCommand())
 	root.AddCommand(a.backfillCommand())
