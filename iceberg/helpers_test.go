@@ -21,6 +21,7 @@ import (
 	"github.com/wharfdata/wharf/store"
 	_ "github.com/wharfdata/wharf/store/file"
 	_ "github.com/wharfdata/wharf/store/mem"
+	_ "github.com/wharfdata/wharf/store/s3"
 )
 
 var storeSeq atomic.Int64
