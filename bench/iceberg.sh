@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Benchmarks an Iceberg commit on MinIO over loopback (a benchmark, not a test: it asserts
+# nothing). See bench/README.md, "iceberg", for the latest figures.
+#
+#   bench/iceberg.sh
+#
+# Environment: COMMITS (commits timed per history size, default 20), HISTORY (the table's
+# snapshots before the timed commits, comma-separated, default 1,10,100; each size is built
+# first by that many appends, not timed).
+#
+# It starts its own MinIO on a free loopback port (scripts/lib/servers.bash), stopped by PID on
+# exit, and runs BenchmarkCommitOnMinIO (package iceberg): each timed commit is what a new
+# process does, a Load of the table and an Append of one small Parquet file; it reports the
+# medians of ms and of store requests per commit at each history size. The load average is
+# printed before and after: the machine is shared.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/servers.bash
+source scripts/lib/servers.bash
+# shellcheck source=bench/lib.bash
+source bench/lib.bash
+
+COMMITS=${COMMITS:-20}
+HISTORY=${HISTORY:-1,10,100}
+
+bash scripts/install-servers.sh minio >/dev/null
+bench_workdir iceberg
+start_bench_minio "$RUN_DIR"
+export WHARF_TEST_MINIO_ENDPOINT WHARF_TEST_MINIO_ACCESS_KEY WHARF_TEST_MINIO_SECRET_KEY
+
+log "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "append commits on MinIO: $COMMITS per history size ($HISTORY snapshots)"
+WHARF_ICEBERG_BENCH_HISTORY=$HISTORY go test ./iceberg -run '^$' -bench '^BenchmarkCommitOnMinIO$' \
+  -benchtime "${COMMITS}x" -count 1 -timeout 30m | grep -E '^Benchmark'
+log "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
