@@ -103,8 +103,9 @@
 // remembered verdicts, and a test hook's wrap of the sink): it opens the source at its bucket's root,
 // the sink (Stdout over Env.Stdout, told apart as a pipe, a regular file or anything else, or
 // a StoreSink at Config.To), the coordinator Config.Coordinator names (the bucket's behind the
-// probe, or NATS with its credentials resolved), the Job, and the server of /metrics, /status
-// and /healthz on Config.Listen; Worker.Close closes them. ReadReport reads a job's records
+// probe, or NATS with its credentials resolved), the Job, and the server of the status page
+// (/: this worker and the whole job as the coordinator records it), /metrics, /status and
+// /healthz on Config.Listen; Worker.Close closes them. ReadReport reads a job's records
 // the same way, for reading only. New takes what a program opened itself.
 //
 // # Errors

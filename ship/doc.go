@@ -67,10 +67,11 @@
 //
 // # Observability
 //
-// Handler serves /metrics (Prometheus text, from a registry of the Shipper's own), /status
-// (JSON, Status) and /healthz: 200 while healthy (probing and retrying included), 503 once
-// three attempts in a row failed with an error that needs an operator (class errcode.Operator:
-// refused or missing credentials, a missing bucket, a full spool, uploads arriving damaged;
+// Handler serves the status page at / (HTML made from Status: no script, no asset), /metrics
+// (Prometheus text, from a registry of the Shipper's own), /status (JSON, Status) and
+// /healthz: 200 while healthy (probing and retrying included), 503 once three attempts in a
+// row failed with an error that needs an operator (class errcode.Operator: refused or missing
+// credentials, a missing bucket, a full spool, uploads arriving damaged;
 // back to 200 at the next success)
 // and once fatal. A request the store refused for its time (store.ErrClockSkewed) is
 // retried like an outage and keeps /healthz at 200, degraded: a warning, /status and /healthz
