@@ -118,3 +118,75 @@ func median(v []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkExportCommitOnMinIO measures what an export's commit adds to its run on MinIO:
+// a fresh Load of the table (what the run does before its first part) and a Commit of the
+// run's four parts from the footers it wrote (the quickstart's 1,000 rows in 4 parts), as an
+// append (a delta run) and as an overwrite (a full run), with the table's history at each
+// size of WHARF_ICEBERG_BENCH_HISTORY. It reports the medians of ms/commit and
+// requests/commit (bench/iceberg.sh runs it).
+func BenchmarkExportCommitOnMinIO(b *testing.B) {
+	srv := testenv.MinIO(b)
+	ctx := context.Background()
+	var n atomic.Int64
+	cfg := srv.StoreConfig(b)
+	cfg.Wrap = func(bk driver.Bucket) driver.Bucket { return counting{Bucket: bk, n: &n} }
+	bucket := fmt.Sprintf("wharf-iceberg-bench-%d-%d", os.Getpid(), bucketSeq.Add(1))
+	root := openStore(b, "s3://"+bucket, cfg)
+	if err := root.MakeBucket(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.RemoveBucket(context.Background(), bucket) })
+	sizes := os.Getenv("WHARF_ICEBERG_BENCH_HISTORY")
+	if sizes == "" {
+		sizes = "1,10,100"
+	}
+	for _, op := range []string{"append", "overwrite"} {
+		for _, s := range strings.Split(sizes, ",") {
+			h, err := strconv.Atoi(s)
+			if err != nil || h < 1 {
+				b.Fatalf("WHARF_ICEBERG_BENCH_HISTORY: %q is no history size", s)
+			}
+			b.Run(fmt.Sprintf("%s/history=%d", op, h), func(b *testing.B) {
+				url := fmt.Sprintf("s3://%s/tables/%s-h%d-%d", bucket, op, h, time.Now().UnixNano())
+				st := openStore(b, url, cfg)
+				tbl, err := Open(ctx, st, arrowSchema, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				run := func(id string) []File {
+					files := make([]File, 4)
+					for p := range files {
+						files[p] = writeWithFooter(b, st, fmt.Sprintf("%s/part-%05d.parquet", id, p), arrowSchema, int64(p*250), 250)
+					}
+					return files
+				}
+				for i := range h {
+					id := fmt.Sprintf("history-%05d", i)
+					if _, err := tbl.Commit(ctx, Change{ID: id, Overwrite: op == "overwrite", Files: run(id), Schema: arrowSchema}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var ms, reqs []float64
+				for i := 0; b.Loop(); i++ {
+					b.StopTimer()
+					id := fmt.Sprintf("run-%05d", i)
+					files := run(id)
+					b.StartTimer()
+					before, start := n.Load(), time.Now()
+					t, err := Load(ctx, st, nil)
+					if err == nil {
+						_, err = t.Commit(ctx, Change{ID: id, Overwrite: op == "overwrite", Files: files, Schema: arrowSchema})
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					ms = append(ms, float64(time.Since(start).Microseconds())/1000)
+					reqs = append(reqs, float64(n.Load()-before))
+				}
+				b.ReportMetric(median(ms), "ms/commit")
+				b.ReportMetric(median(reqs), "requests/commit")
+			})
+		}
+	}
+}

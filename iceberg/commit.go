@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -147,18 +146,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Append adds files, Parquet files already written below the table's location, as one
 // append snapshot. Each is a location (s3://bucket/table/data/x.parquet) or a key relative to
-// the table's location (data/x.parquet). iceberg-go reads each file's footer for its
-// statistics and maps its columns to the schema's field ids by name (the table's name
-// mapping) when the file carries none. A file the current snapshot already has is refused,
-// and so is a file named twice; nothing is committed then.
+// the table's location (data/x.parquet). Each file's footer is read for its statistics, and
+// its columns map to the schema's field ids by name (the table's name mapping) when the file
+// carries none. A file the current snapshot already has is refused, and so is a file named
+// twice; nothing is committed then. (Commit adds files from their writers' footers.)
 func (t *Table) Append(ctx context.Context, files []string) error {
-	paths, err := t.locations(files)
-	if err != nil || len(paths) == 0 {
-		return err
+	if len(files) == 0 {
+		return nil
 	}
-	return t.commit(ctx, "append", func(ctx context.Context, tx *table.Transaction) (bool, error) {
-		return true, tx.AddFiles(ctx, paths, nil, false)
-	})
+	_, err := t.Commit(ctx, Change{Files: byName(files)})
+	return err
 }
 
 // Overwrite replaces every data file of the current snapshot by files (located as for
@@ -167,30 +164,16 @@ func (t *Table) Append(ctx context.Context, files []string) error {
 // it commits nothing. The current files are those of the version the commit is made on, so
 // after a lost race the winner's files are replaced too.
 func (t *Table) Overwrite(ctx context.Context, files []string) error {
-	paths, err := t.locations(files)
-	if err != nil {
-		return err
+	_, err := t.Commit(ctx, Change{Overwrite: true, Files: byName(files)})
+	return err
+}
+
+func byName(files []string) []File {
+	out := make([]File, len(files))
+	for i, f := range files {
+		out[i] = File{Path: f}
 	}
-	return t.commit(ctx, "overwrite", func(ctx context.Context, tx *table.Transaction) (bool, error) {
-		current, err := dataFiles(t.Iceberg().CurrentSnapshot(), t.fio.WithContext(ctx))
-		if err != nil {
-			return false, err
-		}
-		var del []string
-		keep := map[string]bool{}
-		for _, df := range current {
-			if slices.Contains(paths, df.FilePath()) {
-				keep[df.FilePath()] = true
-			} else {
-				del = append(del, df.FilePath())
-			}
-		}
-		add := slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return keep[p] })
-		if len(del) == 0 && len(add) == 0 {
-			return false, nil
-		}
-		return true, tx.ReplaceDataFiles(ctx, del, add, nil)
-	})
+	return out
 }
 
 // locations returns the table locations of files, each a location below the table's or a

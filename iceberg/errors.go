@@ -33,3 +33,9 @@ var (
 		Meaning: "A table metadata file does not parse as Iceberg table metadata, or names another location than the one it was found at, or a change could not be applied to it. The message names the file.",
 		Remedy:  "Inspect the file with `wharf cat`; a table whose current metadata is damaged needs repair by hand."})
 )
+
+// ErrSchemaChanged: files whose schema the table's cannot take.
+var ErrSchemaChanged = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_SCHEMA_CHANGED", Text: "the files' schema does not fit the iceberg table's",
+	Exit: errcode.ExitFailed, Class: errcode.Fatal, Section: section,
+	Meaning: "The data files to commit were written with a schema the table's cannot take: a column the table has is missing from them, or has another type, or has no Iceberg type. A column only the files have is not this error: it is added to the table's schema. The message names each column and both types. Nothing was committed.",
+	Remedy:  "Write the files with the table's columns (a new column is fine), or commit them to a new table (another location)."})

@@ -82,7 +82,8 @@ type Table struct {
 // location st is opened at, as metadata/v1.metadata.json made only if absent: a table
 // already there is ErrTableExists. Field ids are assigned afresh, and the table's default
 // name mapping (schema.name-mapping.default) maps the schema's column names to them, so
-// that Parquet files written without field ids (as arrow-go writes them) can be added.
+// that Parquet files written without field ids (as arrow-go writes them) can be added; the
+// property wharf.created-at says when (Table.Created).
 func Create(ctx context.Context, st *store.Store, schema *icego.Schema, opts *Options) (*Table, error) {
 	t := newTable(st, opts)
 	meta, err := table.NewMetadata(schema, icego.UnpartitionedSpec, table.UnsortedSortOrder, t.fio.root, nil)
@@ -93,7 +94,8 @@ func Create(ctx context.Context, st *store.Store, schema *icego.Schema, opts *Op
 	if err != nil {
 		return nil, err
 	}
-	set := table.NewSetPropertiesUpdate(icego.Properties{table.DefaultNameMappingKey: string(mapping)})
+	set := table.NewSetPropertiesUpdate(icego.Properties{table.DefaultNameMappingKey: string(mapping),
+		createdKey: time.Now().UTC().Format(time.RFC3339Nano)})
 	if meta, err = table.UpdateTableMetadata(meta, []table.Update{set}, ""); err != nil {
 		return nil, fmt.Errorf("%w: creating the table at %s: %w", ErrMetadataInvalid, t.fio.root, err)
 	}
