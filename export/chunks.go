@@ -76,13 +76,14 @@ func (r *runner) writeChunk(ctx context.Context, c *ChunkRecord) error {
 		return err
 	}
 	key := partKey(r.rec.RunID, c.Index, r.e.Format)
-	part, err := writePart(ctx, r.dst, key, r.e.Format, schemaOf(r.cols),
+	part, footer, err := writePart(ctx, r.dst, key, r.e.Format, schemaOf(r.cols),
 		func(emit func(arrow.RecordBatch) error) (int64, error) {
 			return r.src.readRange(ctx, r.e, r.cols, c.Range, r.window, r.batchRows(), emit)
 		})
 	if err != nil {
 		return err
 	}
+	r.keepFooter(c.Index, footer)
 	part.Chunk, part.Range = c.Index, c.Range
 	if err := r.j.SetChunk(ctx, r.rec.RunID, c.Index, "committed", &part); err != nil {
 		return err

@@ -10,6 +10,8 @@ import (
 // (*bucketJournal, with state: bucket).
 type journal interface {
 	LastRun(ctx context.Context, export string) (*RunRecord, error)
+	// Runs returns the export's runs, newest first, at most limit (0: all it keeps).
+	Runs(ctx context.Context, export string, limit int) ([]RunRecord, error)
 	StartRun(ctx context.Context, r *RunRecord) error
 	// AbandonRuns marks the export's runs still recorded as running, but keep, abandoned: a
 	// later run started, so their process is gone.
@@ -74,6 +76,20 @@ func (j *bucketJournal) LastRun(_ context.Context, export string) (*RunRecord, e
 	}
 	c := *last
 	return &c, nil
+}
+
+// Runs returns the export's runs in the log (the last maxLoggedRuns), newest first.
+func (j *bucketJournal) Runs(_ context.Context, export string, limit int) ([]RunRecord, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []RunRecord
+	for i := len(j.st.Runs) - 1; i >= 0 && (limit <= 0 || len(out) < limit); i-- {
+		if r := j.st.Runs[i]; r.Export == export {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b RunRecord) int { return b.StartedAt.Compare(a.StartedAt) })
+	return out, nil
 }
 
 // StartRun records r as running (again, for a resume, counting the attempt).

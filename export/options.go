@@ -88,6 +88,10 @@ type Export struct {
 	// the table as it was at one instant; ConsistencyChunk reads each chunk in its own short
 	// transaction, holding nothing open on the source for the run.
 	Consistency ConsistencyMode `yaml:"consistency"`
+	// Iceberg, when set, commits every certified run to an Apache Iceberg table (TableConfig):
+	// a full run as an overwrite snapshot, a delta run as an append.
+	Iceberg *TableConfig `yaml:"iceberg"`
+
 	// DeltaWait bounds how long a delta run on PostgreSQL waits, before it reads a row, for the
 	// transactions open when it read its cursor's largest value (nil: DefaultDeltaWait). A
 	// transaction still open then holds the run's window back (CursorWindow.Held).
@@ -222,7 +226,10 @@ func (e *Export) Check() error {
 	if err := e.checkReadOptions(bad); err != nil {
 		return err
 	}
-	return checkTemplate(e.Destination)
+	if err := checkTemplate(e.Destination); err != nil {
+		return err
+	}
+	return e.checkTable(bad)
 }
 
 // checkValueOptions validates and defaults the options that decide what values become.
@@ -363,6 +370,9 @@ func (c *Config) Rebase(dir string) {
 				abs += "/"
 			}
 			e.Destination = abs
+		}
+		if e.Iceberg != nil && e.Iceberg.Location != "" && !isURL(e.Iceberg.Location) {
+			e.Iceberg.Location = rebase(dir, e.Iceberg.Location)
 		}
 	}
 }

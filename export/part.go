@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/wharfdata/wharf/store"
 )
@@ -37,8 +38,10 @@ func (hc *hashCounter) Write(p []byte) (int, error) {
 // writePart streams one chunk to key: produce writes record batches through the format
 // writer while the store reads the other end of a pipe, so only a bounded amount of the part
 // is in memory. The sha256 and size are computed on the way; the store's ETag is recorded.
+// A Parquet part's footer is returned too (nil for the other formats), for an Iceberg
+// commit that then reads nothing of the part.
 func writePart(ctx context.Context, s *store.Store, key string, f Format, schema *arrow.Schema,
-	produce func(emit func(arrow.RecordBatch) error) (int64, error)) (Part, error) {
+	produce func(emit func(arrow.RecordBatch) error) (int64, error)) (Part, *metadata.FileMetaData, error) {
 	pr, pw := io.Pipe()
 	type result struct {
 		info store.ObjectInfo
@@ -51,33 +54,37 @@ func writePart(ctx context.Context, s *store.Store, key string, f Format, schema
 		done <- result{info, err}
 	}()
 	hc := &hashCounter{w: pw, h: sha256.New()}
-	rows, err := produceInto(f, schema, hc, produce)
+	rows, footer, err := produceInto(f, schema, hc, produce)
 	pw.CloseWithError(err)
 	res := <-done
 	switch {
 	case err != nil && res.err != nil && errors.Is(err, res.err):
 		// The store failed first (a full disk, a lost connection); the writer saw its error.
-		return Part{}, newErr("write", key, ErrWrite, explainDiskFull(res.err, s, key))
+		return Part{}, nil, newErr("write", key, ErrWrite, explainDiskFull(res.err, s, key))
 	case err != nil && (res.err == nil || errors.Is(res.err, err)):
-		return Part{}, err // the source or the format failed; the put saw its error
+		return Part{}, nil, err // the source or the format failed; the put saw its error
 	case res.err != nil:
-		return Part{}, newErr("write", key, ErrWrite, explainDiskFull(res.err, s, key))
+		return Part{}, nil, newErr("write", key, ErrWrite, explainDiskFull(res.err, s, key))
 	}
 	if res.info.Size != 0 && res.info.Size != hc.n {
-		return Part{}, newErr("write", key, ErrWrite, fmt.Errorf("store recorded %d bytes, wrote %d", res.info.Size, hc.n))
+		return Part{}, nil, newErr("write", key, ErrWrite, fmt.Errorf("store recorded %d bytes, wrote %d", res.info.Size, hc.n))
 	}
-	return Part{Key: key, Rows: rows, Size: hc.n, SHA256: hex.EncodeToString(hc.h.Sum(nil)), ETag: res.info.ETag}, nil
+	return Part{Key: key, Rows: rows, Size: hc.n, SHA256: hex.EncodeToString(hc.h.Sum(nil)), ETag: res.info.ETag}, footer, nil
 }
 
 func produceInto(f Format, schema *arrow.Schema, w io.Writer,
-	produce func(emit func(arrow.RecordBatch) error) (int64, error)) (int64, error) {
+	produce func(emit func(arrow.RecordBatch) error) (int64, error)) (int64, *metadata.FileMetaData, error) {
 	pwr, err := newPartWriter(f, schema, w)
 	if err != nil {
-		return 0, newErr("write", "format "+string(f), ErrWrite, err)
+		return 0, nil, newErr("write", "format "+string(f), ErrWrite, err)
 	}
 	rows, err := produce(pwr.Write)
 	if cerr := pwr.Close(); err == nil && cerr != nil {
 		err = newErr("write", "format "+string(f), ErrWrite, cerr)
 	}
-	return rows, err
+	var footer *metadata.FileMetaData
+	if pw, ok := pwr.(*parquetWriter); ok && err == nil {
+		footer, _ = pw.fw.FileMetadata() // none only costs the commit a read of the footer
+	}
+	return rows, footer, err
 }

@@ -41,7 +41,7 @@ func RereadParts(ctx context.Context, e *Export, m *dataset.Manifest, idx []int,
 	for _, i := range idx {
 		old := m.Parts[i]
 		key := partKey(repairID, old.Chunk, e.Format)
-		part, err := writePart(ctx, dst, key, e.Format, schemaOf(cols),
+		part, _, err := writePart(ctx, dst, key, e.Format, schemaOf(cols),
 			func(emit func(arrow.RecordBatch) error) (int64, error) {
 				return s.readRange(ctx, e, cols, old.Range, w, 16*1024, emit)
 			})

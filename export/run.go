@@ -32,6 +32,9 @@ type Result struct {
 
 	// Consistency is what state of the source the parts were read from (as the manifest says).
 	Consistency *Consistency `json:"consistency,omitempty"`
+
+	// Table is the run's commit to the export's Iceberg table (Export.Iceberg).
+	Table *TableCommit `json:"table,omitempty"`
 }
 
 // Run exports e once: parts, then manifest.json, then _SUCCESS (M1–M3). A failure follows M4;
@@ -85,6 +88,8 @@ type runner struct {
 	wrote     bool // a part (or a quarantine move) reached the prefix
 	wroteErr  error
 	prog      Progress
+
+	table *tableRun // the export's Iceberg table, when it has one
 }
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
@@ -124,6 +129,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if r.src != nil {
 			r.src.Close()
 		}
+		if r.table != nil {
+			r.table.st.Close()
+		}
 	}()
 	if ConfigError(err) {
 		return nil, err // a chunk key that cannot chunk, a time unit for no such column…
@@ -142,7 +150,10 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return r.fail(ctx, err)
 	}
-	return &r.res, r.retire(ctx)
+	if err := r.retire(ctx); err != nil {
+		return &r.res, err
+	}
+	return &r.res, r.commitTable(ctx)
 }
 
 // checkComplete refuses a resume over a prefix holding _SUCCESS (M8), unless the journal's
@@ -205,7 +216,10 @@ func (r *runner) prepare(ctx context.Context) error {
 	if err := r.openSnapshot(ctx); err != nil {
 		return err
 	}
-	return r.settleSchema(ctx)
+	if err := r.settleSchema(ctx); err != nil {
+		return err
+	}
+	return r.openTable(ctx)
 }
 
 // export does the work of a run between StartRun and FinishRun.

@@ -40,13 +40,16 @@ type Options struct {
 // Plan is what Run planned and, executed, did. Its JSON is the stable schema of `wharf repair
 // --format json` (fields are only ever added).
 type Plan struct {
-	Prefix   string   `json:"prefix"`
-	Export   string   `json:"export"`
-	RunID    string   `json:"run_id"`
-	Executed bool     `json:"executed"`
-	RepairID string   `json:"repair_id,omitempty"` // the new parts are named for it
-	Note     string   `json:"note,omitempty"`
-	Chunks   []Action `json:"chunks"` // the chunks to repair (none: nothing to do)
+	Prefix   string `json:"prefix"`
+	Export   string `json:"export"`
+	RunID    string `json:"run_id"`
+	Executed bool   `json:"executed"`
+	RepairID string `json:"repair_id,omitempty"` // the new parts are named for it
+	Note     string `json:"note,omitempty"`
+	// Table is the repair's commit to the export's Iceberg table (its iceberg: section):
+	// the new parts in place of those they replace.
+	Table  *export.TableCommit `json:"table,omitempty"`
+	Chunks []Action            `json:"chunks"` // the chunks to repair (none: nothing to do)
 }
 
 // Action is one chunk to repair.
@@ -78,6 +81,9 @@ func Run(ctx context.Context, o Options) (_ *Plan, err error) {
 		defer func() { err = errors.Join(err, hold.Close()) }()
 	}
 	if p, done, err := finishInterrupted(ctx, s, o); done || err != nil {
+		if err == nil && p.Executed {
+			err = commitTable(ctx, o, p)
+		}
 		return p, err
 	}
 	// The manifest's version before anything is read: the new manifest replaces only this one
@@ -129,6 +135,11 @@ func Run(ctx context.Context, o Options) (_ *Plan, err error) {
 		p.Chunks = append(p.Chunks, Action{Chunk: c.Chunk, Part: c.Part, Status: c.Status, Reason: reasonOf(c)})
 	}
 	if !o.Execute || len(idx) == 0 {
+		if o.Execute { // a repair certified earlier whose table commit was cut short
+			if p.Table, err = export.CommitRepair(ctx, o.Export, o.Prefix, m, o.Getenv, o.Verdicts); err != nil {
+				return p, tableErr(p, err)
+			}
+		}
 		return p, nil
 	}
 	now := time.Now
@@ -180,7 +191,31 @@ func Run(ctx context.Context, o Options) (_ *Plan, err error) {
 		hold.Written(m.RunID, p.RepairID)
 	}
 	p.Executed = true
+	if p.Table, err = export.CommitRepair(ctx, o.Export, o.Prefix, &next, o.Getenv, o.Verdicts); err != nil {
+		return p, tableErr(p, err)
+	}
 	return p, nil
+}
+
+// commitTable commits the repair the prefix's manifest records to the export's table.
+func commitTable(ctx context.Context, o Options, p *Plan) error {
+	s, err := store.Open(ctx, o.Prefix, o.Store)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	v, err := dataset.Validate(ctx, s, o.Prefix, false, dataset.StoreOpener(o.Store))
+	if err != nil || v.Manifest == nil {
+		return err
+	}
+	if p.Table, err = export.CommitRepair(ctx, o.Export, o.Prefix, v.Manifest, o.Getenv, o.Verdicts); err != nil {
+		return tableErr(p, err)
+	}
+	return nil
+}
+
+func tableErr(p *Plan, err error) error {
+	return fmt.Errorf("repair %s of run %s is certified at its prefix but not in the export's iceberg table (run the repair again to commit it): %w", p.RepairID, p.RunID, err)
 }
 
 // holdLog takes, for a repair to execute, the writer lease of the export whose logged run the

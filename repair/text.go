@@ -16,6 +16,13 @@ func (p *Plan) Text() string {
 	if p.Note != "" {
 		row("note", "%s", p.Note)
 	}
+	if t := p.Table; t != nil {
+		how := "committed"
+		if t.Already {
+			how = "already in it"
+		}
+		row("table", "%s %s, snapshot %d (metadata v%d): the new parts in place of the old", t.Location, how, t.Snapshot, t.Version)
+	}
 	switch {
 	case len(p.Chunks) == 0 && p.Note == "":
 		row("repair", "nothing to do: every chunk matches")

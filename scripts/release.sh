@@ -19,8 +19,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# The most the stripped binary may weigh, in MiB (issue 22). bench/binsize shows what weighs what.
-MAX_MIB=64
+# The most the stripped binary may weigh, in MiB (issue 22's 64, raised to 66 when export began
+# committing Iceberg tables: iceberg-go's schema evolution and file replacement took the binary
+# to 64.9 MiB; docs/cli.md's table). bench/binsize shows what weighs what.
+MAX_MIB=66
 
 # Build tags of dependencies, each dropping code wharf never runs (cmd/wharf's releaseTags must
 # match; TestReleaseBuild checks):

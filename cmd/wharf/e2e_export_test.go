@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/export"
 )
 
 // exportRun is one line of `wharf export --format json`.
@@ -26,6 +27,7 @@ type exportRun struct {
 	Rows       int64               `json:"rows"`
 	Parts      []dataset.Part      `json:"parts"`
 	Validation *dataset.Validation `json:"validation"`
+	Table      *export.TableCommit `json:"table"`
 }
 
 // quickstart copies examples/quickstart.yaml into a temp dir, edited by the replacer's

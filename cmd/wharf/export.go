@@ -194,6 +194,16 @@ func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error 
 	if q := queryHint(e.Format, r, cfg, e.Name); q != "" {
 		row("query it", "%s", q)
 	}
+	if t := r.Table; t != nil {
+		how := "committed"
+		if t.Already {
+			how = "already in it"
+		}
+		if len(t.CaughtUp) > 0 {
+			how += fmt.Sprintf(", after %d earlier run(s) it lacked", len(t.CaughtUp))
+		}
+		row("table", "%s, snapshot %d (metadata v%d): wharf table show %s", how, t.Snapshot, t.Version, shellPrefix(t.Location))
+	}
 	row("journal", "wharf runs -c %s", displayPath(cfg.path))
 	_, err := io.WriteString(a.out, b.String())
 	return err

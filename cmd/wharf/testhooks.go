@@ -58,6 +58,10 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 			p.beforeManifest = d
 		case "after-success":
 			p.afterSuccess = d
+		case "after-table-manifests": // an Iceberg commit's manifest list, before its metadata file
+			p.afterAvro = d
+		case "after-table-metadata": // an Iceberg commit's metadata file, before its version hint
+			p.afterMetadata = d
 		}
 	}
 	if p == (pausingBucket{}) {
@@ -71,6 +75,7 @@ func exportTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucke
 type pausingBucket struct {
 	driver.Bucket
 	upload, perMiB, afterPart, afterManifest, beforeManifest, afterSuccess time.Duration
+	afterAvro, afterMetadata                                               time.Duration
 }
 
 func (p *pausingBucket) Unwrap() driver.Bucket { return p.Bucket }
@@ -96,6 +101,10 @@ func (p *pausingBucket) Put(ctx context.Context, key string, body io.Reader, opt
 		time.Sleep(p.afterManifest)
 	case name == dataset.SuccessKey:
 		time.Sleep(p.afterSuccess)
+	case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".avro"):
+		time.Sleep(p.afterAvro)
+	case strings.HasSuffix(name, ".metadata.json") && strings.HasSuffix(path.Dir(key), "metadata"):
+		time.Sleep(p.afterMetadata)
 	}
 	return info, err
 }

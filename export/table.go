@@ -1,0 +1,320 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/iceberg"
+	"github.com/wharfdata/wharf/store"
+	"github.com/wharfdata/wharf/store/probe"
+)
+
+// TableConfig is an export's iceberg: section: the Apache Iceberg table every certified run
+// of the export is committed to, as one snapshot, after its _SUCCESS (package iceberg; the
+// bucket is the catalog).
+type TableConfig struct {
+	// Location is the table's store URL, opened with the export's store options. Empty: the
+	// destination's root, its part before the first {date} or {run_id} up to a '/', with
+	// {export} and {table} filled in (s3://lake/{export}/{date}/ gives s3://lake/orders/).
+	// Every part the export writes must be below it: a table's data files are below its
+	// location.
+	Location string `yaml:"location"`
+}
+
+// Snapshot summary properties of a run's commit.
+const (
+	summaryRunID  = "wharf.run-id"
+	summaryExport = "wharf.export"
+	// summaryRepairID names the repair whose new parts a snapshot put in place of the old.
+	summaryRepairID = "wharf.repair-id"
+)
+
+// TableCommit is what a run's Iceberg commit did (Result.Table).
+type TableCommit struct {
+	Location string `json:"location"`
+	Version  int    `json:"version"` // N of the table's metadata/vN.metadata.json holding the run
+	Snapshot int64  `json:"snapshot_id"`
+	// Already: the table held the run before this commit (a commit whose answer was lost).
+	Already bool `json:"already,omitempty"`
+	// CaughtUp are earlier certified runs (delta) the table lacked, committed first, oldest first.
+	CaughtUp []string `json:"caught_up,omitempty"`
+}
+
+// TableLocation returns the location of e's Iceberg table: TableConfig.Location, or the
+// destination's root. It is "" when e has no iceberg: section.
+func TableLocation(e *Export) (string, error) {
+	if e.Iceberg == nil {
+		return "", nil
+	}
+	loc := e.Iceberg.Location
+	if loc == "" {
+		v := e.VarsFor(time.Time{}, "")
+		d := strings.NewReplacer("{export}", v.Export, "{table}", v.Table).Replace(e.Destination)
+		root, _, templated := strings.Cut(d, "{")
+		if templated {
+			root = root[:strings.LastIndex(root, "/")+1]
+		}
+		loc = root
+	}
+	if strings.Contains(loc, "{") {
+		return "", newErr("config", e.Name+".iceberg.location", ErrConfig, fmt.Errorf("%q: a table's location has no placeholders", loc))
+	}
+	if loc == "" || loc == "-" {
+		return "", newErr("config", e.Name+".iceberg.location", ErrConfig, fmt.Errorf("the destination %q has no fixed part to keep a table in: give iceberg.location", e.Destination))
+	}
+	return strings.TrimRight(loc, "/") + "/", nil
+}
+
+// checkTable validates the iceberg: section: Parquet parts, kept in place, below the table.
+func (e *Export) checkTable(bad func(field, format string, a ...any) error) error {
+	if e.Iceberg == nil {
+		return nil
+	}
+	if e.Format != FormatParquet {
+		return bad("iceberg", "an Iceberg table's data files are Parquet: format %s cannot be committed", e.Format)
+	}
+	if e.Superseded == SupersededMove {
+		return bad("iceberg", "superseded: move would take earlier runs' parts from under the table's snapshots (a reader of the table reads only its current files anyway): use superseded: keep")
+	}
+	loc, err := TableLocation(e)
+	if err != nil {
+		return err
+	}
+	v := e.VarsFor(time.Time{}, "")
+	sample, err := Expand(e.Destination, Vars{Date: "2006-01-02", Table: v.Table, Export: v.Export, RunID: "r"})
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(strings.TrimRight(sample, "/")+"/", loc) {
+		return bad("iceberg.location", "the parts are written to %s, not below the table's location %s", e.Destination, loc)
+	}
+	return nil
+}
+
+// tableRun is what a run keeps for its Iceberg commit.
+type tableRun struct {
+	loc     string
+	st      *store.Store
+	tbl     *iceberg.Table
+	footers map[int]*metadata.FileMetaData // by chunk, of the parts this attempt wrote
+}
+
+// openTable opens (or creates) e's table before the run writes anything, so that a store not
+// proven to enforce conditional writes, or a schema the table cannot take, stops the run
+// before its first part.
+func (r *runner) openTable(ctx context.Context) error {
+	loc, err := TableLocation(r.e)
+	if err != nil || loc == "" {
+		return err
+	}
+	st, err := store.Open(ctx, loc, r.storeConfig())
+	if err != nil {
+		return err
+	}
+	res, err := r.o.Verdicts.Coordination(ctx, st)
+	if err == nil {
+		err = res.RequireCAS()
+	}
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("iceberg table %s: %w", loc, err)
+	}
+	tbl, err := iceberg.Open(ctx, st, schemaOf(r.cols), nil)
+	if err == nil {
+		err = tbl.CheckSchema(schemaOf(r.cols))
+	}
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("iceberg table %s: %w", loc, err)
+	}
+	r.table = &tableRun{loc: loc, st: st, tbl: tbl, footers: map[int]*metadata.FileMetaData{}}
+	return nil
+}
+
+func (r *runner) keepFooter(chunk int, f *metadata.FileMetaData) {
+	if r.table == nil || f == nil {
+		return
+	}
+	r.wroteMu.Lock()
+	r.table.footers[chunk] = f
+	r.wroteMu.Unlock()
+}
+
+// commitTable commits the certified run to the table: a full run's parts replace the
+// table's files, a delta run's are appended. A delta export's earlier certified runs that
+// the table lacks (a run that stopped between its _SUCCESS and its commit) are appended
+// first, oldest first, each as its own snapshot. Each commit carries its run id, so a run in
+// the table is never committed twice.
+func (r *runner) commitTable(ctx context.Context) error {
+	if r.table == nil {
+		return nil
+	}
+	t := r.table
+	out := &TableCommit{Location: t.loc}
+	if r.e.Mode == ModeDelta {
+		pending, err := r.pendingRuns(ctx)
+		if err != nil {
+			return r.tableErr(err)
+		}
+		for _, p := range pending {
+			if err := r.catchUp(ctx, p); err != nil {
+				return r.tableErr(fmt.Errorf("committing the earlier run %s: %w", p.RunID, err))
+			}
+			out.CaughtUp = append(out.CaughtUp, p.RunID)
+		}
+	}
+	files, err := r.tableFiles(r.rec.Prefix, r.res.Parts, t.footers)
+	if err != nil {
+		return r.tableErr(err)
+	}
+	c, err := t.tbl.Commit(ctx, iceberg.Change{
+		ID: r.rec.RunID, Overwrite: r.e.Mode == ModeFull, Files: files, Schema: schemaOf(r.cols),
+		Summary: map[string]string{summaryRunID: r.rec.RunID, summaryExport: r.e.Name},
+	})
+	if err != nil {
+		return r.tableErr(err)
+	}
+	out.Version, out.Snapshot, out.Already = c.Version, c.Snapshot, c.Already
+	r.res.Table = out
+	r.o.log().Info("export: run committed to its iceberg table", "export", r.e.Name, "run_id", r.rec.RunID,
+		"table", t.loc, "version", c.Version, "snapshot_id", c.Snapshot, "already", c.Already)
+	return nil
+}
+
+func (r *runner) tableErr(err error) error {
+	return fmt.Errorf("run %s is certified at its prefix but not in the iceberg table %s (the next run commits it): %w",
+		r.rec.RunID, r.table.loc, err)
+}
+
+// tableFiles are parts, written at prefix, as the table's data files: keys relative to the
+// table's location, with the footers this run kept.
+func (r *runner) tableFiles(prefix string, parts []Part, footers map[int]*metadata.FileMetaData) ([]iceberg.File, error) {
+	rel, ok := strings.CutPrefix(strings.TrimRight(prefix, "/")+"/", r.table.loc)
+	if !ok {
+		return nil, fmt.Errorf("%w: the run's prefix %s is not below the table's location %s", iceberg.ErrOutsideTable, prefix, r.table.loc)
+	}
+	files := make([]iceberg.File, len(parts))
+	for i, p := range parts {
+		files[i] = iceberg.File{Path: rel + p.Key, Size: p.Size, Footer: footers[p.Chunk]}
+	}
+	return files, nil
+}
+
+// pendingRuns are the export's runs, other than this one, that succeeded after the table was
+// created and that the table does not hold, oldest first.
+func (r *runner) pendingRuns(ctx context.Context) ([]RunRecord, error) {
+	created := r.table.tbl.Created()
+	if created.IsZero() {
+		return nil, nil
+	}
+	runs, err := r.j.Runs(ctx, r.e.Name, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []RunRecord
+	for _, p := range runs { // newest first
+		if p.RunID == r.rec.RunID || p.Status != StatusSucceeded || p.FinishedAt.Before(created) {
+			continue
+		}
+		if r.table.tbl.Has(p.RunID) {
+			break // the runs before it were committed before it
+		}
+		out = append(out, p)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// catchUp commits the earlier run p, from its certified manifest: its parts' footers are
+// read from the store.
+func (r *runner) catchUp(ctx context.Context, p RunRecord) error {
+	st, err := store.Open(ctx, p.Prefix, r.storeConfig())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	v, err := dataset.Validate(ctx, st, p.Prefix, false, dataset.StoreOpener(r.storeConfig()))
+	if err != nil {
+		return err
+	}
+	if !v.Certified || v.RunID != p.RunID {
+		return errors.New("its prefix " + p.Prefix + " is not certified for it (validate it; a later run of another prefix may have replaced it)")
+	}
+	files, err := r.tableFiles(p.Prefix, v.Manifest.Parts, nil)
+	if err != nil {
+		return err
+	}
+	_, err = r.table.tbl.Commit(ctx, iceberg.Change{ID: p.RunID, Files: files,
+		Summary: map[string]string{summaryRunID: p.RunID, summaryExport: r.e.Name}})
+	return err
+}
+
+// CommitRepair commits to e's Iceberg table the last repair m (a certified manifest at
+// prefix) records: the repair's new parts replace the parts they superseded, in one overwrite
+// snapshot carrying the repair's id, so the table reads what the repaired manifest lists. It
+// is nil, nil when e has no table, when m records no repair, and when the table's current
+// snapshot holds none of the superseded parts (a later full run replaced them). A repair the
+// table already holds is not committed again (TableCommit.Already), so a repair run again
+// after a crash between its _SUCCESS and this commit completes it. The table's store must be
+// proven cas (verdicts remembers verdicts; nil probes).
+func CommitRepair(ctx context.Context, e *Export, prefix string, m *dataset.Manifest, getenv func(string) string, verdicts *probe.Verdicts) (*TableCommit, error) {
+	if e.Iceberg == nil || len(m.Repairs) == 0 {
+		return nil, nil
+	}
+	loc, err := TableLocation(e)
+	if err != nil {
+		return nil, err
+	}
+	c := e.Store
+	if c.Getenv == nil {
+		c.Getenv = getenv
+	}
+	c.RequireAllow = true
+	st, err := store.Open(ctx, loc, &c)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	res, err := verdicts.Coordination(ctx, st)
+	if err == nil {
+		err = res.RequireCAS()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s: %w", loc, err)
+	}
+	tbl, err := iceberg.Load(ctx, st, nil)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s: %w", loc, err)
+	}
+	rel, ok := strings.CutPrefix(strings.TrimRight(prefix, "/")+"/", loc)
+	if !ok {
+		return nil, fmt.Errorf("%w: the prefix %s is not below the table's location %s", iceberg.ErrOutsideTable, prefix, loc)
+	}
+	last := m.Repairs[len(m.Repairs)-1]
+	var remove []string
+	var files []iceberg.File
+	for _, sp := range m.Superseded {
+		if sp.RepairID != last.ID {
+			continue
+		}
+		remove = append(remove, rel+sp.Key)
+		i := slices.IndexFunc(m.Parts, func(p Part) bool { return p.Key == sp.By })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: the manifest at %s names %s as replacing %s, and does not list it", dataset.ErrVerifyManifestRead, prefix, sp.By, sp.Key)
+		}
+		files = append(files, iceberg.File{Path: rel + sp.By, Size: m.Parts[i].Size})
+	}
+	out, err := tbl.Commit(ctx, iceberg.Change{ID: last.ID, Files: files, Remove: remove,
+		Summary: map[string]string{summaryRunID: m.RunID, summaryRepairID: last.ID, summaryExport: e.Name}})
+	if err != nil || out.NotCurrent {
+		return nil, err
+	}
+	return &TableCommit{Location: loc, Version: out.Version, Snapshot: out.Snapshot, Already: out.Already}, nil
+}
