@@ -4,11 +4,12 @@
 # NAME-VERSION and is reused when present, so a fresh clone on the same machine builds nothing.
 #
 #   scripts/install-servers.sh [minio] [seaweedfs] [fakegcs] [azurite] [nats] [staticcheck] [postgres]
-#                              [chromium] [prometheus]                     (no argument: all)
+#                              [chromium] [prometheus] [icebird]           (no argument: all)
 #
 # PostgreSQL comes from Debian's postgresql package (apt-get, as root) rather than the cache, and
 # so do the browser of the status page's test (chromium) and promtool (prometheus).
-# Azurite comes from npm (the azurite package) into the cache folder, with its node_modules.
+# Azurite comes from npm (the azurite package) into the cache folder, with its node_modules, and so
+# does icebird, the JavaScript Iceberg reader internal/icebird's tests run with node.
 #
 # Prints nothing but progress on stderr; exits non-zero, naming the tool, if an install fails.
 set -euo pipefail
@@ -21,6 +22,7 @@ SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 STATICCHECK_VERSION=v0.8.2
 FAKEGCS_VERSION=v1.56.1
 AZURITE_VERSION=3.37.0
+ICEBIRD_VERSION=0.3.1
 NATS_SERVER_VERSION=v2.15.2
 
 log() { printf 'install-servers: %s\n' "$*" >&2; }
@@ -73,6 +75,20 @@ build_azurite() {
   ln -s node_modules/.bin/azurite-blob "$dest/azurite-blob"
 }
 
+# icebird pins its dependencies exactly: hyparquet, and hyparquet-compressors, which brings
+# fzstd for the zstd pages wharf's Parquet files have. The install is checked by decoding a
+# small zstd frame ("hi") the way hyparquet does.
+build_icebird() {
+  command -v npm >/dev/null || { log "npm is missing: install Debian's npm package"; return 1; }
+  (cd "$dest" && npm install --silent --no-audit --no-fund --no-update-notifier \
+    "icebird@$ICEBIRD_VERSION" >/dev/null)
+  (cd "$dest" && node --input-type=module --eval "
+    await import('icebird')
+    const { compressors } = await import('hyparquet-compressors')
+    const frame = new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x02, 0x11, 0, 0, 0x68, 0x69])
+    if (new TextDecoder().decode(compressors.ZSTD(frame, 2)) !== 'hi') throw new Error('zstd decodes wrong')")
+}
+
 install_postgres() {
   if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then return 0; fi
   if [ "$(id -u)" != 0 ]; then
@@ -97,13 +113,15 @@ install_debian() {
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs fakegcs azurite nats postgres chromium prometheus)
+[ ${#want[@]} -gt 0 ] || want=(staticcheck minio seaweedfs fakegcs azurite nats postgres chromium prometheus icebird)
 for w in "${want[@]}"; do
   case "$w" in
     minio) install minio "$MINIO_VERSION" minio build_minio ;;
     seaweedfs) install seaweedfs "$SEAWEEDFS_VERSION" weed build_seaweedfs ;;
     fakegcs) install fakegcs "$FAKEGCS_VERSION" fake-gcs-server build_fakegcs ;;
     azurite) install azurite "$AZURITE_VERSION" azurite-blob build_azurite ;;
+    # A folder, not a binary: install's -x test is true of a searchable directory.
+    icebird) install icebird "$ICEBIRD_VERSION" node_modules/icebird build_icebird ;;
     nats) install nats-server "$NATS_SERVER_VERSION" nats-server build_nats ;;
     staticcheck) install staticcheck "$STATICCHECK_VERSION" staticcheck build_staticcheck ;;
     postgres) install_postgres ;;

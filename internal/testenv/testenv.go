@@ -7,6 +7,8 @@
 //
 // FakeGCS and Azurite return the cloud emulators the same way; NATS returns the three-node
 // JetStream cluster, with KillNode to take one node down and bring it back.
+// Chromium, Promtool and Icebird return the tools a test runs (WHARF_TEST_CHROMIUM, _PROMTOOL,
+// _ICEBIRD) the same way.
 //
 // scripts/servers.sh starts the same servers once for quick runs of `go test` while developing.
 // FaultProxy puts an internal/faultproxy proxy in front of a server; FreeLoopbackPort finds a

@@ -14,6 +14,11 @@ func Chromium(t testing.TB) string { t.Helper(); return tool(t, "chromium", "WHA
 // prometheus package that scripts/test.sh installs), or fails/skips t (see Missing).
 func Promtool(t testing.TB) string { t.Helper(); return tool(t, "promtool", "WHARF_TEST_PROMTOOL") }
 
+// Icebird returns the folder holding node_modules/icebird, the JavaScript Iceberg reader that
+// internal/icebird runs with node (WHARF_TEST_ICEBIRD, installed from npm into the test cache
+// by scripts/install-servers.sh), or fails/skips t (see Missing).
+func Icebird(t testing.TB) string { t.Helper(); return tool(t, "icebird", "WHARF_TEST_ICEBIRD") }
+
 func tool(t testing.TB, name, env string) string {
 	t.Helper()
 	p := os.Getenv(env)

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # Starts and stops the real servers wharf's tests use (MinIO, SeaweedFS, fake-gcs-server, Azurite,
 # a three-node NATS JetStream cluster, PostgreSQL), each on free loopback
-# ports with a fresh data directory under one run directory. Sourced by scripts/test.sh and
-# scripts/servers.sh; it defines functions only.
+# ports with a fresh data directory under one run directory, and names the tools tests run
+# (chromium, promtool, icebird). Sourced by scripts/test.sh and scripts/servers.sh; it
+# defines functions only.
 #
 #   servers_start RUN_DIR   start every server, wait until each is ready, write RUN_DIR/env
 #   servers_stop RUN_DIR    stop every server by its recorded PID, then remove RUN_DIR
@@ -38,6 +39,19 @@ tool_path() {
   local name=$1 bin=$2 upper
   upper=$(printf '%s' "$name" | tr '[:lower:]-' '[:upper:]_')
   printf '%s/%s-%s/%s\n' "$SERVERS_TESTBIN" "$name" "$(pinned "$upper")" "$bin"
+}
+
+# icebird_dir: the folder holding node_modules/icebird at its pinned version (the JavaScript
+# Iceberg reader internal/icebird runs with node), or nothing when it or node is missing, so
+# that its tests fail under scripts/test.sh.
+icebird_dir() {
+  local dir
+  dir=$(dirname "$(tool_path icebird node_modules)")
+  if [ -f "$dir/node_modules/icebird/package.json" ] && command -v node >/dev/null 2>&1; then
+    printf '%s\n' "$dir"
+  else
+    servers_log "icebird is not installed in $dir (or node is missing): scripts/install-servers.sh icebird"
+  fi
 }
 
 # free_ports N: prints N distinct loopback TCP ports that are free now, one a line.
@@ -294,9 +308,10 @@ servers_start() {
   done
   { echo "export WHARF_TEST_SERVERS=1"; cat "$run/minio/env" "$run/seaweedfs/env" "$run/fakegcs/env" \
     "$run/azurite/env" "$run/nats/env" "$run/postgres/env"
-    # The tools a test runs (not servers): the status page's browser, and promtool.
+    # The tools a test runs (not servers): the status page's browser, promtool, and icebird.
     printf 'export WHARF_TEST_CHROMIUM=%s\n' "$(command -v chromium || true)"
-    printf 'export WHARF_TEST_PROMTOOL=%s\n' "$(command -v promtool || true)"; } >"$run/env"
+    printf 'export WHARF_TEST_PROMTOOL=%s\n' "$(command -v promtool || true)"
+    printf 'export WHARF_TEST_ICEBIRD=%s\n' "$(icebird_dir)"; } >"$run/env"
   chmod 600 "$run/env"
 }
 
