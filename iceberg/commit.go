@@ -100,17 +100,21 @@ func (t *Table) commit(ctx context.Context, what string, change func(context.Con
 	t.commits.Lock()
 	defer t.commits.Unlock()
 	for attempt := 1; ; attempt++ {
+		t.fio.written.take() // what this attempt writes is recorded from here
 		tx := t.Iceberg().NewTransaction()
 		staged, err := change(ctx, tx)
 		if err != nil || !staged {
+			t.removeUnreferenced(ctx, t.fio.written.take())
 			return err
 		}
 		if _, err = tx.Commit(ctx); err == nil {
 			return nil
 		}
 		if !errors.Is(err, table.ErrCommitFailed) {
-			return err
+			return err // the metadata file may be there (an answer lost): its files stay
 		}
+		// A lost race: no metadata file names what this attempt wrote.
+		t.removeUnreferenced(ctx, t.fio.written.take())
 		if attempt >= t.opts.Attempts {
 			return fmt.Errorf("%w: %s to %s: %d attempts lost the race for the next metadata version", ErrCommitConflict, what, t.fio.root, attempt)
 		}
@@ -120,6 +124,19 @@ func (t *Table) commit(ctx context.Context, what string, change func(context.Con
 		if err := t.Refresh(ctx); err != nil {
 			return err
 		}
+	}
+}
+
+// removeUnreferenced deletes the manifests and manifest lists of a commit attempt that no
+// metadata file names (a lost race, a change that failed to stage), so they are not left
+// behind; the metadata file it lost to and the version hint are never among them. A delete
+// that fails leaves the file, unreferenced, as a crash would.
+func (t *Table) removeUnreferenced(ctx context.Context, keys []string) {
+	for _, k := range keys {
+		if metadataName.MatchString(k) || k == hintKey {
+			continue
+		}
+		_ = t.st.Delete(ctx, k, nil)
 	}
 }
 

@@ -12,7 +12,7 @@
 //
 // # What a commit promises
 //
-// A commit (Create, Append, Overwrite) reads the version N it builds on, lets iceberg-go
+// A commit (Create, Append, Overwrite, Commit) reads the version N it builds on, lets iceberg-go
 // write the new snapshot's manifests and manifest list and apply the change to version N's
 // metadata (table.UpdateTableMetadata over the transaction's updates), and creates
 // metadata/v{N+1}.metadata.json only if absent (store.PutOptions.IfNoneMatch). The file name
@@ -31,7 +31,9 @@
 //
 // What a crash leaves: data files and manifests written for a commit that did not create
 // its metadata file are unreferenced (readers never see them); the table stays at the
-// version before. A crash after the create and before the hint leaves the hint one version
+// version before. A commit that loses a race (or fails to stage its change) deletes the
+// manifests and manifest list that attempt wrote, which no metadata file names, before it
+// tries again; only a crash leaves them. A crash after the create and before the hint leaves the hint one version
 // behind, which readers step over.
 //
 // # Reading

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -40,6 +41,33 @@ type FileIO struct {
 	st   *store.Store
 	root string // the table's location, without a trailing '/'
 	ctx  context.Context
+	// written, when set, records the key of every file put through this FileIO (and its
+	// copies): a commit attempt's manifests, which a lost race leaves unreferenced.
+	written *writeLog
+}
+
+// writeLog is the keys a commit attempt wrote.
+type writeLog struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (l *writeLog) add(key string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.keys = append(l.keys, key)
+	l.mu.Unlock()
+}
+
+// take returns the keys recorded so far and forgets them.
+func (l *writeLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := l.keys
+	l.keys = nil
+	return k
 }
 
 var (
@@ -178,6 +206,7 @@ func (f *FileIO) put(key, name string, p []byte, opts *store.PutOptions) error {
 		o = *opts
 	}
 	o.Size = int64(len(p))
+	f.written.add(key) // before the put: one whose answer is lost may have landed
 	if _, err := f.st.Put(f.ctx, key, bytes.NewReader(p), &o); err != nil {
 		return pathError("write", name, err)
 	}

@@ -123,7 +123,9 @@ func Load(ctx context.Context, st *store.Store, opts *Options) (*Table, error) {
 
 func newTable(st *store.Store, opts *Options) *Table {
 	loc := strings.TrimRight(st.Describe().Location, "/")
-	return &Table{st: st, fio: NewFileIO(st, loc), opts: opts.withDefaults()}
+	fio := NewFileIO(st, loc)
+	fio.written = &writeLog{}
+	return &Table{st: st, fio: fio, opts: opts.withDefaults()}
 }
 
 // Refresh reads the table's current metadata version.
