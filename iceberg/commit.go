@@ -136,6 +136,7 @@ func (t *Table) removeUnreferenced(ctx context.Context, keys []string) {
 		if metadataName.MatchString(k) || k == hintKey {
 			continue
 		}
+		t.fio.kept.drop(k)
 		_ = t.st.Delete(ctx, k, nil)
 	}
 }

@@ -31,6 +31,8 @@ const wholeFile = 4 << 20
 // Reads: an object up to 4 MiB is read whole when opened; a larger one serves ReadAt by
 // ranged gets and Read by one stream, each pinned to the ETag the object had when opened, so
 // a file replaced meanwhile fails with store.ErrPreconditionFailed rather than mix versions.
+// A Table's FileIO keeps the manifests and manifest lists it reads or writes (up to 32 MiB):
+// they never change once written, and a commit reads each more than once.
 // Writes (Create, WriteFile) are unconditional puts; Create buffers the file in memory and
 // puts it on Close, which suits the manifests and manifest lists iceberg-go writes here.
 //
@@ -44,6 +46,61 @@ type FileIO struct {
 	// written, when set, records the key of every file put through this FileIO (and its
 	// copies): a commit attempt's manifests, which a lost race leaves unreferenced.
 	written *writeLog
+	// kept, when set, keeps the manifests and manifest lists read or written through this
+	// FileIO (and its copies): they never change once written, and a commit reads each
+	// several times (the current files, then again to carry them over).
+	kept *avroCache
+}
+
+// avroCache holds immutable Avro files of a table's metadata/ by key, up to maxCached bytes.
+type avroCache struct {
+	mu    sync.Mutex
+	files map[string][]byte
+	bytes int
+}
+
+const maxCached = 32 << 20
+
+// cacheable reports whether the file at key never changes once written: a manifest or a
+// manifest list, named uniquely by iceberg-go.
+func cacheable(key string) bool {
+	return strings.HasPrefix(key, metadataDir) && strings.HasSuffix(key, ".avro")
+}
+
+func (c *avroCache) get(key string) ([]byte, bool) {
+	if c == nil || !cacheable(key) {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.files[key]
+	return b, ok
+}
+
+func (c *avroCache) put(key string, b []byte) {
+	if c == nil || !cacheable(key) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.files[key]; ok || c.bytes+len(b) > maxCached {
+		return
+	}
+	if c.files == nil {
+		c.files = map[string][]byte{}
+	}
+	c.files[key] = bytes.Clone(b)
+	c.bytes += len(b)
+}
+
+func (c *avroCache) drop(key string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bytes -= len(c.files[key])
+	delete(c.files, key)
 }
 
 // writeLog is the keys a commit attempt wrote.
@@ -131,6 +188,9 @@ func (f *FileIO) Open(name string) (icebergio.File, error) {
 	if err != nil {
 		return nil, pathError("open", name, err)
 	}
+	if b, ok := f.kept.get(key); ok {
+		return &file{io: f, name: name, key: key, info: store.ObjectInfo{Key: key, Size: int64(len(b))}, data: b}, nil
+	}
 	obj, err := f.st.Get(f.ctx, key, nil)
 	if err != nil {
 		return nil, pathError("open", name, err)
@@ -145,6 +205,7 @@ func (f *FileIO) Open(name string) (icebergio.File, error) {
 		return nil, pathError("open", name, err)
 	}
 	r.info.Size = int64(len(r.data))
+	f.kept.put(key, r.data)
 	return r, nil
 }
 
@@ -153,6 +214,9 @@ func (f *FileIO) ReadFile(name string) ([]byte, error) {
 	key, err := f.Key(name)
 	if err != nil {
 		return nil, pathError("read", name, err)
+	}
+	if b, ok := f.kept.get(key); ok {
+		return bytes.Clone(b), nil
 	}
 	obj, err := f.st.Get(f.ctx, key, nil)
 	if err != nil {
@@ -163,6 +227,7 @@ func (f *FileIO) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, pathError("read", name, err)
 	}
+	f.kept.put(key, b)
 	return b, nil
 }
 
@@ -185,6 +250,7 @@ func (f *FileIO) Remove(name string) error {
 	if err != nil {
 		return pathError("remove", name, err)
 	}
+	f.kept.drop(key)
 	if err := f.st.Delete(f.ctx, key, nil); err != nil {
 		return pathError("remove", name, err)
 	}
@@ -210,6 +276,7 @@ func (f *FileIO) put(key, name string, p []byte, opts *store.PutOptions) error {
 	if _, err := f.st.Put(f.ctx, key, bytes.NewReader(p), &o); err != nil {
 		return pathError("write", name, err)
 	}
+	f.kept.put(key, p)
 	return nil
 }
 

@@ -124,7 +124,7 @@ func Load(ctx context.Context, st *store.Store, opts *Options) (*Table, error) {
 func newTable(st *store.Store, opts *Options) *Table {
 	loc := strings.TrimRight(st.Describe().Location, "/")
 	fio := NewFileIO(st, loc)
-	fio.written = &writeLog{}
+	fio.written, fio.kept = &writeLog{}, &avroCache{}
 	return &Table{st: st, fio: fio, opts: opts.withDefaults()}
 }
 
@@ -187,7 +187,9 @@ func dataFiles(snap *table.Snapshot, fio icebergio.IO) ([]icego.DataFile, error)
 	}
 	var out []icego.DataFile
 	for _, m := range manifests {
-		if m.ManifestContent() != icego.ManifestContentData {
+		// A manifest of only deleted entries (an overwrite's record of what it replaced) holds
+		// no file of the snapshot: not read.
+		if m.ManifestContent() != icego.ManifestContentData || !m.HasAddedFiles() && !m.HasExistingFiles() {
 			continue
 		}
 		for e, err := range m.Entries(fio, true) {
