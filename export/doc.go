@@ -93,6 +93,21 @@
 // that repeats (a date; a timestamp to the second, CURRENT_TIMESTAMP; a PostgreSQL
 // timestamp(p) with p < 6) wait for a later run until the source's clock is past it.
 //
+// # Iceberg tables
+//
+// With Export.Iceberg (iceberg: in the config) every certified run is committed to an Apache
+// Iceberg table whose catalog is the bucket (package iceberg), at TableLocation: a full run's
+// parts replace the table's data files, a delta run's are appended, one snapshot per run
+// carrying its run id (wharf.run-id), committed after _SUCCESS, so a snapshot names only
+// certified parts. Before its first part a run opens the table on a store the probe proved
+// cas (else WHARF_COORDINATION_UNPROVEN) and checks the table can take its columns (a new
+// column evolves the schema at the commit; any other change is iceberg.ErrSchemaChanged). The
+// statistics come from the footers the run wrote, so no part is read back. A run the table
+// holds is never committed again; a delta export's run first commits the certified runs since
+// the table was created that the table lacks (a run stopped between its _SUCCESS and its
+// commit). A run certified but not committed returns its error with the Result. CommitRepair
+// puts a repair's new parts in place of those they supersede.
+//
 // # Types
 //
 // Every value is written exactly or refused by name: a value that does not fit its column's
