@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/internal/testenv"
+	"github.com/wharfdata/wharf/store"
 	"github.com/wharfdata/wharf/store/driver"
 )
 
@@ -49,23 +50,25 @@ func (c counting) List(ctx context.Context, o *driver.ListOptions) (driver.Page,
 	return c.Bucket.List(ctx, o)
 }
 
+// countingMinIO returns the config of the test MinIO, its requests counted in n, and a bucket
+// made for b (emptied and removed when b ends).
+func countingMinIO(b *testing.B) (cfg *store.Config, bucket string, n *atomic.Int64) {
+	n = new(atomic.Int64)
+	cfg = testenv.MinIO(b).StoreConfig(b)
+	cfg.Wrap = func(bk driver.Bucket) driver.Bucket { return counting{Bucket: bk, n: n} }
+	bucket = fmt.Sprintf("wharf-iceberg-bench-%d-%d", os.Getpid(), bucketSeq.Add(1))
+	tempBucket(b, "s3://"+bucket, cfg)
+	return cfg, bucket, n
+}
+
 // BenchmarkCommitOnMinIO measures what one append commit costs on MinIO over loopback, with
 // the table's history at each size of WHARF_ICEBERG_BENCH_HISTORY (default 1,10,100
 // snapshots): a fresh Load (what a new process does) and an Append of one small Parquet file
 // written beforehand, timed and counted in store requests, b.N times per size. It reports
 // the medians: ms/commit and requests/commit (bench/iceberg.sh runs it).
 func BenchmarkCommitOnMinIO(b *testing.B) {
-	srv := testenv.MinIO(b)
 	ctx := context.Background()
-	var n atomic.Int64
-	cfg := srv.StoreConfig(b)
-	cfg.Wrap = func(bk driver.Bucket) driver.Bucket { return counting{Bucket: bk, n: &n} }
-	bucket := fmt.Sprintf("wharf-iceberg-bench-%d-%d", os.Getpid(), bucketSeq.Add(1))
-	root := openStore(b, "s3://"+bucket, cfg)
-	if err := root.MakeBucket(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.RemoveBucket(context.Background(), bucket) })
+	cfg, bucket, n := countingMinIO(b)
 	sizes := os.Getenv("WHARF_ICEBERG_BENCH_HISTORY")
 	if sizes == "" {
 		sizes = "1,10,100"
@@ -126,17 +129,8 @@ func median(v []float64) float64 {
 // size of WHARF_ICEBERG_BENCH_HISTORY. It reports the medians of ms/commit and
 // requests/commit (bench/iceberg.sh runs it).
 func BenchmarkExportCommitOnMinIO(b *testing.B) {
-	srv := testenv.MinIO(b)
 	ctx := context.Background()
-	var n atomic.Int64
-	cfg := srv.StoreConfig(b)
-	cfg.Wrap = func(bk driver.Bucket) driver.Bucket { return counting{Bucket: bk, n: &n} }
-	bucket := fmt.Sprintf("wharf-iceberg-bench-%d-%d", os.Getpid(), bucketSeq.Add(1))
-	root := openStore(b, "s3://"+bucket, cfg)
-	if err := root.MakeBucket(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.RemoveBucket(context.Background(), bucket) })
+	cfg, bucket, n := countingMinIO(b)
 	sizes := os.Getenv("WHARF_ICEBERG_BENCH_HISTORY")
 	if sizes == "" {
 		sizes = "1,10,100"

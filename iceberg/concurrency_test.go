@@ -163,28 +163,7 @@ func TestMinIOConcurrentAppends(t *testing.T) {
 	ctx := context.Background()
 	cfg := srv.StoreConfig(t)
 	bucket := fmt.Sprintf("wharf-iceberg-%d-%d", os.Getpid(), bucketSeq.Add(1))
-	root := openStore(t, "s3://"+bucket, cfg)
-	if err := root.MakeBucket(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		objs, err := root.ListAll(ctx, "")
-		if err == nil {
-			keys := make([]string, len(objs))
-			for i, o := range objs {
-				keys[i] = o.Key
-			}
-			err = root.DeleteMany(ctx, keys)
-		}
-		if err == nil {
-			err = root.RemoveBucket(ctx)
-		}
-		if err != nil {
-			t.Logf("cleanup: %v", err)
-		}
-	})
+	tempBucket(t, "s3://"+bucket, cfg)
 	url := "s3://" + bucket + "/tables/t"
 	files, tries, err := appendConcurrently(t, url, cfg, false)
 	if err != nil {

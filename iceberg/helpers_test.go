@@ -52,6 +52,35 @@ func forEachStore(t *testing.T, f func(t *testing.T, url string, cfg *store.Conf
 	}
 }
 
+// tempBucket makes the bucket at url (a store URL of a bucket, opened with cfg) and, when t
+// ends, empties and removes it.
+func tempBucket(t testing.TB, url string, cfg *store.Config) *store.Store {
+	t.Helper()
+	root := openStore(t, url, cfg)
+	if err := root.MakeBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		objs, err := root.ListAll(ctx, "")
+		if err == nil {
+			keys := make([]string, len(objs))
+			for i, o := range objs {
+				keys[i] = o.Key
+			}
+			err = root.DeleteMany(ctx, keys)
+		}
+		if err == nil {
+			err = root.RemoveBucket(ctx)
+		}
+		if err != nil {
+			t.Logf("cleanup of %s: %v", url, err)
+		}
+	})
+	return root
+}
+
 func openStore(t testing.TB, url string, cfg *store.Config) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), url, cfg)

@@ -112,28 +112,7 @@ func freshTableURL(t *testing.T, kind string) string {
 	if kind == "az" {
 		bucket = "az://" + testenv.Azurite(t).Account + "/" + name
 	}
-	root := openStore(t, bucket, procStoreConfig(t, kind))
-	if err := root.MakeBucket(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		objs, err := root.ListAll(ctx, "")
-		if err == nil {
-			keys := make([]string, len(objs))
-			for i, o := range objs {
-				keys[i] = o.Key
-			}
-			err = root.DeleteMany(ctx, keys)
-		}
-		if err == nil {
-			err = root.RemoveBucket(ctx)
-		}
-		if err != nil {
-			t.Logf("cleanup of %s: %v", bucket, err)
-		}
-	})
+	tempBucket(t, bucket, procStoreConfig(t, kind))
 	return bucket + "/tables/t"
 }
 
