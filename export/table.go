@@ -45,6 +45,8 @@ type TableCommit struct {
 	Already bool `json:"already,omitempty"`
 	// CaughtUp are earlier certified runs (delta) the table lacked, committed first, oldest first.
 	CaughtUp []string `json:"caught_up,omitempty"`
+	// Empty: a delta run with no rows, which adds no snapshot (Snapshot is 0).
+	Empty bool `json:"empty,omitempty"`
 }
 
 // TableLocation returns the location of e's Iceberg table: TableConfig.Location, or the
@@ -173,6 +175,12 @@ func (r *runner) commitTable(ctx context.Context) error {
 	files, err := r.tableFiles(r.rec.Prefix, r.res.Parts, t.footers)
 	if err != nil {
 		return r.tableErr(err)
+	}
+	if r.e.Mode == ModeDelta && len(files) == 0 {
+		// No rows in the window: nothing to append (a full run of no rows does empty the table).
+		out.Version, out.Empty = t.tbl.Version(), true
+		r.res.Table = out
+		return nil
 	}
 	c, err := t.tbl.Commit(ctx, iceberg.Change{
 		ID: r.rec.RunID, Overwrite: r.e.Mode == ModeFull, Files: files, Schema: schemaOf(r.cols),

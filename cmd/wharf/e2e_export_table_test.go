@@ -201,6 +201,9 @@ func TestE2EExportIcebergFull(t *testing.T) {
 func TestE2EExportIcebergDeltaAndSchema(t *testing.T) {
 	c, cfg, src, url := tableExport(t, "delta")
 	exportJSON(t, c, cfg, 0)
+	if none, _ := exportJSON(t, c, cfg, 0); none.Table == nil || !none.Table.Empty || none.Table.Snapshot != 0 || none.Table.Version != 2 {
+		t.Fatalf("a delta run of no rows: table %+v, want nothing appended at v2", none.Table)
+	}
 	addOrders(t, src, 10)
 	second, _ := exportJSON(t, c, cfg, 0)
 	rows, tbl := readTable(t, url, nil)

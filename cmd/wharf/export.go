@@ -195,14 +195,17 @@ func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error 
 		row("query it", "%s", q)
 	}
 	if t := r.Table; t != nil {
-		how := "committed"
-		if t.Already {
-			how = "already in it"
+		how := fmt.Sprintf("committed, snapshot %d", t.Snapshot)
+		switch {
+		case t.Empty:
+			how = "no rows, nothing to append"
+		case t.Already:
+			how = fmt.Sprintf("already in it, snapshot %d", t.Snapshot)
 		}
 		if len(t.CaughtUp) > 0 {
 			how += fmt.Sprintf(", after %d earlier run(s) it lacked", len(t.CaughtUp))
 		}
-		row("table", "%s, snapshot %d (metadata v%d): wharf table show %s", how, t.Snapshot, t.Version, shellPrefix(t.Location))
+		row("table", "%s (metadata v%d): wharf table show %s", how, t.Version, shellPrefix(t.Location))
 	}
 	row("journal", "wharf runs -c %s", displayPath(cfg.path))
 	_, err := io.WriteString(a.out, b.String())
