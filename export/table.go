@@ -159,6 +159,11 @@ func (r *runner) commitTable(ctx context.Context) error {
 		return nil
 	}
 	t := r.table
+	// A holder fenced past (state: bucket) commits nothing: the log may have revoked its run,
+	// whose window the next holder exports again; the next holder commits what is certified.
+	if err := r.j.held(ctx); err != nil {
+		return r.tableErr(err)
+	}
 	out := &TableCommit{Location: t.loc}
 	if r.e.Mode == ModeDelta {
 		pending, err := r.pendingRuns(ctx)
@@ -182,10 +187,14 @@ func (r *runner) commitTable(ctx context.Context) error {
 		r.res.Table = out
 		return nil
 	}
-	c, err := t.tbl.Commit(ctx, iceberg.Change{
+	ch := iceberg.Change{
 		ID: r.rec.RunID, Overwrite: r.e.Mode == ModeFull, Files: files, Schema: schemaOf(r.cols),
 		Summary: map[string]string{summaryRunID: r.rec.RunID, summaryExport: r.e.Name},
-	})
+	}
+	if ch.Overwrite {
+		ch.Guard = r.notBehind
+	}
+	c, err := t.tbl.Commit(ctx, ch)
 	if err != nil {
 		return r.tableErr(err)
 	}
@@ -193,6 +202,16 @@ func (r *runner) commitTable(ctx context.Context) error {
 	r.res.Table = out
 	r.o.log().Info("export: run committed to its iceberg table", "export", r.e.Name, "run_id", r.rec.RunID,
 		"table", t.loc, "version", c.Version, "snapshot_id", c.Snapshot, "already", c.Already)
+	return nil
+}
+
+// notBehind refuses a full run's overwrite of a table whose current snapshot is a later run's
+// (run ids sort by their start): a run that stalled after its _SUCCESS must not put its older
+// rows back over a newer run's.
+func (r *runner) notBehind(current map[string]string) error {
+	if later := current[summaryRunID]; later > r.rec.RunID {
+		return fmt.Errorf("%w: the table's current snapshot is of run %s, which started after run %s: not replaced by the older run's parts", iceberg.ErrStaleCommit, later, r.rec.RunID)
+	}
 	return nil
 }
 

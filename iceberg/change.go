@@ -64,6 +64,10 @@ type Change struct {
 	Schema *arrow.Schema
 	// Summary adds properties to the snapshot's summary (keys wharf.… by convention).
 	Summary map[string]string
+	// Guard, when set, is asked on each attempt with the current snapshot's summary
+	// properties (nil before the first snapshot): an error commits nothing and is returned.
+	// An export's full run refuses so to replace a later run's files with its own.
+	Guard func(current map[string]string) error
 }
 
 // Committed is what Commit did.
@@ -103,6 +107,15 @@ func (t *Table) Commit(ctx context.Context, c Change) (Committed, error) {
 			if s := snapshotWith(base, c.ID); s != nil {
 				out = Committed{Version: t.Version(), Snapshot: s.SnapshotID, Already: true}
 				return false, nil
+			}
+		}
+		if c.Guard != nil {
+			var props map[string]string
+			if s := base.CurrentSnapshot(); s != nil && s.Summary != nil {
+				props = s.Summary.Properties
+			}
+			if err := c.Guard(props); err != nil {
+				return false, err
 			}
 		}
 		added, err := evolve(tx, base, c.Schema)

@@ -139,6 +139,15 @@ func TestCommitChanges(t *testing.T) {
 			t.Errorf("commit ids %v", got)
 		}
 
+		// A guard that refuses commits nothing, and sees the current snapshot's summary.
+		v = tbl.Version()
+		var seen map[string]string
+		_, err = tbl.Commit(ctx, Change{ID: "run-0", Overwrite: true, Files: []File{f1}, Schema: wider,
+			Guard: func(cur map[string]string) error { seen = cur; return ErrStaleCommit }})
+		if !errors.Is(err, ErrStaleCommit) || tbl.Version() != v || seen[CommitIDKey] != "run-5" {
+			t.Fatalf("a guarded commit: %v, v%d, guard saw %v", err, tbl.Version(), seen)
+		}
+
 		// Files replacing current ones (a repair): in one snapshot; none current: nothing
 		// committed; only some: refused.
 		f6 := writeWithFooter(t, st, "data/f.parquet", wider, 200, 4)

@@ -39,3 +39,9 @@ var ErrSchemaChanged = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_SCHEMA_CHANG
 	Exit: errcode.ExitFailed, Class: errcode.Fatal, Section: section,
 	Meaning: "The data files to commit were written with a schema the table's cannot take: a column the table has is missing from them, or has another type, or has no Iceberg type. A column only the files have is not this error: it is added to the table's schema. The message names each column and both types. Nothing was committed.",
 	Remedy:  "Write the files with the table's columns (a new column is fine), or commit them to a new table (another location)."})
+
+// ErrStaleCommit: a change refused because the table already holds a later one (Change.Guard).
+var ErrStaleCommit = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_STALE_COMMIT", Text: "the iceberg table already holds a later change",
+	Exit: errcode.ExitFailed, Class: errcode.Fatal, Section: section,
+	Meaning: "A full export run's overwrite found the table's current snapshot to be a later run's (one that started after it: a run that stalled between its _SUCCESS and its commit while another ran). Replacing it would put older rows back: nothing was committed. The run stays certified at its prefix. The message names both runs.",
+	Remedy:  "Nothing to do: the table holds the later run. Run the export again for a newer one."})

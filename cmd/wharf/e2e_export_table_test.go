@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -379,5 +381,33 @@ func TestE2ERepairCommitsToTheTable(t *testing.T) {
 	}
 	if _, tbl2 := readTable(t, url, nil); tbl2.Version() != tbl.Version() {
 		t.Errorf("the repair run again committed v%d", tbl2.Version())
+	}
+}
+
+// TestE2EExportIcebergRevokedRunIsNotCommitted: a holder stopped (SIGSTOP) between its
+// certificate and its manifest is taken over; the next holder journals the run failed, exports
+// its window again and commits that to the table. Continued, the stopped holder writes its
+// late manifest and _SUCCESS (a fence guards the log, not puts in flight), but it must not
+// commit its revoked run to the table: the window's rows would be in it twice.
+func TestE2EExportIcebergRevokedRunIsNotCommitted(t *testing.T) {
+	x := newLeasedExport(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"wharf.yaml": x.config(10*time.Second, "    mode: delta\n    cursor_column: id\n    iceberg: {}\n", "orders/{run_id}/")})
+	c := cli{dir: dir, env: []string{"WHARF_NODE_ID=host-a", envTestPause + "=before-manifest:3s"}}
+	cfg := []string{"-c", "wharf.yaml"}
+	a := start(t, c.command(append(cfg, "export")...))
+	pollUntil(t, 30*time.Second, "the certificate in the log", x.headCertifies)
+	must(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	stopped := runsOf(t, c, cfg)[0]
+	next := decodeRun(t, otherHost(c).run(t, append(cfg, "export", "--format", "json")...).must(t, 0))
+	must(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	if code := a.wait(); code == 0 {
+		t.Errorf("the continued, fenced holder exited 0:\n%s", a.err.String())
+	}
+	url := "s3://" + x.bucket + "/orders"
+	rows, tbl := readTable(t, url, x.srv.StoreConfig(t))
+	sameRows(t, "after the revoked run's holder went on", rows, sourceRows(t, x.src, false))
+	if tbl.Has(stopped.RunID) || !tbl.Has(next.RunID) {
+		t.Fatalf("the table holds runs %v: want %s, never the revoked %s", tbl.CommitIDs(), next.RunID, stopped.RunID)
 	}
 }
