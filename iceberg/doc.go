@@ -34,7 +34,7 @@
 // version before. A commit that loses a race (or fails to stage its change) deletes the
 // manifests and manifest list that attempt wrote, which no metadata file names, before it
 // tries again; only a crash leaves them. A crash after the create and before the hint leaves the hint one version
-// behind, which readers step over.
+// behind, which readers step over; the next writer to load the table puts it right.
 //
 // # Reading
 //

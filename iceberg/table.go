@@ -222,8 +222,8 @@ func (t *Table) state() (table.Metadata, int) {
 // next file that exists (a HEAD); from a listing of metadata/ when there is no usable hint,
 // or when the file the search stops at is gone (old versions deleted by a writer).
 func (t *Table) readCurrent(ctx context.Context) (int, table.Metadata, error) {
-	n := t.readHint(ctx)
-	listed := false
+	hint := t.readHint(ctx)
+	n, listed := hint, false
 	for {
 		if n == 0 && !listed {
 			var err error
@@ -243,6 +243,11 @@ func (t *Table) readCurrent(ctx context.Context) (int, table.Metadata, error) {
 		if errors.Is(err, store.ErrNotExist) && !listed {
 			n = 0 // the hint names a version since deleted: list
 			continue
+		}
+		if err == nil && hint < n {
+			// A writer stopped (or lost its answer) between its metadata file and the hint:
+			// bring the hint up for readers that take it as it is.
+			t.writeHint(ctx, n)
 		}
 		return n, meta, err
 	}
