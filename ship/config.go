@@ -107,6 +107,10 @@ type Config struct {
 	// and benchmarks); without it Run serves until its context ends.
 	Drain bool `yaml:"drain" help:"exit once nothing is left to ship (a batch run), instead of serving until SIGTERM"`
 
+	// Iceberg commits the shipped Parquet files of some datasets to an Iceberg table each
+	// (Tables).
+	Iceberg Tables `yaml:"iceberg"`
+
 	// Store says how to open To: its backend's options (endpoint, region, credential
 	// references…); ship's own part_size and upload_concurrency bound its uploads.
 	Store store.Config `yaml:"store" flag:"-"`
@@ -154,6 +158,7 @@ func DefaultConfig() Config {
 		Grace:              30 * time.Second,
 		PollInterval:       time.Second,
 		Listen:             "127.0.0.1:9464",
+		Iceberg:            Tables{CommitInterval: defaultCommitInterval, CommitFiles: defaultCommitFiles},
 	}
 }
 
@@ -215,6 +220,7 @@ func (c *Config) Check() error {
 		add(fmt.Errorf("poll_interval %s: want more than 0", c.PollInterval))
 	}
 	add(c.checkListen())
+	errs = append(errs, c.Iceberg.check(c.Replay)...)
 	if len(errs) == 0 {
 		return nil
 	}

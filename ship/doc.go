@@ -53,6 +53,18 @@
 //   - On cancellation (SIGTERM) no new upload starts, uploads in flight get Config.Grace to
 //     finish, then are cancelled (a cancelled multipart upload is aborted by the store layer),
 //     and Run returns nil. A restart resumes from the spool's catalog.
+//   - Iceberg tables (Config.Iceberg): the shipped Parquet files of the datasets named are
+//     appended to one Apache Iceberg table per dataset (package iceberg), at the dataset's
+//     root, in group commits (at most CommitFiles files, at the latest CommitInterval after
+//     the oldest landed). A file is committed only after its upload is recorded, and its
+//     local retention waits for the commit. Each snapshot's commit id names this spool (node,
+//     epoch) and its files' sequence numbers; at start the service reads from the table which
+//     of its files it holds, and a failed commit is retried under the same id: each file is in
+//     at most one snapshot, and every Parquet file of the dataset is in one, across crashes.
+//     A file the table cannot take (not Parquet, columns missing or of another type) is
+//     shipped, left out of the table and named (iceberg.ErrSchemaChanged); a new column
+//     evolves the schema. The store must be proven cas (probe.ErrCoordinationUnproven
+//     otherwise, before anything is shipped).
 //
 // # Errors
 //

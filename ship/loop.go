@@ -72,6 +72,7 @@ func (s *Shipper) loop(ctx context.Context) error {
 		// list them.
 		shipped = map[uint64]bool{}
 	)
+	stopTables := s.tab.start(work)
 	for ctx.Err() == nil && s.fatalErr() == nil {
 		now := s.now()
 		if now.Sub(lastSnap) >= s.cfg.PollInterval || (dirty && len(queue) == 0) {
@@ -84,7 +85,11 @@ func (s *Shipper) loop(ctx context.Context) error {
 			clear(shipped)
 		}
 		queue = s.start(work, queue, shipped, &n, events)
-		if s.cfg.Drain && n.idle() && len(queue) == 0 && !dirty && s.idle() {
+		if s.cfg.Drain && n.idle() && len(queue) == 0 && !dirty && s.idle() && s.drainTables(ctx) {
+			stopTables()
+			if s.tab != nil && s.cfg.Retention.Mode != Keep {
+				s.retain(ctx, s.sp.Retained(), nil) // the files the last commits released
+			}
 			s.removers.Wait()
 			s.log.Info("drained: nothing left to ship")
 			return nil
@@ -104,6 +109,10 @@ func (s *Shipper) loop(ctx context.Context) error {
 		wait.Stop()
 	}
 	s.stop(ctx, &n, events, cancelWork)
+	stopTables()
+	if s.fatalErr() == nil {
+		s.tab.final(ctx)
+	}
 	s.removers.Wait()
 	if err := s.fatalErr(); err != nil {
 		s.refresh(ctx)
@@ -116,6 +125,21 @@ func (s *Shipper) loop(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// drainTables commits every shipped file that waits for its table (Config.Drain) and
+// reports whether none is left; a failure is retried at the next call, after its backoff.
+func (s *Shipper) drainTables(ctx context.Context) bool {
+	if s.tab == nil {
+		return true
+	}
+	if err := s.tab.flush(ctx, true); err != nil {
+		s.log.Warn("table commit failed; will retry", "code", errcode.NameOf(err), "error", err)
+		s.mu.Lock()
+		s.noteLocked(&ErrorInfo{Time: s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)})
+		s.mu.Unlock()
+	}
+	return s.tab.idle()
 }
 
 // handle accounts for one event and reports whether an attempt ended with it.
@@ -232,7 +256,7 @@ func (s *Shipper) attempt(ctx context.Context, f spool.File, n int, uploaded *re
 	ev := event{stage: stageRecord, f: f, attempt: n, res: res}
 	ev.err = s.record(ctx, f, res)
 	ev.dur = s.now().Sub(start)
-	if ev.err == nil && s.cfg.Retention.Mode == DeleteAfterUpload {
+	if ev.err == nil && s.cfg.Retention.Mode == DeleteAfterUpload && !s.tab.holds(f) {
 		ev.retain = true
 		s.removers.Add(1) // before the loop hears of the attempt, so that it waits for the removal
 		s.mu.Lock()
@@ -406,7 +430,7 @@ func (s *Shipper) retain(ctx context.Context, retained []spool.File, removing ma
 			continue
 		}
 		_, busy := s.stat.inflight[f.ID] // its own attempt removes it
-		if busy || removing[f.ID] || s.stat.retaining[f.ID] {
+		if busy || removing[f.ID] || s.stat.retaining[f.ID] || s.tab.holds(f) {
 			continue
 		}
 		s.stat.retaining[f.ID] = true

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wharfdata/wharf/errcode"
+	"github.com/wharfdata/wharf/iceberg"
 	"github.com/wharfdata/wharf/internal/listen"
 	"github.com/wharfdata/wharf/internal/sleep"
 	"github.com/wharfdata/wharf/spool"
@@ -91,7 +92,8 @@ type Shipper struct {
 	epoch uint64
 	mode  PutMode
 
-	m *metrics
+	m   *metrics
+	tab *tables // nil without Config.Iceberg's datasets
 
 	// removers counts the local retention under way beside the upload loop (retain,
 	// removeAfter); the loop waits for it before it returns.
@@ -131,6 +133,9 @@ func New(cfg Config, opts Options) (*Shipper, error) {
 	s.stat = status{state: StateStarting, started: s.now(), retry: map[uint64]*retryState{},
 		inflight: map[uint64]spool.File{}, retaining: map[uint64]bool{}}
 	s.m = newMetrics(s)
+	if len(cfg.Iceberg.Datasets) > 0 {
+		s.tab = newTables(s)
+	}
 	return s, nil
 }
 
@@ -188,6 +193,14 @@ func (s *Shipper) Run(ctx context.Context) (err error) {
 	s.log.Info("ship starting", "spool", sp.Dir(), "epoch", fmt.Sprintf("%016x", s.epoch), "to", s.loc,
 		"pipeline", s.cfg.Pipeline, "node", s.cfg.Node, "replay", s.cfg.Replay, "conditional_put", s.cfg.ConditionalPut)
 	if err := s.decide(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.setFatal(err, spool.File{}, "")
+		s.refresh(ctx)
+		return err
+	}
+	if err := s.openTables(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -260,7 +273,7 @@ func (s *Shipper) decide(ctx context.Context) error {
 				return s.bucketMissing(err)
 			}
 			err = fmt.Errorf("probing %s: %w", s.loc, err)
-			if s.cfg.ConditionalPut == PutOverwrite {
+			if s.cfg.ConditionalPut == PutOverwrite && s.tab == nil {
 				// overwrite does not depend on the probe: the uploads will retry.
 				s.log.Warn("probe failed; conditional_put is overwrite, so shipping starts anyway", "error", err)
 				s.warnClock(err)
@@ -275,6 +288,24 @@ func (s *Shipper) decide(ctx context.Context) error {
 		d := s.cfg.Retry.Delay(attempt, s.rnd)
 		s.log.Warn("probe again", "attempt", attempt, "retry_in", d)
 		if err := s.pause(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// openTables opens the Iceberg tables (Config.Iceberg), retrying a store that fails
+// transiently; a store not proven to enforce conditional writes is fatal.
+func (s *Shipper) openTables(ctx context.Context) error {
+	if s.tab == nil {
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.tab.open(ctx)
+		if err == nil || isFatal(err) || errors.Is(err, probe.ErrCoordinationUnproven) || errors.Is(err, iceberg.ErrMetadataInvalid) {
+			return err
+		}
+		s.probeFailed(err)
+		if err := s.pause(ctx, s.cfg.Retry.Delay(attempt, s.rnd)); err != nil {
 			return err
 		}
 	}

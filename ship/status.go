@@ -56,6 +56,8 @@ type Status struct {
 	// RecentErrors are the last errors (up to recentErrors), oldest first; LastError is the
 	// last of them.
 	RecentErrors []ErrorInfo `json:"recent_errors"`
+	// Tables are the Iceberg tables of Config.Iceberg's datasets.
+	Tables []TableStatus `json:"tables,omitempty"`
 }
 
 // recentErrors is how many errors /status and the status page keep.
@@ -194,6 +196,7 @@ func (s *Shipper) Status() Status {
 		// state), with the service's records applied as they are written.
 		st.Backlog.Files, st.Backlog.Bytes, st.Backlog.Oldest = sp.Waiting()
 	}
+	st.Tables = s.tab.status()
 	if !st.Backlog.Oldest.IsZero() {
 		st.Backlog.OldestAge = max(now.Sub(st.Backlog.Oldest).Seconds(), 0)
 	}

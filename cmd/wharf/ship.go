@@ -52,6 +52,12 @@ removes files in the catalog's reserve, and retries a record it cannot write.
 A store that refuses this machine's clock (WHARF_CLOCK_SKEWED) is retried like an outage:
 /healthz stays 200 and says it is degraded, and a warning names the skew.
 
+With --iceberg-datasets (iceberg.datasets), the Parquet files of those datasets are also
+committed to an Apache Iceberg table per dataset, at {to}/wharf/v1/{pipeline}/{dataset}/,
+in group commits (--iceberg-commit-files, --iceberg-commit-interval): each file in exactly
+one snapshot across crashes, checked against the table; local retention waits for the
+commit. The store must be proven cas. 'wharf table show URL' reads a table.
+
 Before a large file is sent again after a restart, the multipart uploads an earlier run
 left open at its key are aborted ('wharf uploads' lists and aborts others).
 
@@ -61,7 +67,8 @@ file_id, dataset, key, size, sha256, outcome, duration and attempt.`,
   wharf spool add --spool ./spool --dataset events ./out/events-0001.ndjson.gz
   wharf ship --spool ./spool --to s3://my-bucket/raw --pipeline edge --node gw-17
   wharf ship -c wharf.yaml
-  wharf ship -c wharf.yaml --drain --listen off`,
+  wharf ship -c wharf.yaml --drain --listen off
+  wharf ship -c wharf.yaml --iceberg-datasets events`,
 		Args: args(0, 0, "no arguments (use flags or the config file's ship: section)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
@@ -108,6 +115,10 @@ func (a *app) ship(ctx context.Context, cfg ship.Config, log *slog.Logger) error
 		}
 		fmt.Fprintf(a.out, "ship: %s after %s; %d file(s) uploaded; backlog %d file(s), %s\n",
 			state, time.Since(start).Round(time.Millisecond), st.Uploaded, st.Backlog.Files, textfmt.Size(st.Backlog.Bytes))
+		for _, t := range st.Tables {
+			fmt.Fprintf(a.out, "table %s: %d file(s) committed, %d waiting, %d left out; version %d: wharf table show %s\n",
+				t.Dataset, t.Committed, t.Waiting, t.Rejected, t.Version, t.Location)
+		}
 	}
 	return err
 }

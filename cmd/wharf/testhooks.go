@@ -150,10 +150,49 @@ func (p *pacedReader) Read(b []byte) (int, error) {
 //
 // and returns a decorator of the destination's bucket, or nil without them.
 func shipTestWrap(getenv func(string) string) func(driver.Bucket) driver.Bucket {
-	if !strings.Contains(getenv(envTestShip), "kill-after-probe-put") {
-		return nil
+	spec := getenv(envTestShip)
+	var tk tableKiller
+	for item := range strings.SplitSeq(spec, ",") {
+		name, v, _ := strings.Cut(strings.TrimSpace(item), ":")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch name {
+		case "kill-after-table-manifests":
+			tk.manifests = n
+		case "kill-after-table-metadata":
+			tk.metadata = n
+		}
 	}
-	return func(b driver.Bucket) driver.Bucket { return &probeKiller{Bucket: b} }
+	switch {
+	case strings.Contains(spec, "kill-after-probe-put"):
+		return func(b driver.Bucket) driver.Bucket { return &probeKiller{Bucket: b} }
+	case tk.manifests > 0 || tk.metadata > 0:
+		return func(b driver.Bucket) driver.Bucket { tk.Bucket = b; return &tk }
+	}
+	return nil
+}
+
+// tableKiller kills the process after the Nth manifest list (snap-*.avro) or the Nth metadata
+// file (metadata/vN.metadata.json; the table's creation writes the first) of the Iceberg
+// commits of `wharf ship` landed.
+type tableKiller struct {
+	driver.Bucket
+	manifests, metadata int64
+	lists, metas        atomic.Int64
+}
+
+func (p *tableKiller) Unwrap() driver.Bucket { return p.Bucket }
+
+func (p *tableKiller) Put(ctx context.Context, key string, body io.Reader, opts *driver.PutOptions) (driver.ObjectInfo, error) {
+	info, err := p.Bucket.Put(ctx, key, body, opts)
+	name := path.Base(key)
+	switch {
+	case err != nil:
+	case strings.HasPrefix(name, "snap-") && strings.HasSuffix(name, ".avro") && p.lists.Add(1) == p.manifests:
+		killSelf()
+	case strings.HasSuffix(name, ".metadata.json") && path.Base(path.Dir(key)) == "metadata" && p.metas.Add(1) == p.metadata:
+		killSelf()
+	}
+	return info, err
 }
 
 // probeKiller kills the process once a put under the probe's prefix has landed, as a crash
@@ -178,6 +217,10 @@ func (p *probeKiller) Put(ctx context.Context, key string, body io.Reader, opts 
 //	                     retention
 //	kill-mid-body:N      SIGKILL itself once N bytes of one upload's body were read (aim it
 //	                     past the first part of a multipart upload)
+//	kill-after-table-manifests:N  SIGKILL itself once the Nth manifest list of an Iceberg
+//	                     commit is in the store (its metadata file not yet)
+//	kill-after-table-metadata:N   SIGKILL itself once the Nth metadata file of a table is in
+//	                     the store (the table's creation writes the first), before the hint
 //	pause:D              sleep D after each read of an upload's body (spreads uploads out
 //	                     so that a kill at a random time lands inside one)
 //
