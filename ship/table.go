@@ -223,15 +223,52 @@ func (t *tables) open(ctx context.Context) error {
 			}
 		}
 		slices.SortFunc(done, func(a, b seqRange) int { return cmp.Compare(a.first, b.first) })
+		expired, oldest := expiredBefore(tbl)
 		for _, f := range retained {
-			if f.Dataset == d && covered(done, f) {
+			switch {
+			case f.Dataset != d:
+			case covered(done, f):
 				tb.in[f.ID] = true
+			case expired && f.Ext == "parquet" && f.UploadedAt.Before(oldest.Add(expiryMargin)):
+				// Its commit, if it had one, may be among the snapshots expired: committing it
+				// again could put it in the table twice.
+				t.reject(tb, f, fmt.Errorf("its upload (%s) is older than the table's oldest snapshot (%s) and the snapshots before that were expired, so the table cannot say whether it holds the file; it is not committed again (a file is in at most one snapshot): if the table lacks it, add it by hand",
+					f.UploadedAt.UTC().Format(time.RFC3339), oldest.UTC().Format(time.RFC3339)))
 			}
 		}
 		s.log.Info("iceberg table", "dataset", d, "location", tb.st.Describe().Location, "version", tb.version,
 			"retained_in_table", len(tb.in))
 	}
 	return nil
+}
+
+// expiryMargin is how much later than the table's oldest snapshot a file must have been
+// uploaded for its commit to be surely in the history left after an expiry: the clocks of
+// the machines that committed may disagree by that much.
+const expiryMargin = time.Hour
+
+// expiredBefore reports whether snapshots of tbl were expired (its oldest snapshot names a
+// parent the table no longer holds), and the oldest snapshot's time.
+func expiredBefore(tbl *iceberg.Table) (bool, time.Time) {
+	snaps := tbl.Snapshots()
+	if len(snaps) == 0 {
+		return false, time.Time{}
+	}
+	ids := map[int64]bool{}
+	oldest := snaps[0]
+	for _, s := range snaps {
+		ids[s.SnapshotID] = true
+		if s.TimestampMs < oldest.TimestampMs {
+			oldest = s
+		}
+	}
+	expired := false
+	for _, s := range snaps {
+		if s.ParentSnapshotID != nil && !ids[*s.ParentSnapshotID] {
+			expired = true
+		}
+	}
+	return expired, time.UnixMilli(oldest.TimestampMs)
 }
 
 // holds reports whether f's local retention waits for its commit.

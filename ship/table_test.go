@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	icegotable "github.com/apache/iceberg-go/table"
 
 	"github.com/wharfdata/wharf/iceberg"
 	"github.com/wharfdata/wharf/internal/icebird"
@@ -430,5 +431,62 @@ func TestTableRanges(t *testing.T) {
 		if covered(done, f) {
 			t.Errorf("file %d-%d found in %q", f.First, f.Last, got)
 		}
+	}
+}
+
+// TestTableShipAfterExpiry: snapshots expired from the table take the commit ids of the files
+// they held with them. A restart whose spool still holds such files (local_retention keep)
+// does not commit them again, which would put them in the table twice: it leaves them out and
+// names them; a file whose commit is in the history left is known as before.
+func TestTableShipAfterExpiry(t *testing.T) {
+	fx := newFixture(t)
+	schema := rowsSchema(false)
+	var files []spool.File
+	for i := range int64(3) {
+		files = append(files, fx.addParquet(t, "events", schema, i*10, 10))
+	}
+	dir := t.TempDir()
+	cfg := fx.config("file://" + dir)
+	cfg.Store.CreateDir = true
+	cfg.Iceberg.Datasets = Names{"events"}
+	cfg.Iceberg.CommitFiles = 1
+	cfg.Retention.Mode = Keep
+	if _, err := runToEnd(t, cfg, Options{Logger: testLogger(t)}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), "file://"+dir, &store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := tableAt(t, st, cfg, "events")
+	if n := len(tbl.Snapshots()); n != 3 {
+		t.Fatalf("%d snapshots, want one per file (commit_files 1)", n)
+	}
+	tx := tbl.Iceberg().NewTransaction()
+	if err := tx.ExpireSnapshots(icegotable.WithRetainLast(1), icegotable.WithOlderThan(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tbl = tableAt(t, st, cfg, "events")
+	if n := len(tbl.Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots after the expiry, want 1", n)
+	}
+	s, err := runToEnd(t, cfg, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl = tableAt(t, st, cfg, "events")
+	checkTable(t, st, cfg, tbl, files, fx.epoch(t), expected(t, schema, [2]int64{0, 30}), 1)
+	if n := len(tbl.Snapshots()); n != 1 {
+		t.Errorf("the restart committed %d snapshot(s) of files already in the table", n-1)
+	}
+	ts := s.Status().Tables[0]
+	if ts.Rejected != 2 || ts.Committed != 0 {
+		t.Errorf("status %+v: want the 2 files whose commits expired left out, nothing committed", ts)
+	}
+	if last := s.Status().LastError; last == nil || !strings.Contains(last.Message, "expired") {
+		t.Errorf("last error %+v: want the file left out named, and why", last)
 	}
 }
