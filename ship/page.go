@@ -45,6 +45,16 @@ func (s *Shipper) page(context.Context) statuspage.Page {
 			statuspage.F("uptime", "up for", now.Sub(st.Started).Round(time.Second)),
 		}},
 		s.probeSection(st))
+	for _, t := range st.Tables {
+		k := "table_" + t.Dataset + "_"
+		p.Sections = append(p.Sections, statuspage.Section{Title: "Iceberg table " + t.Dataset, Facts: []statuspage.Fact{
+			statuspage.F(k+"committed", "files committed since the start", t.Committed),
+			statuspage.F(k+"waiting", "shipped, waiting for a commit", t.Waiting),
+			statuspage.F(k+"rejected", "left out of the table", t.Rejected),
+			statuspage.F(k+"version", "metadata version", t.Version),
+			statuspage.F(k+"location", "location", textfmt.Dash(t.Location)),
+		}})
+	}
 	p.Chart = &statuspage.Chart{Title: "Shipped", Unit: "bytes/s", Step: s.m.shipped.Step(), Rates: s.m.shipped.Rates(now)}
 	for i := len(st.RecentErrors) - 1; i >= 0; i-- { // newest first
 		e := st.RecentErrors[i]

@@ -238,6 +238,11 @@ func TestTableShip(t *testing.T) {
 			if !strings.Contains(rec.Body.String(), `wharf_ship_table_files_total{dataset="events"} 7`) {
 				t.Errorf("/metrics lacks 7 files committed")
 			}
+			rec = httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+			if page := rec.Body.String(); !strings.Contains(page, `<dd data-k="table_events_committed">7</dd>`) {
+				t.Errorf("the status page lacks the table's 7 files committed")
+			}
 			snaps := len(tbl.Snapshots())
 			if _, err := runToEnd(t, cfg, Options{Logger: testLogger(t)}); err != nil {
 				t.Fatal(err)
@@ -488,5 +493,82 @@ func TestTableShipAfterExpiry(t *testing.T) {
 	}
 	if last := s.Status().LastError; last == nil || !strings.Contains(last.Message, "expired") {
 		t.Errorf("last error %+v: want the file left out named, and why", last)
+	}
+}
+
+// TestTableShipTwoNodes: two machines (two spools, two node ids) ship one dataset into the
+// same table on MinIO at once, a commit per file: their commits race for each next version,
+// the losers rebase and retry, and the table ends with every file of both exactly once.
+func TestTableShipTwoNodes(t *testing.T) {
+	url, sc, st := minioDest(t, testenv.MinIO(t))
+	schema := rowsSchema(false)
+	type node struct {
+		fx    *fixture
+		cfg   Config
+		files []spool.File
+	}
+	var nodes []*node
+	var ranges [][2]int64
+	for i, name := range []string{"gw-1", "gw-2"} {
+		n := &node{fx: newFixture(t)}
+		for j := range int64(8) {
+			from := int64(i)*1000 + j*10
+			n.files = append(n.files, n.fx.addParquet(t, "events", schema, from, 10))
+			ranges = append(ranges, [2]int64{from, 10})
+		}
+		n.cfg = minioConfig(n.fx, url, sc)
+		n.cfg.Node = name
+		n.cfg.Iceberg.Datasets = Names{"events"}
+		n.cfg.Iceberg.CommitFiles = 1
+		nodes = append(nodes, n)
+	}
+	errs := make(chan error, len(nodes))
+	for _, n := range nodes {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			s, err := New(n.cfg, Options{Logger: testLogger(t)})
+			if err == nil {
+				err = s.Run(ctx)
+			}
+			errs <- err
+		}()
+	}
+	for range nodes {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	tbl := tableAt(t, st, nodes[0].cfg, "events")
+	dfs, err := tbl.DataFiles(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, df := range dfs {
+		seen[df.FilePath()]++
+	}
+	for _, n := range nodes {
+		for _, f := range n.files {
+			key := strings.TrimRight(tbl.Location(), "/") + "/" + strings.TrimPrefix(ObjectKey(n.cfg.Pipeline, n.cfg.Node, n.fx.epoch(t), f), "wharf/v1/edge/events/")
+			if seen[key] != 1 {
+				t.Errorf("%s is in the table %d times, want once", key, seen[key])
+			}
+		}
+	}
+	if len(dfs) != 16 || len(tbl.Snapshots()) != 16 {
+		t.Errorf("%d data files in %d snapshots, want 16 in 16 (one commit per file)", len(dfs), len(tbl.Snapshots()))
+	}
+	at, err := tbl.Iceberg().Scan().ToArrowTable(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	got, err := icebird.FromArrow(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := icebird.Compare(expected(t, schema, ranges...), got); err != nil {
+		t.Fatalf("the table both nodes committed to: %v", err)
 	}
 }
