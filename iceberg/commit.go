@@ -44,7 +44,7 @@ func (c committer) CommitTable(ctx context.Context, _ table.Identifier, reqs []t
 			return nil, "", fmt.Errorf("%w: %w", errLostRace, err)
 		}
 	}
-	next, err := table.UpdateTableMetadata(base, updates, t.fio.location(metadataKey(n)))
+	next, err := table.UpdateTableMetadata(base, updates, t.MetadataLocation())
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: applying the change to %s: %w", ErrMetadataInvalid, t.fio.location(metadataKey(n)), err)
 	}
@@ -53,6 +53,13 @@ func (c committer) CommitTable(ctx context.Context, _ table.Identifier, reqs []t
 	}
 	if t.beforeCreate != nil {
 		t.beforeCreate()
+	}
+	if t.opts.Catalog != nil {
+		loc, err := t.commitToCatalog(ctx, next, n+1)
+		if err != nil {
+			return nil, "", err
+		}
+		return next, loc, nil
 	}
 	won, err := t.createMetadata(ctx, n+1, next)
 	if err != nil {

@@ -45,3 +45,9 @@ var ErrStaleCommit = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_STALE_COMMIT",
 	Exit: errcode.ExitFailed, Class: errcode.Fatal, Section: section,
 	Meaning: "A full export run's overwrite found the table's current snapshot to be a later run's (one that started after it: a run that stalled between its _SUCCESS and its commit while another ran). Replacing it would put older rows back: nothing was committed. The run stays certified at its prefix. The message names both runs.",
 	Remedy:  "Nothing to do: the table holds the later run. Run the export again for a newer one."})
+
+// ErrCatalog: the SQL catalog (Catalog) could not be read or written.
+var ErrCatalog = errcode.New(errcode.Def{Name: "WHARF_ICEBERG_CATALOG_FAILED", Text: "the iceberg SQL catalog failed",
+	Exit: errcode.ExitFailed, Class: errcode.Transient, Section: section,
+	Meaning: "A statement on the SQL catalog's database (PostgreSQL or SQLite: its `iceberg_tables` and `iceberg_namespace_properties`) failed: the database cannot be reached, refused the credentials, or refused the statement. The message names the catalog, the table and the database's answer (never its password). A commit whose UPDATE failed may or may not have moved the table: the next commit of the same change finds out.",
+	Remedy:  "Check that the database is up and the catalog's `uri` and `password` are right; run again."})

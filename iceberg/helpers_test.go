@@ -206,6 +206,11 @@ func checkHistory(ctx context.Context, st *store.Store, appends int, want []stri
 	if err != nil {
 		return err
 	}
+	return checkHistoryOf(ctx, tbl, appends, want)
+}
+
+// checkHistoryOf is checkHistory of a table already loaded (one kept in a catalog).
+func checkHistoryOf(ctx context.Context, tbl *Table, appends int, want []string) error {
 	snaps := tbl.Snapshots()
 	var errs []error
 	if len(snaps) != appends {

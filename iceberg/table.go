@@ -37,6 +37,11 @@ type Options struct {
 	// Backoff is the ceiling of the first wait after a lost race; each wait is a uniform
 	// random draw below a ceiling that doubles, up to MaxBackoff (defaults 10 ms and 1 s).
 	Backoff, MaxBackoff time.Duration
+	// Catalog, when set, keeps the table as Ident in a SQL catalog instead of the bucket: the
+	// current metadata file is the one its row names, and a commit moves the row (see
+	// Catalog). No version hint is written.
+	Catalog *Catalog
+	Ident   Ident
 }
 
 func (o *Options) withDefaults() Options {
@@ -69,6 +74,7 @@ type Table struct {
 	mu      sync.Mutex // held by a commit, and to read or set the state
 	commits sync.Mutex // one commit at a time through this Table
 	version int
+	metaLoc string // the location of the metadata file of version
 	tbl     *table.Table
 
 	// unconditional breaks commits on purpose, for the tests that prove the history checker
@@ -98,6 +104,9 @@ func Create(ctx context.Context, st *store.Store, schema *icego.Schema, opts *Op
 		createdKey: time.Now().UTC().Format(time.RFC3339Nano)})
 	if meta, err = table.UpdateTableMetadata(meta, []table.Update{set}, ""); err != nil {
 		return nil, fmt.Errorf("%w: creating the table at %s: %w", ErrMetadataInvalid, t.fio.root, err)
+	}
+	if t.opts.Catalog != nil {
+		return t, t.createInCatalog(ctx, meta)
 	}
 	won, err := t.createMetadata(ctx, 1, meta)
 	if err != nil {
@@ -130,6 +139,9 @@ func newTable(st *store.Store, opts *Options) *Table {
 
 // Refresh reads the table's current metadata version.
 func (t *Table) Refresh(ctx context.Context) error {
+	if t.opts.Catalog != nil {
+		return t.refreshFromCatalog(ctx)
+	}
 	n, meta, err := t.readCurrent(ctx)
 	if err != nil {
 		return err
@@ -203,12 +215,22 @@ func dataFiles(snap *table.Snapshot, fio icebergio.IO) ([]icego.DataFile, error)
 }
 
 // set makes meta, version n, the state of the Table.
-func (t *Table) set(meta table.Metadata, n int) {
+func (t *Table) set(meta table.Metadata, n int) { t.setAt(meta, n, t.fio.location(metadataKey(n))) }
+
+// setAt makes meta, version n read from or written to loc, the state of the Table.
+func (t *Table) setAt(meta table.Metadata, n int, loc string) {
 	fsF := func(ctx context.Context) (icebergio.IO, error) { return t.fio.WithContext(ctx), nil }
-	tbl := table.New(table.Identifier{t.fio.root}, meta, t.fio.location(metadataKey(n)), fsF, committer{t})
+	tbl := table.New(table.Identifier{t.fio.root}, meta, loc, fsF, committer{t})
 	t.mu.Lock()
-	t.tbl, t.version = tbl, n
+	t.tbl, t.version, t.metaLoc = tbl, n, loc
 	t.mu.Unlock()
+}
+
+// MetadataLocation is the location of the metadata file of the version the Table holds.
+func (t *Table) MetadataLocation() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.metaLoc
 }
 
 // state returns the metadata and version the Table holds.
@@ -300,7 +322,11 @@ func (t *Table) listVersions(ctx context.Context) (int, error) {
 
 // readMetadata reads and parses version n.
 func (t *Table) readMetadata(ctx context.Context, n int) (table.Metadata, error) {
-	name := t.fio.location(metadataKey(n))
+	return t.readMetadataAt(ctx, t.fio.location(metadataKey(n)))
+}
+
+// readMetadataAt reads and parses the metadata file at name, a location below the table's.
+func (t *Table) readMetadataAt(ctx context.Context, name string) (table.Metadata, error) {
 	b, err := t.fio.WithContext(ctx).ReadFile(name)
 	if err != nil {
 		return nil, err
