@@ -106,7 +106,10 @@
 // holds is never committed again; a delta export's run first commits the certified runs since
 // the table was created that the table lacks (a run stopped between its _SUCCESS and its
 // commit). A run certified but not committed returns its error with the Result. CommitRepair
-// puts a repair's new parts in place of those they supersede.
+// puts a repair's new parts in place of those they supersede. With TableConfig.Catalog the
+// table is kept in a SQL catalog (PostgreSQL or SQLite) as namespace.name, and its store
+// need not be proven cas: the database makes each commit's compare-and-set. A full run never
+// replaces the files of a run that started after it (wharf.run-started orders them).
 //
 // # Types
 //

@@ -374,6 +374,11 @@ func (c *Config) Rebase(dir string) {
 		if e.Iceberg != nil && e.Iceberg.Location != "" && !isURL(e.Iceberg.Location) {
 			e.Iceberg.Location = rebase(dir, e.Iceberg.Location)
 		}
+		if e.Iceberg != nil && e.Iceberg.Catalog != nil {
+			if rest, ok := strings.CutPrefix(e.Iceberg.Catalog.URI, "sqlite://"); ok && rest != "" && !strings.HasPrefix(rest, "/") {
+				e.Iceberg.Catalog.URI = "sqlite://" + filepath.ToSlash(rebase(dir, rest))
+			}
+		}
 	}
 }
 

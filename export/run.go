@@ -130,7 +130,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			r.src.Close()
 		}
 		if r.table != nil {
-			r.table.st.Close()
+			r.table.close()
 		}
 	}()
 	if ConfigError(err) {

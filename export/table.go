@@ -26,12 +26,20 @@ type TableConfig struct {
 	// Every part the export writes must be below it: a table's data files are below its
 	// location.
 	Location string `yaml:"location"`
+	// Catalog, when set, keeps the table in a SQL catalog (PostgreSQL or SQLite) instead of
+	// the bucket (CatalogConfig); Namespace and Name are its name there (default "default"
+	// and the export's name). Without a catalog they are refused.
+	Catalog   *CatalogConfig `yaml:"catalog"`
+	Namespace string         `yaml:"namespace"`
+	Name      string         `yaml:"name"`
 }
 
 // Snapshot summary properties of a run's commit.
 const (
 	summaryRunID  = "wharf.run-id"
 	summaryExport = "wharf.export"
+	// summaryRunStarted is when the run started (RFC 3339, nanoseconds): what orders two runs.
+	summaryRunStarted = "wharf.run-started"
 	// summaryRepairID names the repair whose new parts a snapshot put in place of the old.
 	summaryRepairID = "wharf.repair-id"
 )
@@ -47,6 +55,18 @@ type TableCommit struct {
 	CaughtUp []string `json:"caught_up,omitempty"`
 	// Empty: a delta run with no rows, which adds no snapshot (Snapshot is 0).
 	Empty bool `json:"empty,omitempty"`
+	// Catalog and Metadata, for a table a SQL catalog keeps (TableConfig.Catalog): its name
+	// there (namespace.name) and the metadata file of the version committed.
+	Catalog  string `json:"catalog,omitempty"`
+	Metadata string `json:"metadata,omitempty"`
+}
+
+// metadataIfCataloged is the location of tbl's metadata file when a catalog keeps it.
+func metadataIfCataloged(cat *tableCatalog, tbl *iceberg.Table) string {
+	if cat == nil {
+		return ""
+	}
+	return tbl.MetadataLocation()
 }
 
 // TableLocation returns the location of e's Iceberg table: TableConfig.Location, or the
@@ -85,6 +105,9 @@ func (e *Export) checkTable(bad func(field, format string, a ...any) error) erro
 	if e.Superseded == SupersededMove {
 		return bad("iceberg", "superseded: move would take earlier runs' parts from under the table's snapshots (a reader of the table reads only its current files anyway): use superseded: keep")
 	}
+	if err := e.checkCatalog(bad); err != nil {
+		return err
+	}
 	loc, err := TableLocation(e)
 	if err != nil {
 		return err
@@ -105,6 +128,7 @@ type tableRun struct {
 	loc     string
 	st      *store.Store
 	tbl     *iceberg.Table
+	cat     *tableCatalog                  // the SQL catalog keeping the table; nil: the bucket does
 	footers map[int]*metadata.FileMetaData // by chunk, of the parts this attempt wrote
 }
 
@@ -120,24 +144,28 @@ func (r *runner) openTable(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := r.o.Verdicts.Coordination(ctx, st)
-	if err == nil {
-		err = res.RequireCAS()
-	}
+	opts, cat, err := tableOptions(ctx, r.e, st, r.o.Getenv, r.o.Verdicts)
 	if err != nil {
 		st.Close()
 		return fmt.Errorf("iceberg table %s: %w", loc, err)
 	}
-	tbl, err := iceberg.Open(ctx, st, schemaOf(r.cols), nil)
+	tbl, err := iceberg.Open(ctx, st, schemaOf(r.cols), opts)
 	if err == nil {
 		err = tbl.CheckSchema(schemaOf(r.cols))
 	}
 	if err != nil {
 		st.Close()
-		return fmt.Errorf("iceberg table %s: %w", loc, err)
+		cat.close()
+		return fmt.Errorf("iceberg table %s: %w", loc, cat.scrub(err))
 	}
-	r.table = &tableRun{loc: loc, st: st, tbl: tbl, footers: map[int]*metadata.FileMetaData{}}
+	r.table = &tableRun{loc: loc, st: st, tbl: tbl, cat: cat, footers: map[int]*metadata.FileMetaData{}}
 	return nil
+}
+
+// close releases the table's store and catalog.
+func (t *tableRun) close() {
+	t.st.Close()
+	t.cat.close()
 }
 
 func (r *runner) keepFooter(chunk int, f *metadata.FileMetaData) {
@@ -165,6 +193,9 @@ func (r *runner) commitTable(ctx context.Context) error {
 		return r.tableErr(err)
 	}
 	out := &TableCommit{Location: t.loc}
+	if t.cat != nil {
+		out.Catalog = t.cat.cat.Name() + ":" + r.e.tableIdent().String()
+	}
 	if r.e.Mode == ModeDelta {
 		pending, err := r.pendingRuns(ctx)
 		if err != nil {
@@ -184,12 +215,14 @@ func (r *runner) commitTable(ctx context.Context) error {
 	if r.e.Mode == ModeDelta && len(files) == 0 {
 		// No rows in the window: nothing to append (a full run of no rows does empty the table).
 		out.Version, out.Empty = t.tbl.Version(), true
+		out.Metadata = metadataIfCataloged(t.cat, t.tbl)
 		r.res.Table = out
 		return nil
 	}
 	ch := iceberg.Change{
 		ID: r.rec.RunID, Overwrite: r.e.Mode == ModeFull, Files: files, Schema: schemaOf(r.cols),
-		Summary: map[string]string{summaryRunID: r.rec.RunID, summaryExport: r.e.Name},
+		Summary: map[string]string{summaryRunID: r.rec.RunID, summaryExport: r.e.Name,
+			summaryRunStarted: r.rec.StartedAt.UTC().Format(time.RFC3339Nano)},
 	}
 	if ch.Overwrite {
 		ch.Guard = r.notBehind
@@ -199,6 +232,7 @@ func (r *runner) commitTable(ctx context.Context) error {
 		return r.tableErr(err)
 	}
 	out.Version, out.Snapshot, out.Already = c.Version, c.Snapshot, c.Already
+	out.Metadata = metadataIfCataloged(t.cat, t.tbl)
 	r.res.Table = out
 	r.o.log().Info("export: run committed to its iceberg table", "export", r.e.Name, "run_id", r.rec.RunID,
 		"table", t.loc, "version", c.Version, "snapshot_id", c.Snapshot, "already", c.Already)
@@ -209,15 +243,27 @@ func (r *runner) commitTable(ctx context.Context) error {
 // (run ids sort by their start): a run that stalled after its _SUCCESS must not put its older
 // rows back over a newer run's.
 func (r *runner) notBehind(current map[string]string) error {
-	if later := current[summaryRunID]; later > r.rec.RunID {
+	if later := current[summaryRunID]; later != "" && later != r.rec.RunID && startedAfter(current, r.rec.StartedAt) {
 		return fmt.Errorf("%w: the table's current snapshot is of run %s, which started after run %s: not replaced by the older run's parts", iceberg.ErrStaleCommit, later, r.rec.RunID)
 	}
 	return nil
 }
 
+// startedAfter reports whether the run of a snapshot's summary started after t: by its
+// wharf.run-started, or, in a summary without it, by the second its run id names (two runs
+// of one second are not ordered by their ids' random part).
+func startedAfter(summary map[string]string, t time.Time) bool {
+	if s, err := time.Parse(time.RFC3339Nano, summary[summaryRunStarted]); err == nil {
+		return s.After(t)
+	}
+	id, _, _ := strings.Cut(summary[summaryRunID], "-")
+	s, err := time.Parse("20060102T150405Z", id)
+	return err == nil && s.After(t.Truncate(time.Second))
+}
+
 func (r *runner) tableErr(err error) error {
 	return fmt.Errorf("run %s is certified at its prefix but not in the iceberg table %s (the next run commits it): %w",
-		r.rec.RunID, r.table.loc, err)
+		r.rec.RunID, r.table.loc, r.table.cat.scrub(err))
 }
 
 // tableFiles are parts, written at prefix, as the table's data files: keys relative to the
@@ -279,7 +325,8 @@ func (r *runner) catchUp(ctx context.Context, p RunRecord) error {
 		return err
 	}
 	_, err = r.table.tbl.Commit(ctx, iceberg.Change{ID: p.RunID, Files: files,
-		Summary: map[string]string{summaryRunID: p.RunID, summaryExport: r.e.Name}})
+		Summary: map[string]string{summaryRunID: p.RunID, summaryExport: r.e.Name,
+			summaryRunStarted: p.StartedAt.UTC().Format(time.RFC3339Nano)}})
 	return err
 }
 
@@ -309,16 +356,14 @@ func CommitRepair(ctx context.Context, e *Export, prefix string, m *dataset.Mani
 		return nil, err
 	}
 	defer st.Close()
-	res, err := verdicts.Coordination(ctx, st)
-	if err == nil {
-		err = res.RequireCAS()
-	}
+	opts, cat, err := tableOptions(ctx, e, st, getenv, verdicts)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg table %s: %w", loc, err)
 	}
-	tbl, err := iceberg.Load(ctx, st, nil)
+	defer cat.close()
+	tbl, err := iceberg.Load(ctx, st, opts)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg table %s: %w", loc, err)
+		return nil, fmt.Errorf("iceberg table %s: %w", loc, cat.scrub(err))
 	}
 	rel, ok := strings.CutPrefix(strings.TrimRight(prefix, "/")+"/", loc)
 	if !ok {
@@ -341,7 +386,8 @@ func CommitRepair(ctx context.Context, e *Export, prefix string, m *dataset.Mani
 	out, err := tbl.Commit(ctx, iceberg.Change{ID: last.ID, Files: files, Remove: remove,
 		Summary: map[string]string{summaryRunID: m.RunID, summaryRepairID: last.ID, summaryExport: e.Name}})
 	if err != nil || out.NotCurrent {
-		return nil, err
+		return nil, cat.scrub(err)
 	}
-	return &TableCommit{Location: loc, Version: out.Version, Snapshot: out.Snapshot, Already: out.Already}, nil
+	return &TableCommit{Location: loc, Version: out.Version, Snapshot: out.Snapshot, Already: out.Already,
+		Metadata: metadataIfCataloged(cat, tbl)}, nil
 }

@@ -283,3 +283,25 @@ func (t *Table) commitToCatalog(ctx context.Context, next table.Metadata, n int)
 	t.setAt(next, n, loc)
 	return loc, nil
 }
+
+// LoadFile reads the table whose metadata file is at key below the location st is opened at
+// (metadata/00003-<uuid>.metadata.json, metadata/v3.metadata.json), as of that version, to
+// read: it has no catalog to commit through.
+func LoadFile(ctx context.Context, st *store.Store, key string) (*Table, error) {
+	t := newTable(st, nil)
+	loc := t.fio.location(key)
+	n, err := catalogVersion(loc)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := t.readMetadataAt(ctx, loc)
+	if errors.Is(err, store.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrNoTable, loc, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.setAt(meta, n, loc)
+	t.readOnly = true
+	return t, nil
+}

@@ -38,6 +38,9 @@ func (c committer) LoadTable(ctx context.Context, _ table.Identifier) (*table.Ta
 // a requirement that no longer holds) is errLostRace: nothing was committed.
 func (c committer) CommitTable(ctx context.Context, _ table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	t := c.t
+	if t.readOnly {
+		return nil, "", fmt.Errorf("%w: the table at %s was read from one of its metadata files, with no catalog to commit through", ErrMetadataInvalid, t.fio.root)
+	}
 	base, n := t.state()
 	for _, r := range reqs {
 		if err := r.Validate(base); err != nil {

@@ -1,5 +1,9 @@
 // Package iceberg commits Apache Iceberg tables to any wharf store, with the bucket as the
-// catalog: no catalog server, only the store's create-if-absent conditional write.
+// catalog: no catalog server, only the store's create-if-absent conditional write. A table
+// can instead be kept in a SQL catalog (Catalog, Options.Catalog: the tables of Iceberg's
+// JDBC catalog in PostgreSQL or SQLite), whose UPDATE … WHERE metadata_location = the one
+// read is the compare-and-set; its metadata files are then named 00001-<uuid>.metadata.json,
+// … and no version hint is written.
 //
 // # Layout
 //

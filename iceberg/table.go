@@ -77,6 +77,9 @@ type Table struct {
 	metaLoc string // the location of the metadata file of version
 	tbl     *table.Table
 
+	// readOnly: the Table was read from a metadata file (LoadFile), with no catalog to
+	// commit through.
+	readOnly bool
 	// unconditional breaks commits on purpose, for the tests that prove the history checker
 	// can fail: the next metadata file is put over whatever is there.
 	unconditional bool

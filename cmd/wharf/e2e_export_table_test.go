@@ -31,15 +31,25 @@ type tableRow struct {
 	Extra    string // a column added by a later run ("" for NULL or absent)
 }
 
-// readTable reads the Iceberg table at url with iceberg-go's own scan (not wharf's writer):
-// its rows by id, failing on an id read twice, and the table as loaded.
+// readTable reads the Iceberg table at url (its location, or one of its metadata files) with
+// iceberg-go's own scan (not wharf's writer): its rows by id, failing on an id read twice,
+// and the table as loaded.
 func readTable(t *testing.T, url string, cfg *store.Config) (map[int64]tableRow, *iceberg.Table) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, url, cfg)
+	loc, file, isFile := strings.Cut(url, "/metadata/")
+	if !isFile {
+		loc = url
+	}
+	st, err := store.Open(ctx, loc, cfg)
 	must(t, err)
 	defer st.Close()
-	tbl, err := iceberg.Load(ctx, st, nil)
+	var tbl *iceberg.Table
+	if isFile { // a table a catalog keeps: the version its metadata file holds
+		tbl, err = iceberg.LoadFile(ctx, st, "metadata/"+file)
+	} else {
+		tbl, err = iceberg.Load(ctx, st, nil)
+	}
 	must(t, err)
 	at, err := tbl.Iceberg().Scan().ToArrowTable(ctx)
 	must(t, err)

@@ -205,7 +205,11 @@ func (a *app) reportExport(e export.Export, cfg *config, o exportOutcome) error 
 		if len(t.CaughtUp) > 0 {
 			how += fmt.Sprintf(", after %d earlier run(s) it lacked", len(t.CaughtUp))
 		}
-		row("table", "%s (metadata v%d): wharf table show %s", how, t.Version, shellPrefix(t.Location))
+		if t.Catalog != "" {
+			row("table", "%s, in the catalog as %s (metadata %05d): wharf table show %s", how, t.Catalog, t.Version, shellPrefix(t.Metadata))
+		} else {
+			row("table", "%s (metadata v%d): wharf table show %s", how, t.Version, shellPrefix(t.Location))
+		}
 	}
 	row("journal", "wharf runs -c %s", displayPath(cfg.path))
 	_, err := io.WriteString(a.out, b.String())
