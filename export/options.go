@@ -375,9 +375,7 @@ func (c *Config) Rebase(dir string) {
 			e.Iceberg.Location = rebase(dir, e.Iceberg.Location)
 		}
 		if e.Iceberg != nil && e.Iceberg.Catalog != nil {
-			if rest, ok := strings.CutPrefix(e.Iceberg.Catalog.URI, "sqlite://"); ok && rest != "" && !strings.HasPrefix(rest, "/") {
-				e.Iceberg.Catalog.URI = "sqlite://" + filepath.ToSlash(rebase(dir, rest))
-			}
+			e.Iceberg.Catalog.Rebase(dir)
 		}
 	}
 }

@@ -29,9 +29,9 @@ type TableConfig struct {
 	// Catalog, when set, keeps the table in a SQL catalog (PostgreSQL or SQLite) instead of
 	// the bucket (CatalogConfig); Namespace and Name are its name there (default "default"
 	// and the export's name). Without a catalog they are refused.
-	Catalog   *CatalogConfig `yaml:"catalog"`
-	Namespace string         `yaml:"namespace"`
-	Name      string         `yaml:"name"`
+	Catalog   *iceberg.CatalogConfig `yaml:"catalog"`
+	Namespace string                 `yaml:"namespace"`
+	Name      string                 `yaml:"name"`
 }
 
 // Snapshot summary properties of a run's commit.
@@ -59,14 +59,6 @@ type TableCommit struct {
 	// there (namespace.name) and the metadata file of the version committed.
 	Catalog  string `json:"catalog,omitempty"`
 	Metadata string `json:"metadata,omitempty"`
-}
-
-// metadataIfCataloged is the location of tbl's metadata file when a catalog keeps it.
-func metadataIfCataloged(cat *tableCatalog, tbl *iceberg.Table) string {
-	if cat == nil {
-		return ""
-	}
-	return tbl.MetadataLocation()
 }
 
 // TableLocation returns the location of e's Iceberg table: TableConfig.Location, or the
@@ -128,7 +120,7 @@ type tableRun struct {
 	loc     string
 	st      *store.Store
 	tbl     *iceberg.Table
-	cat     *tableCatalog                  // the SQL catalog keeping the table; nil: the bucket does
+	cat     *iceberg.Catalog               // the SQL catalog keeping the table; nil: the bucket does
 	footers map[int]*metadata.FileMetaData // by chunk, of the parts this attempt wrote
 }
 
@@ -155,8 +147,8 @@ func (r *runner) openTable(ctx context.Context) error {
 	}
 	if err != nil {
 		st.Close()
-		cat.close()
-		return fmt.Errorf("iceberg table %s: %w", loc, cat.scrub(err))
+		cat.Close()
+		return fmt.Errorf("iceberg table %s: %w", loc, cat.Scrub(err))
 	}
 	r.table = &tableRun{loc: loc, st: st, tbl: tbl, cat: cat, footers: map[int]*metadata.FileMetaData{}}
 	return nil
@@ -165,7 +157,7 @@ func (r *runner) openTable(ctx context.Context) error {
 // close releases the table's store and catalog.
 func (t *tableRun) close() {
 	t.st.Close()
-	t.cat.close()
+	t.cat.Close()
 }
 
 func (r *runner) keepFooter(chunk int, f *metadata.FileMetaData) {
@@ -194,7 +186,7 @@ func (r *runner) commitTable(ctx context.Context) error {
 	}
 	out := &TableCommit{Location: t.loc}
 	if t.cat != nil {
-		out.Catalog = t.cat.cat.Name() + ":" + r.e.tableIdent().String()
+		out.Catalog = t.cat.Name() + ":" + r.e.tableIdent().String()
 	}
 	if r.e.Mode == ModeDelta {
 		pending, err := r.pendingRuns(ctx)
@@ -263,7 +255,7 @@ func startedAfter(summary map[string]string, t time.Time) bool {
 
 func (r *runner) tableErr(err error) error {
 	return fmt.Errorf("run %s is certified at its prefix but not in the iceberg table %s (the next run commits it): %w",
-		r.rec.RunID, r.table.loc, r.table.cat.scrub(err))
+		r.rec.RunID, r.table.loc, r.table.cat.Scrub(err))
 }
 
 // tableFiles are parts, written at prefix, as the table's data files: keys relative to the
@@ -360,10 +352,10 @@ func CommitRepair(ctx context.Context, e *Export, prefix string, m *dataset.Mani
 	if err != nil {
 		return nil, fmt.Errorf("iceberg table %s: %w", loc, err)
 	}
-	defer cat.close()
+	defer cat.Close()
 	tbl, err := iceberg.Load(ctx, st, opts)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg table %s: %w", loc, cat.scrub(err))
+		return nil, fmt.Errorf("iceberg table %s: %w", loc, cat.Scrub(err))
 	}
 	rel, ok := strings.CutPrefix(strings.TrimRight(prefix, "/")+"/", loc)
 	if !ok {
@@ -386,7 +378,7 @@ func CommitRepair(ctx context.Context, e *Export, prefix string, m *dataset.Mani
 	out, err := tbl.Commit(ctx, iceberg.Change{ID: last.ID, Files: files, Remove: remove,
 		Summary: map[string]string{summaryRunID: m.RunID, summaryRepairID: last.ID, summaryExport: e.Name}})
 	if err != nil || out.NotCurrent {
-		return nil, cat.scrub(err)
+		return nil, cat.Scrub(err)
 	}
 	return &TableCommit{Location: loc, Version: out.Version, Snapshot: out.Snapshot, Already: out.Already,
 		Metadata: metadataIfCataloged(cat, tbl)}, nil

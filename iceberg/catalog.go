@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/wharfdata/wharf/internal/secret"
 	"github.com/wharfdata/wharf/store"
 )
 
@@ -45,6 +46,10 @@ type Catalog struct {
 	// unconditional breaks commits on purpose, for the test that proves the history checker
 	// can fail: the row is moved without comparing it.
 	unconditional bool
+	// Set by OpenCatalog: the database is the Catalog's to close; the password, to scrub.
+	owned bool
+	pw    secret.Value
+	where string
 }
 
 // NewCatalog is the catalog name in db, whose tables are made when missing. db stays the

@@ -132,6 +132,9 @@ func (c *Config) Rebase(dir string) {
 	if c.Spool != "" && !filepath.IsAbs(c.Spool) {
 		c.Spool = filepath.Join(dir, c.Spool)
 	}
+	if c.Iceberg.Catalog != nil {
+		c.Iceberg.Catalog.Rebase(dir)
+	}
 	scheme, _, hasScheme := strings.Cut(c.To, "://")
 	isURL := hasScheme && scheme != "" && !strings.ContainsAny(scheme, "/.\\")
 	if !isURL && c.To != "" && c.To != "-" && !filepath.IsAbs(c.To) {

@@ -64,7 +64,8 @@
 //     A file the table cannot take (not Parquet, columns missing or of another type) is
 //     shipped, left out of the table and named (iceberg.ErrSchemaChanged); a new column
 //     evolves the schema. The store must be proven cas (probe.ErrCoordinationUnproven
-//     otherwise, before anything is shipped).
+//     otherwise, before anything is shipped), unless Tables.Catalog keeps the tables in a
+//     SQL catalog (as {pipeline}.{dataset}), whose database makes the compare-and-set.
 //
 // # Errors
 //

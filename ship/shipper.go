@@ -200,6 +200,7 @@ func (s *Shipper) Run(ctx context.Context) (err error) {
 		s.refresh(ctx)
 		return err
 	}
+	defer s.tab.close()
 	if err := s.openTables(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil

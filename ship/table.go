@@ -38,6 +38,10 @@ type Tables struct {
 	CommitInterval time.Duration `yaml:"commit_interval" help:"with --iceberg-datasets: longest a shipped file waits for its table commit"`
 	// CommitFiles is the most files one commit adds; a commit starts as soon as this many wait.
 	CommitFiles int `yaml:"commit_files" help:"with --iceberg-datasets: most files one table commit adds (a commit starts once this many wait)"`
+	// Catalog, when set, keeps the tables in a SQL catalog (PostgreSQL or SQLite) instead of
+	// the bucket, each as {pipeline}.{dataset}: the database makes each commit's
+	// compare-and-set, so the store need not be proven cas.
+	Catalog *iceberg.CatalogConfig `yaml:"catalog" flag:"-"`
 }
 
 // Names is a list of names, written as a YAML list or as one comma-separated string (as a
@@ -102,6 +106,11 @@ func (t *Tables) check(replay string) []error {
 	if t.CommitFiles < 1 || t.CommitFiles > 10000 {
 		errs = append(errs, fmt.Errorf("iceberg.commit_files %d: want 1 to 10000", t.CommitFiles))
 	}
+	if t.Catalog != nil {
+		if err := t.Catalog.Check("iceberg.catalog"); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errs
 }
 
@@ -127,6 +136,8 @@ type tables struct {
 	commits, added, rejects *prometheus.CounterVec
 
 	flushing sync.Mutex // one flush at a time
+
+	cat *iceberg.Catalog // Tables.Catalog, once open; nil: the bucket is the catalog
 
 	mu     sync.Mutex // guards what follows
 	byName map[string]*table
@@ -195,17 +206,28 @@ func (t *tables) open(ctx context.Context) error {
 	s.mu.Lock()
 	res := s.stat.probe
 	s.mu.Unlock()
-	if res == nil {
+	if t.cfg.Catalog != nil {
+		if t.cat == nil {
+			getenv := s.cfg.Store.Getenv
+			if getenv == nil {
+				getenv = func(string) string { return "" }
+			}
+			cat, err := iceberg.OpenCatalog(ctx, t.cfg.Catalog, getenv)
+			if err != nil {
+				return fmt.Errorf("iceberg tables: %w", err)
+			}
+			t.cat = cat
+		}
+	} else if res == nil {
 		return fmt.Errorf("iceberg tables: the store was not probed")
-	}
-	if err := res.RequireCAS(); err != nil {
+	} else if err := res.RequireCAS(); err != nil {
 		return fmt.Errorf("iceberg tables under %s: %w", s.loc, err)
 	}
 	retained := s.sp.Retained()
 	for _, d := range t.cfg.Datasets {
 		tb := t.byName[d]
 		tb.st = s.st.Sub(s.datasetRoot(d))
-		tbl, err := iceberg.Load(ctx, tb.st, nil)
+		tbl, err := iceberg.Load(ctx, tb.st, t.options(d))
 		switch {
 		case errors.Is(err, iceberg.ErrNoTable):
 			continue
@@ -269,6 +291,21 @@ func expiredBefore(tbl *iceberg.Table) (bool, time.Time) {
 		}
 	}
 	return expired, time.UnixMilli(oldest.TimestampMs)
+}
+
+// options are the table options of dataset's table: its catalog and name there, if any.
+func (t *tables) options(dataset string) *iceberg.Options {
+	if t.cat == nil {
+		return nil
+	}
+	return &iceberg.Options{Catalog: t.cat, Ident: iceberg.Ident{Namespace: t.s.cfg.Pipeline, Name: dataset}}
+}
+
+// close closes the catalog's database, if one is open.
+func (t *tables) close() {
+	if t != nil {
+		t.cat.Close()
+	}
 }
 
 // holds reports whether f's local retention waits for its commit.
@@ -461,7 +498,7 @@ func (t *tables) commit(ctx context.Context, tb *table, g *group) error {
 
 func (t *tables) commitOnce(ctx context.Context, tb *table, g *group) (iceberg.Committed, error) {
 	if tb.tbl == nil {
-		tbl, err := iceberg.Open(ctx, tb.st, g.schema, nil)
+		tbl, err := iceberg.Open(ctx, tb.st, g.schema, t.options(tb.dataset))
 		if err != nil {
 			return iceberg.Committed{}, err
 		}

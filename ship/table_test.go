@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -170,7 +171,8 @@ func checkTable(t *testing.T, st *store.Store, cfg Config, tbl *iceberg.Table, f
 	if _, err := icebird.RecodeManifests(rctx, sub); err != nil {
 		t.Fatal(err)
 	}
-	read, err := icebird.Read(rctx, sub, icebird.Options{Dir: testenv.Icebird(t), Values: true})
+	// The version the Table holds: a table a catalog keeps has no version hint to follow.
+	read, err := icebird.Read(rctx, sub, icebird.Options{Dir: testenv.Icebird(t), Values: true, Metadata: path.Base(tbl.MetadataLocation())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,4 +573,46 @@ func TestTableShipTwoNodes(t *testing.T) {
 	if err := icebird.Compare(expected(t, schema, ranges...), got); err != nil {
 		t.Fatalf("the table both nodes committed to: %v", err)
 	}
+}
+
+// TestTableShipCatalog: with iceberg.catalog the tables are kept in a SQL catalog (SQLite
+// here) as {pipeline}.{dataset}, so a store that enforces no condition at all serves: the
+// service ships with plain puts and the database makes each commit's compare-and-set.
+func TestTableShipCatalog(t *testing.T) {
+	fx := newFixture(t)
+	schema := rowsSchema(false)
+	var files []spool.File
+	for i := range int64(5) {
+		files = append(files, fx.addParquet(t, "events", schema, i*10, 10))
+	}
+	dir := t.TempDir()
+	inner, err := store.Open(t.Context(), "file://"+dir, &store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(noConditions{Bucket: inner.Bucket()}, nil)
+	cfg := fx.config("file://" + dir)
+	cfg.Iceberg.Datasets = Names{"events"}
+	cfg.Iceberg.CommitFiles = 2
+	cfg.Iceberg.Catalog = &iceberg.CatalogConfig{URI: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db")}
+	s, err := runToEnd(t, cfg, options(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status().PutMode != PutOverwrite {
+		t.Errorf("put mode %q on a store without conditions, want overwrite", s.Status().PutMode)
+	}
+	cat, err := iceberg.OpenCatalog(t.Context(), cfg.Iceberg.Catalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	tbl, err := iceberg.Load(t.Context(), st.Sub("wharf/v1/edge/events"), &iceberg.Options{Catalog: cat, Ident: iceberg.Ident{Namespace: "edge", Name: "events"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tbl.MetadataLocation(), "/metadata/00004-") {
+		t.Errorf("the catalog names %s, want the fourth version (a create, then 3 commits of at most 2 files)", tbl.MetadataLocation())
+	}
+	checkTable(t, st, cfg, tbl, files, fx.epoch(t), expected(t, schema, [2]int64{0, 50}), 2)
 }
