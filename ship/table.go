@@ -467,6 +467,18 @@ func (t *tables) commit(ctx context.Context, tb *table, g *group) error {
 	s := t.s
 	start := s.now()
 	c, err := t.commitOnce(ctx, tb, g)
+	if errors.Is(err, iceberg.ErrSchemaChanged) {
+		// The table changed under the group (another machine's files evolved it otherwise):
+		// no attempt committed it (a committed group is found by its id first), and none
+		// will. Its files are left out, named, rather than retried for ever.
+		t.mu.Lock()
+		tb.pending, tb.fails = nil, 0
+		t.mu.Unlock()
+		for _, f := range g.files {
+			t.reject(tb, f, err)
+		}
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
@@ -510,12 +522,18 @@ func (t *tables) commitOnce(ctx context.Context, tb *table, g *group) (iceberg.C
 
 // run commits what is due every poll interval until ctx ends.
 func (t *tables) run(ctx context.Context) {
+	seen := int64(-1)
 	for {
-		if err := t.flush(ctx, false); err != nil && ctx.Err() == nil {
-			t.s.log.Warn("table commit failed; will retry", "code", errcode.NameOf(err), "error", err)
-			t.s.mu.Lock()
-			t.s.noteLocked(&ErrorInfo{Time: t.s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)})
-			t.s.mu.Unlock()
+		// A flush reads the spool's retained files: only when a file was shipped since the
+		// last, or files wait (for their time, or a retry).
+		if n := t.s.Status().Uploaded; n != seen || !t.quiet() {
+			seen = n
+			if err := t.flush(ctx, false); err != nil && ctx.Err() == nil {
+				t.s.log.Warn("table commit failed; will retry", "code", errcode.NameOf(err), "error", err)
+				t.s.mu.Lock()
+				t.s.noteLocked(&ErrorInfo{Time: t.s.now().UTC(), Message: err.Error(), Code: errcode.NameOf(err)})
+				t.s.mu.Unlock()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -629,6 +647,19 @@ func covered(done []seqRange, f spool.File) bool {
 		}
 	}
 	return false
+}
+
+// quiet reports whether, at the last flush, no file waited for a commit and no group for a
+// retry.
+func (t *tables) quiet() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, tb := range t.byName {
+		if tb.nwait > 0 || tb.pending != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // idle reports whether no shipped file waits for a commit.
