@@ -117,7 +117,7 @@ func (a *app) ship(ctx context.Context, cfg ship.Config, log *slog.Logger) error
 			state, time.Since(start).Round(time.Millisecond), st.Uploaded, st.Backlog.Files, textfmt.Size(st.Backlog.Bytes))
 		for _, t := range st.Tables {
 			fmt.Fprintf(a.out, "table %s: %d file(s) committed, %d waiting, %d left out; version %d: wharf table show %s\n",
-				t.Dataset, t.Committed, t.Waiting, t.Rejected, t.Version, t.Location)
+				t.Dataset, t.Committed, t.Waiting, t.Rejected, t.Version, shellPrefix(t.Location))
 		}
 	}
 	return err
