@@ -145,8 +145,7 @@ WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`), c.name, id.
 		return false, nil
 	}
 	if _, err := tx.ExecContext(ctx, c.q(`INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, property_value)
-SELECT ?, ?, 'exists', 'true' WHERE NOT EXISTS (SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?)`),
-		c.name, id.Namespace, c.name, id.Namespace); err != nil {
+VALUES (?, ?, 'exists', 'true') ON CONFLICT DO NOTHING`), c.name, id.Namespace); err != nil {
 		return false, c.fail("create the namespace "+id.Namespace, err)
 	}
 	cols, vals, args := "catalog_name, table_namespace, table_name, metadata_location", "?, ?, ?, ?", []any{c.name, id.Namespace, id.Name, loc}

@@ -218,3 +218,39 @@ func (r refusesConditions) Put(ctx context.Context, key string, body io.Reader, 
 	}
 	return r.Bucket.Put(ctx, key, body, opts)
 }
+
+// Writers opening one table of a catalog at once (create-or-load) all get it: one creates it,
+// the others load it, and the catalog has one row.
+func TestCatalogOpenAtOnce(t *testing.T) {
+	for _, c := range catalogs {
+		t.Run(c.name, func(t *testing.T) {
+			db, dialect := c.open(t)
+			cat := newCatalog(t, db, dialect)
+			url := "file://" + t.TempDir() + "/t"
+			schema := icebirdArrow
+			var wg sync.WaitGroup
+			errs := make(chan error, writers)
+			for range writers {
+				wg.Go(func() {
+					tbl, err := Open(context.Background(), openStore(t, url, &store.Config{CreateDir: true}), schema,
+						&Options{Catalog: cat, Ident: Ident{Namespace: "raw", Name: "t"}})
+					if err == nil && tbl.Version() != 1 {
+						err = fmt.Errorf("opened at version %d, want 1", tbl.Version())
+					}
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			var n int
+			if err := db.QueryRow(cat.q(`SELECT count(*) FROM iceberg_tables WHERE catalog_name = ?`), cat.Name()).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("%d rows for the table (%v), want 1", n, err)
+			}
+		})
+	}
+}
