@@ -48,7 +48,7 @@ func TestRunCommitFailureNamesPathLeavesNoTemp(t *testing.T) {
 func TestCommittersCancelledRemoveQueued(t *testing.T) {
 	dir := t.TempDir()
 	l := NewLocal(dir)
-	p, _, err := l.write(context.Background(), "x", strings.NewReader("complete"), nil)
+	p, _, err := l.write(context.Background(), "x", strings.NewReader("complete"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestBatchCommitSharesOneSync(t *testing.T) {
 	var done sync.WaitGroup
 	for i := range n { // created in order: f000, f001, ...
 		key := fmt.Sprintf("f%03d", i)
-		p, _, err := l.write(context.Background(), key, strings.NewReader("body-"+key), nil)
+		p, _, err := l.write(context.Background(), key, strings.NewReader("body-"+key), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

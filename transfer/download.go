@@ -112,9 +112,8 @@ func (p *parts) part(ctx context.Context, i int, body *store.Object, off, n int6
 		}
 	}
 	defer body.Close()
-	w := p.l.writer(io.NewOffsetWriter(p.f, off), p.f, off)
-	sum := newSumReader(newCounter(body, p.r.o.Progress))
-	got, err := copyCtx(ctx, w, sum)
+	sum := &sumWriter{w: p.l.writer(io.NewOffsetWriter(p.f, off), p.f, off)}
+	got, err := copyCtx(ctx, sum, newCounter(body, p.r.o.Progress))
 	if err != nil {
 		return writeErr(ctx, p.path, err)
 	}
@@ -123,7 +122,7 @@ func (p *parts) part(ctx context.Context, i int, body *store.Object, off, n int6
 			Err: fmt.Errorf("%w (part at %d: want %d bytes, read %d)", errSize, off, n, got)}
 	}
 	p.mu.Lock()
-	p.sums.Set(i, sum.h.Sum32(), n)
+	p.sums.Set(i, sum.crc, n)
 	p.mu.Unlock()
 	return nil
 }

@@ -281,7 +281,7 @@ func fileKind(m fs.FileMode) string {
 // file is hard-linked into place, which fails on an existing name even if another process made
 // it meanwhile). With opts.Size ≥ 0, a body of another length fails and writes nothing.
 func (l *Local) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
-	p, n, err := l.write(ctx, key, body, opts)
+	p, n, err := l.write(ctx, key, body, opts, nil)
 	if err != nil {
 		return store.ObjectInfo{}, err
 	}
@@ -292,8 +292,9 @@ func (l *Local) Put(ctx context.Context, key string, body io.Reader, opts *store
 }
 
 // write copies body into a temporary file beside key's file and checks its size; the caller
-// commits or aborts what it returns.
-func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (*pending, int64, error) {
+// commits or aborts what it returns. With sum, the bytes go to the file through it (sum.w is
+// set here), so that sum.crc is the CRC-32C of what was written.
+func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *store.PutOptions, sum *sumWriter) (*pending, int64, error) {
 	if opts == nil {
 		opts = &store.PutOptions{Size: -1}
 	}
@@ -305,7 +306,11 @@ func (l *Local) write(ctx context.Context, key string, body io.Reader, opts *sto
 	if err != nil {
 		return nil, 0, err
 	}
-	n, err := copyCtx(ctx, l.writer(p.f, p.f.File, 0), body)
+	w := l.writer(p.f, p.f.File, 0)
+	if sum != nil {
+		sum.w, w = w, sum
+	}
+	n, err := copyCtx(ctx, w, body)
 	if err != nil {
 		p.abort()
 		return nil, n, writeErr(ctx, path, err)

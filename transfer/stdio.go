@@ -75,10 +75,10 @@ func (p *Plan) writeDest(ctx context.Context, src *source) (store.ObjectInfo, er
 	ifAbsent := p.o.IfAbsent
 	switch e.kind {
 	case endStdio:
-		sum := newSumReader(src)
-		n, err := atomicfile.Copy(ctx, p.o.Stdout, sum)
+		sum := &sumWriter{w: p.o.Stdout}
+		n, err := atomicfile.Copy(ctx, sum, src)
 		if err == nil && src.info.CRC32C != "" {
-			if got := crc32c.Format(sum.h.Sum32()); got != src.info.CRC32C {
+			if got := crc32c.Format(sum.crc); got != src.info.CRC32C {
 				// Too late to hold the bytes back: the exit status says they are not the object's.
 				err = &store.Error{Op: "get", Key: p.src.raw, Kind: store.ErrChecksumMismatch,
 					Err: fmt.Errorf("the %d bytes written to standard output have CRC-32C %s, the object carries %s: discard them", n, got, src.info.CRC32C)}

@@ -44,8 +44,11 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 	}
 	body := r.newCounter(obj, t)
 	opts := r.putOptions(t, obj.Info.Size)
-	sum := newSumReader(body)
-	p, n, err := l.write(ctx, t.Dst, sum, opts)
+	var sum *sumWriter // the CRC-32C of what is written, for an object read from a store
+	if !local {
+		sum = new(sumWriter)
+	}
+	p, n, err := l.write(ctx, t.Dst, body, opts, sum)
 	if err != nil {
 		return store.ObjectInfo{}, nil, body.failure(err)
 	}
@@ -59,7 +62,7 @@ func (r *runner) toLocal(ctx context.Context, l *Local, t Task) (store.ObjectInf
 		if head != nil {
 			want = <-head
 		}
-		if err := r.checkSum(t.Src, n, sum.h.Sum32(), want); err != nil {
+		if err := r.checkSum(t.Src, n, sum.crc, want); err != nil {
 			p.abort()
 			return info, nil, err
 		}
