@@ -29,7 +29,7 @@ var sectionCommands = []sectionFlags{
 		noFlag: []string{"source", "nats.user", "nats.password", "nats.token", "store", "to_store"},
 		own:    []string{"replan", "metrics-file"}},
 	{path: "backfill status", section: backfill.DefaultConfig(), some: true},
-	{path: "ship", section: ship.DefaultConfig(), noFlag: []string{"store"}, own: []string{"log-level"}},
+	{path: "ship", section: ship.DefaultConfig(), noFlag: []string{"store", "iceberg.catalog"}, own: []string{"log-level"}},
 	{path: "lease acquire", section: lease.DefaultConfig(), own: []string{"store"}},
 	{path: "lease renew", section: lease.DefaultConfig(), own: []string{"store", "fence"}},
 	{path: "lease release", section: lease.DefaultConfig(), own: []string{"store", "fence"}},
