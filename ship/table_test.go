@@ -94,6 +94,28 @@ func (fx *fixture) addParquet(t *testing.T, dataset string, schema *arrow.Schema
 	return f
 }
 
+// addParquets spools n Parquet files of dataset events, file i the ids [i·rows, (i+1)·rows).
+func (fx *fixture) addParquets(t *testing.T, n, rows int64) []spool.File {
+	t.Helper()
+	var files []spool.File
+	for i := range n {
+		files = append(files, fx.addParquet(t, "events", rowsSchema(false), i*rows, rows))
+	}
+	return files
+}
+
+// wrappedFolder is a folder store whose bucket wrap decorates (a test's fault or missing
+// condition), and its directory.
+func wrappedFolder(t *testing.T, wrap func(driver.Bucket) driver.Bucket) (string, *store.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	inner, err := store.Open(t.Context(), "file://"+dir, &store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, store.New(wrap(inner.Bucket()), nil)
+}
+
 // expected is the icebird.Result of the given id ranges, of schema.
 func expected(t *testing.T, schema *arrow.Schema, ranges ...[2]int64) *icebird.Result {
 	t.Helper()
@@ -281,17 +303,9 @@ func (l *lostAnswer) Put(ctx context.Context, key string, body io.Reader, opts *
 func TestTableShipKeepsCommitsOnce(t *testing.T) {
 	fx := newFixture(t)
 	schema := rowsSchema(false)
-	var files []spool.File
-	for i := range int64(4) {
-		files = append(files, fx.addParquet(t, "events", schema, i*10, 10))
-	}
-	dir := t.TempDir()
-	inner, err := store.Open(t.Context(), "file://"+dir, &store.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost := &lostAnswer{Bucket: inner.Bucket()}
-	st := store.New(lost, nil)
+	files := fx.addParquets(t, 4, 10)
+	var lost *lostAnswer
+	dir, st := wrappedFolder(t, func(b driver.Bucket) driver.Bucket { lost = &lostAnswer{Bucket: b}; return lost })
 	cfg := fx.config("file://" + dir)
 	cfg.Iceberg.Datasets = Names{"events"}
 	cfg.Retention.Mode = Keep
@@ -448,10 +462,7 @@ func TestTableRanges(t *testing.T) {
 func TestTableShipAfterExpiry(t *testing.T) {
 	fx := newFixture(t)
 	schema := rowsSchema(false)
-	var files []spool.File
-	for i := range int64(3) {
-		files = append(files, fx.addParquet(t, "events", schema, i*10, 10))
-	}
+	files := fx.addParquets(t, 3, 10)
 	dir := t.TempDir()
 	cfg := fx.config("file://" + dir)
 	cfg.Store.CreateDir = true
@@ -581,16 +592,8 @@ func TestTableShipTwoNodes(t *testing.T) {
 func TestTableShipCatalog(t *testing.T) {
 	fx := newFixture(t)
 	schema := rowsSchema(false)
-	var files []spool.File
-	for i := range int64(5) {
-		files = append(files, fx.addParquet(t, "events", schema, i*10, 10))
-	}
-	dir := t.TempDir()
-	inner, err := store.Open(t.Context(), "file://"+dir, &store.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := store.New(noConditions{Bucket: inner.Bucket()}, nil)
+	files := fx.addParquets(t, 5, 10)
+	dir, st := wrappedFolder(t, func(b driver.Bucket) driver.Bucket { return noConditions{Bucket: b} })
 	cfg := fx.config("file://" + dir)
 	cfg.Iceberg.Datasets = Names{"events"}
 	cfg.Iceberg.CommitFiles = 2
