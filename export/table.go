@@ -254,7 +254,7 @@ func startedAfter(summary map[string]string, t time.Time) bool {
 }
 
 func (r *runner) tableErr(err error) error {
-	return fmt.Errorf("run %s is certified at its prefix but not in the iceberg table %s (the next run commits it): %w",
+	return fmt.Errorf("run %s is certified at its prefix, but its commit to the iceberg table %s did not complete (the next run finds it there, or commits it): %w",
 		r.rec.RunID, r.table.loc, r.table.cat.Scrub(err))
 }
 

@@ -46,6 +46,9 @@ type Catalog struct {
 	// unconditional breaks commits on purpose, for the test that proves the history checker
 	// can fail: the row is moved without comparing it.
 	unconditional bool
+	// loseAnswer, when set and true for an UPDATE that moved the row, fails it as if its
+	// answer were lost (tests).
+	loseAnswer func() bool
 	// Set by OpenCatalog: the database is the Catalog's to close; the password, to scrub.
 	owned bool
 	pw    secret.Value
@@ -180,6 +183,9 @@ func (c *Catalog) swap(ctx context.Context, id Ident, old, next string) (bool, e
 	}
 	res, err := c.db.ExecContext(ctx, c.q(`UPDATE iceberg_tables SET `+set+`
 WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`+where), args...)
+	if err == nil && c.loseAnswer != nil && c.loseAnswer() {
+		err = errors.New("connection reset after the statement was sent")
+	}
 	if err != nil {
 		return false, c.fail("commit "+id.String(), err)
 	}
@@ -279,7 +285,13 @@ func (t *Table) commitToCatalog(ctx context.Context, next table.Metadata, n int)
 	}
 	moved, err := cat.swap(ctx, id, t.MetadataLocation(), loc)
 	if err != nil {
-		return "", err // the row may have moved: the file stays, named or not
+		// The answer is lost: the row may have moved. Only this commit can have moved it to
+		// loc (a name no other writer makes), so the row says which.
+		if cur, rerr := cat.current(ctx, id); rerr == nil && cur == loc {
+			moved, err = true, nil
+		} else {
+			return "", err // unknown: the file stays, named or not; the change's id tells later
+		}
 	}
 	if !moved {
 		return "", errLostRace
