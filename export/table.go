@@ -141,6 +141,12 @@ func (r *runner) openTable(ctx context.Context) error {
 		st.Close()
 		return fmt.Errorf("iceberg table %s: %w", loc, err)
 	}
+	if opts == nil {
+		opts = &iceberg.Options{}
+	}
+	// The run commits long after this load: the commit's create-if-absent, not a HEAD now,
+	// is what finds a version made meanwhile.
+	opts.FromHint = true
 	tbl, err := iceberg.Open(ctx, st, schemaOf(r.cols), opts)
 	if err == nil {
 		err = tbl.CheckSchema(schemaOf(r.cols))

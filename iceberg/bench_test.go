@@ -168,7 +168,7 @@ func BenchmarkExportCommitOnMinIO(b *testing.B) {
 					files := run(id)
 					b.StartTimer()
 					before, start := n.Load(), time.Now()
-					t, err := Load(ctx, st, nil)
+					t, err := Load(ctx, st, &Options{FromHint: true}) // as an export loads
 					if err == nil {
 						_, err = t.Commit(ctx, Change{ID: id, Overwrite: op == "overwrite", Files: files, Schema: arrowSchema})
 					}

@@ -28,7 +28,9 @@
 // snapshot's parent is the snapshot before it, and no committed change is lost. A lost
 // answer to the create is settled by its wharf-put-id (store.ResolvePut). After a commit the
 // version hint is put unconditionally; it may lag, never lead, so readers search upward
-// from it (a HEAD of each next version) and fall back to a listing of metadata/.
+// from it (a HEAD of each next version) and fall back to a listing of metadata/. A writer
+// may load with Options.FromHint, taking the hint's version without the HEAD: its create
+// finds a newer version all the same, and the retry reads the table in full.
 //
 // This holds only on a store that enforces create-if-absent: one `wharf probe` proves cas.
 // Package iceberg does not check that itself; its callers must, as leases do.

@@ -42,6 +42,13 @@ type Options struct {
 	// Catalog). No version hint is written.
 	Catalog *Catalog
 	Ident   Ident
+	// FromHint has Load take the version the version hint names as the current one, without
+	// looking for a newer one (a HEAD of the next version: one request fewer). For a writer
+	// that commits after it loads: its commit's create-if-absent of the next version finds a
+	// newer one all the same, and the retry reads the table as a plain Load does. A hint
+	// that is missing or names a file since deleted is searched past as without it. Readers
+	// leave it unset: they are shown what the hint says, which may lag.
+	FromHint bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -127,7 +134,7 @@ func Create(ctx context.Context, st *store.Store, schema *icego.Schema, opts *Op
 // ErrNoTable when there is none.
 func Load(ctx context.Context, st *store.Store, opts *Options) (*Table, error) {
 	t := newTable(st, opts)
-	if err := t.Refresh(ctx); err != nil {
+	if err := t.refresh(ctx, t.opts.FromHint); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -140,12 +147,16 @@ func newTable(st *store.Store, opts *Options) *Table {
 	return &Table{st: st, fio: fio, opts: opts.withDefaults()}
 }
 
-// Refresh reads the table's current metadata version.
-func (t *Table) Refresh(ctx context.Context) error {
+// Refresh reads the table's current metadata version (whatever Options.FromHint says).
+func (t *Table) Refresh(ctx context.Context) error { return t.refresh(ctx, false) }
+
+// refresh reads the table's current metadata version, or with fromHint the one the version
+// hint names, when it has one.
+func (t *Table) refresh(ctx context.Context, fromHint bool) error {
 	if t.opts.Catalog != nil {
 		return t.refreshFromCatalog(ctx)
 	}
-	n, meta, err := t.readCurrent(ctx)
+	n, meta, err := t.readCurrent(ctx, fromHint)
 	if err != nil {
 		return err
 	}
@@ -245,9 +256,15 @@ func (t *Table) state() (table.Metadata, int) {
 
 // readCurrent finds the current version and reads it: from the version hint upward, each
 // next file that exists (a HEAD); from a listing of metadata/ when there is no usable hint,
-// or when the file the search stops at is gone (old versions deleted by a writer).
-func (t *Table) readCurrent(ctx context.Context) (int, table.Metadata, error) {
+// or when the file the search stops at is gone (old versions deleted by a writer). With
+// fromHint, the version the hint names is read as it is, when it is there.
+func (t *Table) readCurrent(ctx context.Context, fromHint bool) (int, table.Metadata, error) {
 	hint := t.readHint(ctx)
+	if fromHint && hint > 0 {
+		if meta, err := t.readMetadata(ctx, hint); !errors.Is(err, store.ErrNotExist) {
+			return hint, meta, err
+		}
+	}
 	n, listed := hint, false
 	for {
 		if n == 0 && !listed {

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"strings"
@@ -152,6 +153,63 @@ func TestLoadFindsCurrentVersion(t *testing.T) {
 		if got.Version() != 4 {
 			t.Errorf("hint %q: version %d, want 4", hint, got.Version())
 		}
+	}
+}
+
+// A writer that loads from the hint (Options.FromHint) takes a lagging hint's version as it
+// is, and its commit still lands on top of the current version: the create-if-absent of the
+// next version is refused, the retry reads the table as Load does, and nothing is lost. A
+// hint naming a version that was never written is searched past.
+func TestLoadFromHint(t *testing.T) {
+	ctx := context.Background()
+	url, cfg := harnesses[0].open(t)
+	st := openStore(t, url, cfg)
+	tbl, err := Create(ctx, st, testSchema(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for i := range 3 {
+		files = append(files, writeParquet(t, st, fmt.Sprintf("data/%d.parquet", i), int64(i), 1))
+		if err := tbl.Append(ctx, files[i:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Put(ctx, hintKey, strings.NewReader("2"), nil); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Load(ctx, st, &Options{FromHint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Version() != 2 {
+		t.Fatalf("from a hint of 2 the writer holds version %d, want 2 (it read past the hint)", w.Version())
+	}
+	files = append(files, writeParquet(t, st, "data/3.parquet", 3, 1))
+	if err := w.Append(ctx, files[3:]); err != nil {
+		t.Fatal(err)
+	}
+	if w.Version() != 5 {
+		t.Errorf("the commit made version %d, want 5", w.Version())
+	}
+	got, err := Load(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, scan(t, got), ids(0, 4))
+	want, err := got.locations(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkHistoryOf(ctx, got, 4, want); err != nil {
+		t.Error(err)
+	}
+
+	if _, err := st.Put(ctx, hintKey, strings.NewReader("9"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if w, err = Load(ctx, st, &Options{FromHint: true}); err != nil || w.Version() != 5 {
+		t.Fatalf("from a hint of a version never written: version %d, %v; want 5", w.Version(), err)
 	}
 }
 
