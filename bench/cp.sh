@@ -12,7 +12,10 @@
 # the downloads read is made once, untimed), BENCH_DIR (scratch space, default a fresh temp dir;
 # needs ~1 GiB), WHARF_JOBS (wharf's -j, default its own default), WHARF_BIN (a wharf binary to
 # time instead of building ./cmd/wharf), BEFORE_BIN (another wharf binary, an older build, timed
-# in the same runs as the tools "before" and, for downloads, "before-nofsync").
+# in the same runs as the tools "before" and, for downloads, "before-nofsync"), UNVERIFIED_BIN
+# (a build of the same source with its checksums taken out, timed as "unverified" and
+# "unverified-nofsync": the cost of verifying without the other changes between builds;
+# bench/README.md says how such a build was made).
 #
 # Datasets: large = 8 files x 32 MiB, small = 2,000 files x 4 KiB; each upload goes to a fresh
 # prefix and each download to a fresh directory. The tools run interleaved: run 1 of every tool,
@@ -37,6 +40,8 @@ SETS=${SETS:-large small}
 DIRS=${DIRS:-up down}
 BEFORE=${BEFORE_BIN:-}
 [ -n "$BEFORE" ] && TOOLS="$TOOLS before before-nofsync"
+UNVERIFIED=${UNVERIFIED_BIN:-}
+[ -n "$UNVERIFIED" ] && TOOLS="$TOOLS unverified unverified-nofsync"
 LARGE_FILES=8 LARGE_MIB=32 SMALL_FILES=2000 SMALL_KIB=4
 
 install_rclone() {
@@ -98,6 +103,9 @@ run_tool() {
     before-up) "$BEFORE" --endpoint "$EP" cp -r "${WHARF_FLAGS[@]}" "$local_src" "s3://bench/$prefix/" ;;
     before-down) "$BEFORE" --endpoint "$EP" cp -r "${WHARF_FLAGS[@]}" "s3://bench/wharf-$set-1/" "$down" ;;
     before-nofsync-down) "$BEFORE" --endpoint "$EP" cp -r --no-fsync "${WHARF_FLAGS[@]}" "s3://bench/wharf-$set-1/" "$down" ;;
+    unverified-up) "$UNVERIFIED" --endpoint "$EP" cp -r "${WHARF_FLAGS[@]}" "$local_src" "s3://bench/$prefix/" ;;
+    unverified-down) "$UNVERIFIED" --endpoint "$EP" cp -r "${WHARF_FLAGS[@]}" "s3://bench/wharf-$set-1/" "$down" ;;
+    unverified-nofsync-down) "$UNVERIFIED" --endpoint "$EP" cp -r --no-fsync "${WHARF_FLAGS[@]}" "s3://bench/wharf-$set-1/" "$down" ;;
     s5cmd-up) "$S5CMD" --endpoint-url "$EP" cp "$local_src/*" "s3://bench/$prefix/" ;;
     s5cmd-down) "$S5CMD" --endpoint-url "$EP" cp "s3://bench/wharf-$set-1/*" "$down/" ;;
     s5cmd-sync-down) "$S5CMD" --endpoint-url "$EP" cp "s3://bench/wharf-$set-1/*" "$down/" && sync -f "$down" ;;
@@ -115,7 +123,7 @@ run_tool() {
 measure() {
   [ "$3" = small ] || rm -rf "$WORK/down"
   mkdir -p "$WORK/down"
-  timed "$WORK/time.txt" "$(declare -f run_tool); $(declare -p WORK WHARF BEFORE EP S5CMD RCLONE WHARF_FLAGS RCLONE_FLAGS); run_tool $*"
+  timed "$WORK/time.txt" "$(declare -f run_tool); $(declare -p WORK WHARF BEFORE UNVERIFIED EP S5CMD RCLONE WHARF_FLAGS RCLONE_FLAGS); run_tool $*"
 }
 
 
@@ -123,7 +131,7 @@ measure() {
 tools_for() {
   local tool
   for tool in $TOOLS; do
-    case "$tool-$1" in wharf-nofsync-up | s5cmd-sync-up | before-nofsync-up) continue ;; esac
+    case "$tool-$1" in wharf-nofsync-up | s5cmd-sync-up | before-nofsync-up | unverified-nofsync-up) continue ;; esac
     printf '%s\n' "$tool"
   done
 }
@@ -173,15 +181,16 @@ log "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 # makes its own writes durable); downloads --no-fsync against s5cmd (neither syncs) and the
 # default against s5cmd followed by sync (both durable on exit). With BEFORE_BIN, wharf / before
 # is the cost of what changed between the builds (a build before verified transfers: verified
-# against unverified).
+# against unverified, and everything else that changed since); with UNVERIFIED_BIN, wharf /
+# unverified is the cost of the checksums alone.
 have() { [ -n "${SECS[$1]:-}" ]; }
 printf '\n| case | load avg (1 min) | tool | median s | ratio at equal durability |\n|---|---|---|---|---|\n'
 for set in $SETS; do
   for dir in $DIRS; do
     case=$set-$dir
-    pairs=("wharf s5cmd" "wharf rclone" "before s5cmd" "wharf before")
+    pairs=("wharf s5cmd" "wharf rclone" "before s5cmd" "wharf before" "wharf unverified")
     [ "$dir" = up ] || pairs=("wharf-nofsync s5cmd" "wharf s5cmd-sync" "wharf-nofsync rclone" "before-nofsync s5cmd" "before s5cmd-sync"
-      "wharf before" "wharf-nofsync before-nofsync")
+      "wharf before" "wharf-nofsync before-nofsync" "wharf unverified" "wharf-nofsync unverified-nofsync")
     for pair in "${pairs[@]}"; do
       read -r ours peer <<<"$pair"
       have "$set,$dir,$ours" && have "$set,$dir,$peer" || continue
