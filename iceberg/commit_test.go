@@ -51,11 +51,7 @@ func TestCommitLostAnswer(t *testing.T) {
 // A commit that loses every attempt fails with ErrCommitConflict and commits nothing.
 func TestCommitConflict(t *testing.T) {
 	ctx := context.Background()
-	url, cfg := harnesses[0].open(t)
-	st := openStore(t, url, cfg)
-	if _, err := Create(ctx, st, testSchema(), nil); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := newFolderTable(t)
 	loser, err := Load(ctx, st, &Options{Attempts: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -94,12 +90,7 @@ func TestCommitConflict(t *testing.T) {
 // Files outside the table's location are refused by name before anything is read.
 func TestAppendOutsideTable(t *testing.T) {
 	ctx := context.Background()
-	url, cfg := harnesses[0].open(t)
-	st := openStore(t, url, cfg)
-	tbl, err := Create(ctx, st, testSchema(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tbl := newFolderTable(t)
 	for _, f := range []string{"mem://other/x.parquet", "s3://b/t/data/x.parquet", "../x.parquet"} {
 		err := tbl.Append(ctx, []string{f})
 		if err == nil {

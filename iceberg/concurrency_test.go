@@ -122,11 +122,7 @@ func TestStaleHandle(t *testing.T) {
 	for _, broken := range []bool{false, true} {
 		t.Run(fmt.Sprintf("unconditional=%v", broken), func(t *testing.T) {
 			ctx := context.Background()
-			url, cfg := harnesses[0].open(t)
-			st := openStore(t, url, cfg)
-			if _, err := Create(ctx, st, testSchema(), nil); err != nil {
-				t.Fatal(err)
-			}
+			st, _ := newFolderTable(t)
 			a, err := Load(ctx, st, nil)
 			if err != nil {
 				t.Fatal(err)

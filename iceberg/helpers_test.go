@@ -91,6 +91,18 @@ func openStore(t testing.TB, url string, cfg *store.Config) *store.Store {
 	return st
 }
 
+// newFolderTable creates an empty table (testSchema) in a fresh folder store.
+func newFolderTable(t testing.TB) (*store.Store, *Table) {
+	t.Helper()
+	url, cfg := harnesses[0].open(t)
+	st := openStore(t, url, cfg)
+	tbl, err := Create(context.Background(), st, testSchema(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, tbl
+}
+
 // testSchema is the tables' schema: id int64, name string, ts timestamptz.
 func testSchema() *icego.Schema {
 	return icego.NewSchema(0,

@@ -101,12 +101,7 @@ func equalOps(a, b []table.Operation) bool {
 // Overwrite on a table without data is an append; the same files again commit nothing.
 func TestOverwriteEdges(t *testing.T) {
 	ctx := context.Background()
-	url, cfg := harnesses[0].open(t)
-	st := openStore(t, url, cfg)
-	tbl, err := Create(ctx, st, testSchema(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, tbl := newFolderTable(t)
 	a := writeParquet(t, st, "data/a.parquet", 0, 2)
 	if err := tbl.Overwrite(ctx, []string{a}); err != nil {
 		t.Fatal(err)
@@ -162,12 +157,7 @@ func TestLoadFindsCurrentVersion(t *testing.T) {
 // hint naming a version that was never written is searched past.
 func TestLoadFromHint(t *testing.T) {
 	ctx := context.Background()
-	url, cfg := harnesses[0].open(t)
-	st := openStore(t, url, cfg)
-	tbl, err := Create(ctx, st, testSchema(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, tbl := newFolderTable(t)
 	var files []string
 	for i := range 3 {
 		files = append(files, writeParquet(t, st, fmt.Sprintf("data/%d.parquet", i), int64(i), 1))
