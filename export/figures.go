@@ -22,6 +22,10 @@ type ColumnFigures struct {
 	// Found is false when the source has no column of this name any more.
 	Found   bool
 	NonNull int64
+	// NonNullByConstraint is set when NonNull was not counted but is Rows by the column's
+	// valid NOT NULL constraint in the source's catalog (a PostgreSQL table): the figure is
+	// compared all the same.
+	NonNullByConstraint bool
 	// NonNullInexact, when set, is why NonNull is not the part's non-null count even for
 	// unchanged rows: under infinity: null an infinite date or timestamp is written as NULL.
 	NonNullInexact string
@@ -82,9 +86,13 @@ func (e *Export) Fingerprint() string { return definitionOf(e).Fingerprint }
 // Figures queries e's source once per part of m, with the WHERE clause that read the part's
 // chunk (its range of the chunking key, within the run's cursor window for a delta run):
 // the row count and, for every column of m's schema, its non-null count and, for an ordered
-// column, its min and max. It reads the source as it is now, outside any snapshot, with
-// parallel queries at once (at least 1; above 1, each PostgreSQL session runs without
-// parallel workers of its own), and returns the figures in m's part order.
+// column, its min and max. On a PostgreSQL table (not a query), a column the catalog declares
+// NOT NULL, by a valid constraint, is not counted: its non-null count is the row count
+// (ColumnFigures.NonNullByConstraint); and the chunk key's min and max, where a btree index
+// leads with it (and not within a delta run's window), are subqueries of the same statement
+// that PostgreSQL answers from the index. It reads the source as it is now, outside any
+// snapshot, with parallel queries at once (at least 1; above 1, each PostgreSQL session runs
+// without parallel workers of its own), and returns the figures in m's part order.
 func Figures(ctx context.Context, e *Export, m *dataset.Manifest, parallel int, getenv func(string) string) ([]ChunkFigures, error) {
 	parallel = max(1, min(parallel, len(m.Parts)))
 	var params []string
@@ -103,6 +111,10 @@ func Figures(ctx context.Context, e *Export, m *dataset.Manifest, parallel int, 
 	if err != nil {
 		return nil, err
 	}
+	facts, err := s.facts(ctx, e)
+	if err != nil {
+		return nil, err
+	}
 	var w window
 	if m.Cursor != nil {
 		w = window{Column: m.Cursor.Column, After: m.Cursor.From, UpTo: m.Cursor.To, Empty: m.Cursor.To.IsZero()}
@@ -116,7 +128,7 @@ func Figures(ctx context.Context, e *Export, m *dataset.Manifest, parallel int, 
 	for range parallel {
 		wg.Go(func() {
 			for i := range next {
-				if out[i], errs[i] = s.figures(ctx, e, cols, m.Schema, m.Parts[i], w); errs[i] != nil {
+				if out[i], errs[i] = s.figures(ctx, e, cols, facts, m.Schema, m.Parts[i], w); errs[i] != nil {
 					cancel()
 				}
 			}
@@ -141,8 +153,58 @@ func Figures(ctx context.Context, e *Export, m *dataset.Manifest, parallel int, 
 	return out, ctx.Err()
 }
 
-func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema []SchemaColumn, p Part, w window) (ChunkFigures, error) {
+// tableQuery describes the columns of the table $1 (its quoted name, resolved as the chunk
+// queries resolve it): whether a NOT NULL constraint holds for every row (attnotnull, and no
+// not-null constraint of the column NOT VALID: PostgreSQL 18 catalogs those, with attnotnull
+// set; earlier versions have none), and whether a valid btree index, not partial, leads with
+// it.
+const tableQuery = `SELECT a.attname,
+  a.attnotnull AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conrelid = a.attrelid AND c.contype = 'n'
+    AND NOT c.convalidated AND a.attnum = ANY (c.conkey)),
+  EXISTS (SELECT FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
+    WHERE i.indrelid = a.attrelid AND i.indkey[0] = a.attnum AND i.indisvalid AND i.indpred IS NULL AND am.amname = 'btree')
+FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped`
+
+// tableFacts are what the source's catalog says of the columns of an export's table.
+type tableFacts struct {
+	notNull map[string]bool // a valid NOT NULL constraint: the non-null count is the row count
+	indexed map[string]bool // a btree index leads with it: its min and max are two index probes
+}
+
+// facts reads tableQuery for e's table, on PostgreSQL; none for a query or on SQLite.
+func (s *source) facts(ctx context.Context, e *Export) (tableFacts, error) {
+	f := tableFacts{notNull: map[string]bool{}, indexed: map[string]bool{}}
+	if s.pg == nil || e.Query != "" {
+		return f, nil
+	}
+	rows, err := s.db.QueryContext(ctx, tableQuery, relation(e))
+	if err != nil {
+		return f, s.d.classify(err, s.what(e))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var notNull, indexed bool
+		if err := rows.Scan(&name, &notNull, &indexed); err != nil {
+			return f, s.d.classify(err, s.what(e))
+		}
+		f.notNull[name], f.indexed[name] = notNull, indexed
+	}
+	if err := rows.Err(); err != nil {
+		return f, s.d.classify(err, s.what(e))
+	}
+	return f, nil
+}
+
+func (s *source) figures(ctx context.Context, e *Export, cols []Column, facts tableFacts, schema []SchemaColumn, p Part, w window) (ChunkFigures, error) {
 	f := ChunkFigures{Chunk: p.Chunk, Columns: make([]ColumnFigures, len(schema))}
+	clause, args := s.chunkWhere(e, p.Range, w)
+	rel := relation(e)
+	aggregate := func(fn, arg string) string { return fn + "(" + arg + ")" }
+	// The chunking key's min and max over the chunk's rows, where an index leads with it: two
+	// probes of the index (PostgreSQL plans a MIN or MAX alone so), not two aggregates of
+	// every row. Not within a delta run's window, whose rows the index does not order.
+	byIndex := func(fn, arg string) string { return "(SELECT " + fn + "(" + arg + ") FROM " + rel + clause + ")" }
 	exprs := []string{"COUNT(*)"}
 	dest := []any{&f.Rows}
 	mins := make([]any, len(schema))
@@ -164,21 +226,29 @@ func (s *source) figures(ctx context.Context, e *Export, cols []Column, schema [
 			cf.NonNullInexact = "infinity: null writes an infinite value as NULL"
 		}
 		q := quoteIdent(sc.Name)
-		exprs = append(exprs, "COUNT("+q+")")
-		dest = append(dest, &cf.NonNull)
-		if lo, hi, order := s.minMax(e, cols[j], q); order != "" {
+		if cf.NonNullByConstraint = facts.notNull[sc.Name]; !cf.NonNullByConstraint {
+			exprs = append(exprs, "COUNT("+q+")")
+			dest = append(dest, &cf.NonNull)
+		}
+		agg := aggregate
+		if sc.Name == e.ChunkKey && facts.indexed[sc.Name] && w.Column == "" {
+			agg = byIndex
+		}
+		if lo, hi, order := s.minMax(e, cols[j], q, agg); order != "" {
 			cf.Order = order
 			exprs = append(exprs, lo, hi)
 			dest = append(dest, &mins[i], &maxs[i])
 		}
 	}
-	clause, args := s.chunkWhere(e, p.Range, w)
-	q := fmt.Sprintf("SELECT %s FROM %s%s", strings.Join(exprs, ", "), relation(e), clause)
+	q := fmt.Sprintf("SELECT %s FROM %s%s", strings.Join(exprs, ", "), rel, clause)
 	if err := s.db.QueryRowContext(ctx, q, args...).Scan(dest...); err != nil {
 		return f, s.d.classify(err, s.what(e))
 	}
 	for i := range f.Columns {
 		cf := &f.Columns[i]
+		if cf.NonNullByConstraint {
+			cf.NonNull = f.Rows
+		}
 		if cf.Order == "" {
 			continue
 		}
@@ -264,23 +334,22 @@ func textExtreme(order Order, t arrow.DataType, v any) (*string, error) {
 	return &out, nil
 }
 
-// minMax returns the expressions of c's min and max, and the order they compare in with a
-// Parquet part's statistics ("" when none compares exactly). An OrderInteger date or
-// timestamp (PostgreSQL, under infinity: refuse) is the integer its part holds, and its
-// infinite extreme, had one been added since the run, is NULL.
-func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, order Order) {
-	agg := func(f string) (string, string) {
-		return strings.ReplaceAll(f, "%", "MIN"), strings.ReplaceAll(f, "%", "MAX")
-	}
+// minMax returns the expressions of c's min and max, made by agg (the aggregate fn of the
+// expression arg), and the order they compare in with a Parquet part's statistics ("" when
+// none compares exactly). An OrderInteger date or timestamp (PostgreSQL, under infinity:
+// refuse) is the integer its part holds, and its infinite extreme, had one been added since
+// the run, is NULL.
+func (s *source) minMax(e *Export, c Column, q string, agg func(fn, arg string) string) (lo, hi string, order Order) {
+	both := func(arg, suffix string) (string, string) { return agg("MIN", arg) + suffix, agg("MAX", arg) + suffix }
 	switch c.Type.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
 		if c.money || c.rawBytes {
 			return "", "", ""
 		}
-		lo, hi = agg("%(" + q + ")")
+		lo, hi = both(q, "")
 		return lo, hi, OrderInteger
 	case arrow.FLOAT32, arrow.FLOAT64:
-		lo, hi = agg("%(" + q + ")")
+		lo, hi = both(q, "")
 		return lo, hi, OrderFloat
 	case arrow.STRING, arrow.LARGE_STRING:
 		switch {
@@ -290,12 +359,12 @@ func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, order Ord
 			if enc := s.pg.settings["server_encoding"]; (c.oid != pgtype.TextOID && c.oid != pgtype.VarcharOID) || (enc != "UTF8" && enc != "LATIN1") {
 				return "", "", ""
 			}
-			lo, hi = agg("%(" + q + ` COLLATE "C")`)
+			lo, hi = both(q+` COLLATE "C"`, "")
 		default:
 			if !sqliteTextAffinity(c.DBType) {
 				return "", "", ""
 			}
-			lo, hi = agg("%(CAST(" + q + " AS TEXT) COLLATE BINARY)")
+			lo, hi = both("CAST("+q+" AS TEXT) COLLATE BINARY", "")
 		}
 		return lo, hi, OrderText
 	case arrow.DECIMAL128:
@@ -303,9 +372,9 @@ func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, order Ord
 			return "", "", ""
 		}
 		if s.pg != nil {
-			lo, hi = agg("%(" + q + ")::text")
+			lo, hi = both(q, "::text")
 		} else {
-			lo, hi = agg("%(" + q + ")")
+			lo, hi = both(q, "")
 		}
 		return lo, hi, OrderDecimal
 	case arrow.DATE32, arrow.TIMESTAMP:
@@ -318,8 +387,8 @@ func (s *source) minMax(e *Export, c Column, q string) (lo, hi string, order Ord
 	default:
 		return "", "", ""
 	}
-	f := func(agg string) string {
-		v := agg + "(" + q + ")"
+	f := func(fn string) string {
+		v := agg(fn, q)
 		if c.Type.ID() == arrow.DATE32 {
 			return "CASE WHEN isfinite(" + v + ") THEN " + v + " - DATE '1970-01-01' END"
 		}

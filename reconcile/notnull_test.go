@@ -1,0 +1,109 @@
+package reconcile
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/wharfdata/wharf/dataset"
+	"github.com/wharfdata/wharf/export"
+	"github.com/wharfdata/wharf/internal/testenv"
+	_ "github.com/wharfdata/wharf/store/file"
+)
+
+// TestReconcileNotNullByConstraint: the non-null count of a column the source's catalog
+// declares NOT NULL is not counted but taken from the row count, and is still compared: a
+// column whose nulls were exported, then filled in and declared NOT NULL, mismatches in its
+// non-null count (and in nothing else) in exactly the chunk that had nulls. The key's min
+// and max, taken from its index, are still compared: a chunk's last row deleted mismatches
+// in its max. A query export's columns are counted, whatever their table declares.
+func TestReconcileNotNullByConstraint(t *testing.T) {
+	srv := testenv.Postgres(t)
+	cfg, err := pgx.ParseConfig(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = srv.Password
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	table := "wharf_t_reconcile_not_null"
+	exec(`DROP TABLE IF EXISTS ` + table)
+	// n is NULL in chunk 1 (ids 101..200) only; its min is 1 in every chunk.
+	exec(`CREATE TABLE ` + table + ` (id bigint PRIMARY KEY, n int, note text NOT NULL)`)
+	exec(`INSERT INTO ` + table + ` SELECT g, CASE WHEN g % 10 = 0 AND g BETWEEN 101 AND 200 THEN NULL ELSE g % 7 + 1 END,
+  'row ' || g FROM generate_series(1, 300) g`)
+	ctx := context.Background()
+	e := export.Export{Name: "pg", Source: srv.URL, Password: srv.PasswordRef(t), Table: table, ChunkKey: "id",
+		ChunkRows: 100, Destination: "file://" + t.TempDir() + "/{table}/"}
+	if err := e.Check(); err != nil { // the defaults, as the config's loader fills them
+		t.Fatal(err)
+	}
+	res, err := export.Run(ctx, e, export.Options{StatePath: filepath.Join(t.TempDir(), "state.db"), Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Export: &e, Prefix: res.Prefix, Store: &e.Store, Parallel: 2}
+	if r, err := Run(ctx, o); err != nil || r.Matched != 3 {
+		t.Fatalf("a fresh export: %v %+v", err, r)
+	}
+	exec(`UPDATE ` + table + ` SET n = 1 WHERE n IS NULL`)
+	exec(`ALTER TABLE ` + table + ` ALTER n SET NOT NULL`)
+	exec(`DELETE FROM ` + table + ` WHERE id = 300`) // chunk 2's max of id and of note ('row 300')
+	r, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.Chunks {
+		got = append(got, c.Status+" "+strings.Join(figures(c), ","))
+	}
+	want := []string{"match ", "mismatch column n non-null",
+		"mismatch rows,column id non-null,column id max,column n non-null,column note non-null,column note max"}
+	if !slices.Equal(got, want) {
+		t.Errorf("after chunk 1's nulls were filled in, n declared NOT NULL and chunk 2's last row deleted: %q, want %q", got, want)
+	}
+	if d := r.Chunks[1].Differences; len(d) != 1 || *d[0].Source != 100 || *d[0].Part != 90 {
+		t.Errorf("chunk 1's non-null count of n (source, part): %+v", d)
+	}
+
+	v, err := dataset.ValidateURL(ctx, res.Prefix, &e.Store, false)
+	if err != nil || !v.Certified {
+		t.Fatalf("validate: %v %+v", err, v)
+	}
+	byConstraint := func(e export.Export) []string {
+		t.Helper()
+		figs, err := export.Figures(ctx, &e, v.Manifest, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range figs[1].Columns {
+			if c.NonNullByConstraint {
+				out = append(out, c.Name)
+			}
+			if c.NonNull != 100 {
+				t.Errorf("%s: column %s's non-null count in chunk 1 is %d, want 100", e.Table+e.Query, c.Name, c.NonNull)
+			}
+		}
+		return out
+	}
+	if got := byConstraint(e); !slices.Equal(got, []string{"id", "n", "note"}) {
+		t.Errorf("the table's columns whose non-null count is the constraint's: %v", got)
+	}
+	q := e
+	q.Table, q.Query = "", `SELECT * FROM `+table
+	if got := byConstraint(q); len(got) != 0 {
+		t.Errorf("a query's columns whose non-null count is the constraint's: %v (want none)", got)
+	}
+}
