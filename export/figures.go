@@ -156,11 +156,13 @@ func Figures(ctx context.Context, e *Export, m *dataset.Manifest, parallel int, 
 // tableQuery describes the columns of the table $1 (its quoted name, resolved as the chunk
 // queries resolve it): whether a NOT NULL constraint holds for every row (attnotnull, and no
 // not-null constraint of the column NOT VALID: PostgreSQL 18 catalogs those, with attnotnull
-// set; earlier versions have none), and whether a valid btree index, not partial, leads with
-// it.
+// set; earlier versions have none; and the table has no inheritance children or partitions,
+// whose rows the query reads too: before PostgreSQL 18 a child may drop the NOT NULL it
+// inherited), and whether a valid btree index, not partial, leads with it.
 const tableQuery = `SELECT a.attname,
   a.attnotnull AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conrelid = a.attrelid AND c.contype = 'n'
-    AND NOT c.convalidated AND a.attnum = ANY (c.conkey)),
+    AND NOT c.convalidated AND a.attnum = ANY (c.conkey))
+    AND NOT EXISTS (SELECT FROM pg_inherits h WHERE h.inhparent = a.attrelid),
   EXISTS (SELECT FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
     WHERE i.indrelid = a.attrelid AND i.indkey[0] = a.attnum AND i.indisvalid AND i.indpred IS NULL AND am.amname = 'btree')
 FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped`
