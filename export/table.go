@@ -200,10 +200,13 @@ func (r *runner) commitTable(ctx context.Context) error {
 			return r.tableErr(err)
 		}
 		for _, p := range pending {
-			if err := r.catchUp(ctx, p); err != nil {
+			already, err := r.catchUp(ctx, p)
+			if err != nil {
 				return r.tableErr(fmt.Errorf("committing the earlier run %s: %w", p.RunID, err))
 			}
-			out.CaughtUp = append(out.CaughtUp, p.RunID)
+			if !already { // a version the load did not see may have held it
+				out.CaughtUp = append(out.CaughtUp, p.RunID)
+			}
 		}
 	}
 	files, err := r.tableFiles(r.rec.Prefix, r.res.Parts, t.footers)
@@ -304,28 +307,29 @@ func (r *runner) pendingRuns(ctx context.Context) ([]RunRecord, error) {
 }
 
 // catchUp commits the earlier run p, from its certified manifest: its parts' footers are
-// read from the store.
-func (r *runner) catchUp(ctx context.Context, p RunRecord) error {
+// read from the store. It reports whether the table turned out to hold p already (a version
+// made since the table was loaded).
+func (r *runner) catchUp(ctx context.Context, p RunRecord) (already bool, err error) {
 	st, err := store.Open(ctx, p.Prefix, r.storeConfig())
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer st.Close()
 	v, err := dataset.Validate(ctx, st, p.Prefix, false, dataset.StoreOpener(r.storeConfig()))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !v.Certified || v.RunID != p.RunID {
-		return errors.New("its prefix " + p.Prefix + " is not certified for it (validate it; a later run of another prefix may have replaced it)")
+		return false, errors.New("its prefix " + p.Prefix + " is not certified for it (validate it; a later run of another prefix may have replaced it)")
 	}
 	files, err := r.tableFiles(p.Prefix, v.Manifest.Parts, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = r.table.tbl.Commit(ctx, iceberg.Change{ID: p.RunID, Files: files,
+	c, err := r.table.tbl.Commit(ctx, iceberg.Change{ID: p.RunID, Files: files,
 		Summary: map[string]string{summaryRunID: p.RunID, summaryExport: r.e.Name,
 			summaryRunStarted: p.StartedAt.UTC().Format(time.RFC3339Nano)}})
-	return err
+	return c.Already, err
 }
 
 // CommitRepair commits to e's Iceberg table the last repair m (a certified manifest at
