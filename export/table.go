@@ -215,6 +215,12 @@ func (r *runner) commitTable(ctx context.Context) error {
 	}
 	if r.e.Mode == ModeDelta && len(files) == 0 {
 		// No rows in the window: nothing to append (a full run of no rows does empty the table).
+		// The version reported is the table's current one, read now: the load (from the hint,
+		// before the run) may have been behind it.
+		if err := t.tbl.Refresh(ctx); err != nil {
+			r.o.log().Warn("export: the iceberg table's current version could not be read; reporting the version loaded before the run",
+				"export", r.e.Name, "table", t.loc, "err", t.cat.Scrub(err))
+		}
 		out.Version, out.Empty = t.tbl.Version(), true
 		out.Metadata = metadataIfCataloged(t.cat, t.tbl)
 		r.res.Table = out
