@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -618,4 +619,98 @@ func TestTableShipCatalog(t *testing.T) {
 		t.Errorf("the catalog names %s, want the fourth version (a create, then 3 commits of at most 2 files)", tbl.MetadataLocation())
 	}
 	checkTable(t, st, cfg, tbl, files, fx.epoch(t), expected(t, schema, [2]int64{0, 50}), 2)
+}
+
+// racing runs race once, before the first Avro file (a commit's manifest) is put below a
+// metadata/ directory: another machine's commit landing between a load and a commit.
+type racing struct {
+	driver.Bucket
+	once sync.Once
+	race func()
+}
+
+func (r *racing) Unwrap() driver.Bucket { return r.Bucket }
+
+func (r *racing) Put(ctx context.Context, key string, body io.Reader, opts *store.PutOptions) (store.ObjectInfo, error) {
+	if strings.Contains(key, "/metadata/") && strings.HasSuffix(key, ".avro") {
+		r.once.Do(r.race)
+	}
+	return r.Bucket.Put(ctx, key, body, opts)
+}
+
+// TestTableShipSchemaChangedUnderTheGroup: a group whose schema the table could take when
+// the service loaded it, but not after another writer's commit that lands in between (note
+// added as a long, the group's files hold it as a string), is left out, each file named and
+// counted, once: not retried for ever, not committed, and shipped all the same.
+func TestTableShipSchemaChangedUnderTheGroup(t *testing.T) {
+	ctx := t.Context()
+	fx := newFixture(t)
+	mine := []spool.File{fx.addParquet(t, "events", rowsSchema(true), 0, 5), fx.addParquet(t, "events", rowsSchema(true), 5, 5)}
+	rc := &racing{}
+	dir, st := wrappedFolder(t, func(b driver.Bucket) driver.Bucket { rc.Bucket = b; return rc })
+	cfg := fx.config("file://" + dir)
+	cfg.Iceberg.Datasets = Names{"events"}
+	plain, err := store.Open(ctx, "file://"+dir, &store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := plain.Sub("wharf/v1/" + cfg.Pipeline + "/events")
+	if _, err := iceberg.Open(ctx, root, rowsSchema(false), nil); err != nil {
+		t.Fatal(err)
+	}
+	other := arrow.NewSchema(append(rowsSchema(false).Fields(), arrow.Field{Name: "note", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), nil)
+	rc.race = func() {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, other)
+		defer b.Release()
+		b.Field(0).(*array.Int64Builder).Append(100)
+		b.Field(1).(*array.StringBuilder).Append("other")
+		b.Field(2).(*array.Float64Builder).Append(1)
+		b.Field(3).(*array.Int64Builder).Append(7)
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		tb := array.NewTableFromRecords(other, []arrow.RecordBatch{rec})
+		defer tb.Release()
+		var buf bytes.Buffer
+		if err := pqarrow.WriteTable(tb, &buf, 10, nil, pqarrow.DefaultWriterProps()); err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := root.Put(ctx, "other/x.parquet", bytes.NewReader(buf.Bytes()), &store.PutOptions{Size: int64(buf.Len())}); err != nil {
+			t.Error(err)
+			return
+		}
+		w, err := iceberg.Load(ctx, root, nil)
+		if err == nil {
+			_, err = w.Commit(ctx, iceberg.Change{ID: "other", Files: []iceberg.File{{Path: "other/x.parquet"}}, Schema: other})
+		}
+		if err != nil {
+			t.Errorf("the other writer's commit: %v", err)
+		}
+	}
+
+	s, err := runToEnd(t, cfg, options(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := tableAt(t, plain, cfg, "events")
+	files, err := tbl.DataFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || !strings.HasSuffix(files[0].FilePath(), "/other/x.parquet") || !tbl.Has("other") {
+		t.Errorf("the table holds %d files (%v): want the other writer's alone", len(files), files)
+	}
+	ts := s.Status().Tables[0]
+	if ts.Rejected != 2 || ts.Committed != 0 {
+		t.Errorf("status %+v: want the group's 2 files rejected, none committed", ts)
+	}
+	last := s.Status().LastError
+	if last == nil || last.Code != "WHARF_ICEBERG_SCHEMA_CHANGED" || !strings.Contains(last.Message, `"note"`) {
+		t.Errorf("last error %+v: want the group left out, its column named", last)
+	}
+	for _, f := range mine {
+		if _, err := plain.Head(ctx, fx.key(t, cfg, f)); err != nil {
+			t.Errorf("file %d, left out of the table, is not shipped: %v", f.ID, err)
+		}
+	}
 }
