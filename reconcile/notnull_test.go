@@ -23,20 +23,7 @@ import (
 // and max, taken from its index, are still compared: a chunk's last row deleted mismatches
 // in its max. A query export's columns are counted, whatever their table declares.
 func TestReconcileNotNullByConstraint(t *testing.T) {
-	srv := testenv.Postgres(t)
-	cfg, err := pgx.ParseConfig(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = srv.Password
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	exec := func(q string) {
-		t.Helper()
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	srv, exec := postgres(t)
 	table := "wharf_t_reconcile_not_null"
 	exec(`DROP TABLE IF EXISTS ` + table)
 	// n is NULL in chunk 1 (ids 101..200) only; its min is 1 in every chunk.
@@ -44,19 +31,7 @@ func TestReconcileNotNullByConstraint(t *testing.T) {
 	exec(`INSERT INTO ` + table + ` SELECT g, CASE WHEN g % 10 = 0 AND g BETWEEN 101 AND 200 THEN NULL ELSE g % 7 + 1 END,
   'row ' || g FROM generate_series(1, 300) g`)
 	ctx := context.Background()
-	e := export.Export{Name: "pg", Source: srv.URL, Password: srv.PasswordRef(t), Table: table, ChunkKey: "id",
-		ChunkRows: 100, Destination: "file://" + t.TempDir() + "/{table}/"}
-	if err := e.Check(); err != nil { // the defaults, as the config's loader fills them
-		t.Fatal(err)
-	}
-	res, err := export.Run(ctx, e, export.Options{StatePath: filepath.Join(t.TempDir(), "state.db"), Parallel: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Export: &e, Prefix: res.Prefix, Store: &e.Store, Parallel: 2}
-	if r, err := Run(ctx, o); err != nil || r.Matched != 3 {
-		t.Fatalf("a fresh export: %v %+v", err, r)
-	}
+	e, res, o := exportOf(t, srv, table, 3)
 	exec(`UPDATE ` + table + ` SET n = 1 WHERE n IS NULL`)
 	exec(`ALTER TABLE ` + table + ` ALTER n SET NOT NULL`)
 	exec(`DELETE FROM ` + table + ` WHERE id = 300`) // chunk 2's max of id and of note ('row 300')
@@ -112,20 +87,7 @@ func TestReconcileNotNullByConstraint(t *testing.T) {
 // partitions) is no proof for the rows of the children, which may have dropped it: their
 // non-null counts are counted, and a NULL set in a child after the run mismatches.
 func TestReconcileNotNullInherited(t *testing.T) {
-	srv := testenv.Postgres(t)
-	cfg, err := pgx.ParseConfig(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = srv.Password
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	exec := func(q string) {
-		t.Helper()
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	srv, exec := postgres(t)
 	parent, child := "wharf_t_reconcile_inherit", "wharf_t_reconcile_inherit_child"
 	exec(`DROP TABLE IF EXISTS ` + child + `, ` + parent)
 	exec(`CREATE TABLE ` + parent + ` (id bigint NOT NULL, n int NOT NULL)`)
@@ -134,19 +96,7 @@ func TestReconcileNotNullInherited(t *testing.T) {
 	exec(`INSERT INTO ` + parent + ` SELECT g, 1 FROM generate_series(1, 100) g`)
 	exec(`INSERT INTO ` + child + ` SELECT g, 1 FROM generate_series(101, 200) g`)
 	ctx := context.Background()
-	e := export.Export{Name: "pg", Source: srv.URL, Password: srv.PasswordRef(t), Table: parent, ChunkKey: "id",
-		ChunkRows: 100, Destination: "file://" + t.TempDir() + "/{table}/"}
-	if err := e.Check(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := export.Run(ctx, e, export.Options{StatePath: filepath.Join(t.TempDir(), "state.db"), Parallel: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Export: &e, Prefix: res.Prefix, Store: &e.Store, Parallel: 2}
-	if r, err := Run(ctx, o); err != nil || r.Matched != 2 {
-		t.Fatalf("a fresh export: %v %+v", err, r)
-	}
+	_, _, o := exportOf(t, srv, parent, 2)
 	exec(`UPDATE ` + child + ` SET n = NULL WHERE id = 150`)
 	r, err := Run(ctx, o)
 	if err != nil {
@@ -159,4 +109,43 @@ func TestReconcileNotNullInherited(t *testing.T) {
 	if want := []string{"match ", "mismatch column n non-null"}; !slices.Equal(got, want) {
 		t.Errorf("after a NULL was set in the child table: %q, want %q", got, want)
 	}
+}
+
+// postgres is the test PostgreSQL server and a function that runs a statement on it.
+func postgres(t *testing.T) (testenv.PostgresServer, func(q string)) {
+	t.Helper()
+	srv := testenv.Postgres(t)
+	cfg, err := pgx.ParseConfig(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = srv.Password
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { db.Close() })
+	return srv, func(q string) {
+		t.Helper()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// exportOf exports table (chunks of 100 ids by id) to a folder and reconciles the run once,
+// which must match in all chunks; it returns the export, the run and the reconcile's options.
+func exportOf(t *testing.T, srv testenv.PostgresServer, table string, chunks int) (export.Export, *export.Result, Options) {
+	t.Helper()
+	e := export.Export{Name: "pg", Source: srv.URL, Password: srv.PasswordRef(t), Table: table, ChunkKey: "id",
+		ChunkRows: 100, Destination: "file://" + t.TempDir() + "/{table}/"}
+	if err := e.Check(); err != nil { // the defaults, as the config's loader fills them
+		t.Fatal(err)
+	}
+	res, err := export.Run(t.Context(), e, export.Options{StatePath: filepath.Join(t.TempDir(), "state.db"), Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Export: &e, Prefix: res.Prefix, Store: &e.Store, Parallel: 2}
+	if r, err := Run(t.Context(), o); err != nil || r.Matched != chunks {
+		t.Fatalf("a fresh export: %v %+v", err, r)
+	}
+	return e, res, o
 }
