@@ -87,7 +87,8 @@ func (e *Export) Fingerprint() string { return definitionOf(e).Fingerprint }
 // chunk (its range of the chunking key, within the run's cursor window for a delta run):
 // the row count and, for every column of m's schema, its non-null count and, for an ordered
 // column, its min and max. On a PostgreSQL table (not a query), a column the catalog declares
-// NOT NULL, by a valid constraint, is not counted: its non-null count is the row count
+// NOT NULL, by a valid constraint of an ordinary table without inheritance children (see
+// tableQuery), is not counted: its non-null count is the row count
 // (ColumnFigures.NonNullByConstraint); and the chunk key's min and max, where a btree index
 // leads with it (and not within a delta run's window), are subqueries of the same statement
 // that PostgreSQL answers from the index. It reads the source as it is now, outside any
@@ -156,12 +157,14 @@ func Figures(ctx context.Context, e *Export, m *dataset.Manifest, parallel int, 
 // tableQuery describes the columns of the table $1 (its quoted name, resolved as the chunk
 // queries resolve it): whether a NOT NULL constraint holds for every row (attnotnull, and no
 // not-null constraint of the column NOT VALID: PostgreSQL 18 catalogs those, with attnotnull
-// set; earlier versions have none; and the table has no inheritance children or partitions,
+// set; earlier versions have none; the relation is an ordinary table, since PostgreSQL does
+// not enforce a foreign table's NOT NULL; and it has no inheritance children or partitions,
 // whose rows the query reads too: before PostgreSQL 18 a child may drop the NOT NULL it
 // inherited), and whether a valid btree index, not partial, leads with it.
 const tableQuery = `SELECT a.attname,
   a.attnotnull AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conrelid = a.attrelid AND c.contype = 'n'
     AND NOT c.convalidated AND a.attnum = ANY (c.conkey))
+    AND (SELECT r.relkind FROM pg_class r WHERE r.oid = a.attrelid) = 'r'
     AND NOT EXISTS (SELECT FROM pg_inherits h WHERE h.inhparent = a.attrelid),
   EXISTS (SELECT FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
     WHERE i.indrelid = a.attrelid AND i.indkey[0] = a.attnum AND i.indisvalid AND i.indpred IS NULL AND am.amname = 'btree')

@@ -13,7 +13,7 @@
 // PostgreSQL text and varchar of a UTF8 or LATIN1 database and SQLite TEXT affinity; a
 // PostgreSQL date or timestamp under infinity: refuse), its MIN and MAX. On a PostgreSQL table,
 // a column declared NOT NULL is not counted (its non-null count is the row count, by the
-// constraint; not on a table with inheritance children or partitions) and the chunk key's MIN and MAX come from its index where one leads with it;
+// constraint; only on an ordinary table without inheritance children or partitions) and the chunk key's MIN and MAX come from its index where one leads with it;
 // both figures are compared as the others. It compares them with the
 // part's figures read from its Parquet footer only (row count, and per column chunk the
 // statistics' null count, min and max; no data page is read), and classifies the chunk:

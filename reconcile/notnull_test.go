@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -148,4 +150,54 @@ func exportOf(t *testing.T, srv testenv.PostgresServer, table string, chunks int
 		t.Fatalf("a fresh export: %v %+v", err, r)
 	}
 	return e, res, o
+}
+
+// TestReconcileNotNullForeignTable: PostgreSQL does not enforce a foreign table's NOT NULL,
+// so it proves nothing of the rows: a NULL the foreign data holds since the run mismatches.
+func TestReconcileNotNullForeignTable(t *testing.T) {
+	srv, exec := postgres(t)
+	f, err := os.CreateTemp("", "wharf-reconcile-fdw-*.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	f.Close()
+	write := func(null int) {
+		t.Helper()
+		var b strings.Builder
+		for id := 1; id <= 200; id++ {
+			if id == null {
+				fmt.Fprintf(&b, "%d,\n", id)
+			} else {
+				fmt.Fprintf(&b, "%d,1\n", id)
+			}
+		}
+		if err := os.WriteFile(f.Name(), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(f.Name(), 0o644); err != nil { // the server reads it as its own user
+			t.Fatal(err)
+		}
+	}
+	write(0)
+	table := "wharf_t_reconcile_foreign"
+	exec(`CREATE EXTENSION IF NOT EXISTS file_fdw`)
+	exec(`CREATE SERVER IF NOT EXISTS wharf_t_files FOREIGN DATA WRAPPER file_fdw`)
+	exec(`DROP FOREIGN TABLE IF EXISTS ` + table)
+	exec(`CREATE FOREIGN TABLE ` + table + ` (id bigint NOT NULL, n int NOT NULL) SERVER wharf_t_files
+  OPTIONS (filename '` + f.Name() + `', format 'csv')`)
+	ctx := context.Background()
+	_, _, o := exportOf(t, srv, table, 2)
+	write(150)
+	r, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.Chunks {
+		got = append(got, c.Status+" "+strings.Join(figures(c), ","))
+	}
+	if want := []string{"match ", "mismatch column n non-null"}; !slices.Equal(got, want) {
+		t.Errorf("after a NULL was written to the foreign table's file: %q, want %q", got, want)
+	}
 }
