@@ -9,9 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/wharfdata/wharf/dataset"
 	"github.com/wharfdata/wharf/export"
 	"github.com/wharfdata/wharf/internal/testenv"
@@ -37,14 +34,7 @@ func TestReconcileNotNullByConstraint(t *testing.T) {
 	exec(`UPDATE ` + table + ` SET n = 1 WHERE n IS NULL`)
 	exec(`ALTER TABLE ` + table + ` ALTER n SET NOT NULL`)
 	exec(`DELETE FROM ` + table + ` WHERE id = 300`) // chunk 2's max of id and of note ('row 300')
-	r, err := Run(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range r.Chunks {
-		got = append(got, c.Status+" "+strings.Join(figures(c), ","))
-	}
+	r, got := statuses(t, o)
 	want := []string{"match ", "mismatch column n non-null",
 		"mismatch rows,column id non-null,column id max,column n non-null,column note non-null,column note max"}
 	if !slices.Equal(got, want) {
@@ -97,17 +87,9 @@ func TestReconcileNotNullInherited(t *testing.T) {
 	exec(`ALTER TABLE ` + child + ` ALTER n DROP NOT NULL`)
 	exec(`INSERT INTO ` + parent + ` SELECT g, 1 FROM generate_series(1, 100) g`)
 	exec(`INSERT INTO ` + child + ` SELECT g, 1 FROM generate_series(101, 200) g`)
-	ctx := context.Background()
 	_, _, o := exportOf(t, srv, parent, 2)
 	exec(`UPDATE ` + child + ` SET n = NULL WHERE id = 150`)
-	r, err := Run(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range r.Chunks {
-		got = append(got, c.Status+" "+strings.Join(figures(c), ","))
-	}
+	_, got := statuses(t, o)
 	if want := []string{"match ", "mismatch column n non-null"}; !slices.Equal(got, want) {
 		t.Errorf("after a NULL was set in the child table: %q, want %q", got, want)
 	}
@@ -117,13 +99,7 @@ func TestReconcileNotNullInherited(t *testing.T) {
 func postgres(t *testing.T) (testenv.PostgresServer, func(q string)) {
 	t.Helper()
 	srv := testenv.Postgres(t)
-	cfg, err := pgx.ParseConfig(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = srv.Password
-	db := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() { db.Close() })
+	db := srv.DB(t, "")
 	return srv, func(q string) {
 		t.Helper()
 		if _, err := db.Exec(q); err != nil {
@@ -186,10 +162,19 @@ func TestReconcileNotNullForeignTable(t *testing.T) {
 	exec(`DROP FOREIGN TABLE IF EXISTS ` + table)
 	exec(`CREATE FOREIGN TABLE ` + table + ` (id bigint NOT NULL, n int NOT NULL) SERVER wharf_t_files
   OPTIONS (filename '` + f.Name() + `', format 'csv')`)
-	ctx := context.Background()
 	_, _, o := exportOf(t, srv, table, 2)
 	write(150)
-	r, err := Run(ctx, o)
+	_, got := statuses(t, o)
+	if want := []string{"match ", "mismatch column n non-null"}; !slices.Equal(got, want) {
+		t.Errorf("after a NULL was written to the foreign table's file: %q, want %q", got, want)
+	}
+}
+
+// statuses reconciles o and returns the report and each chunk's status with the figures that
+// differ ("mismatch column n non-null").
+func statuses(t *testing.T, o Options) (*Report, []string) {
+	t.Helper()
+	r, err := Run(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +182,5 @@ func TestReconcileNotNullForeignTable(t *testing.T) {
 	for _, c := range r.Chunks {
 		got = append(got, c.Status+" "+strings.Join(figures(c), ","))
 	}
-	if want := []string{"match ", "mismatch column n non-null"}; !slices.Equal(got, want) {
-		t.Errorf("after a NULL was written to the foreign table's file: %q, want %q", got, want)
-	}
+	return r, got
 }
